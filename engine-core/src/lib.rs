@@ -1,0 +1,3 @@
+//! engine-core: a sans-IO engine for agent chat sessions.
+pub mod api;
+pub mod message;
