@@ -9,7 +9,7 @@ mod history;
 mod insights;
 mod session;
 
-pub use error::{ApiError, Operation, error_message};
+pub use error::{ApiError, Operation, error_message, model_required_fields};
 pub use history::{History, HistoryStatus, parse_history};
 pub use insights::{Insights, parse_insights};
 pub use session::{

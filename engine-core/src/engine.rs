@@ -1,0 +1,753 @@
+//! The `Engine`: owns the machines and relays signals between them until nothing changes.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use bytes::Bytes;
+use statig::blocking::InitializedStateMachine;
+use statig::prelude::*;
+
+use crate::config::Config;
+use crate::event::{Event, Notice, NoticeVariant};
+use crate::input::{Command, Input};
+use crate::inputs::{Inputs, non_blank};
+use crate::intent::{ApiCall, Intent, RequestId, check_id};
+use crate::io::{Answer, Ctx, Io, Owner};
+use crate::machines::Signal;
+use crate::machines::default_session::{DefaultEvent, DefaultSessionMachine};
+use crate::machines::environment::{EnvEvent, Environment};
+use crate::machines::hydration::{HydEvent, Hydration};
+use crate::machines::opening::{OpenEvent, OpenKind, OpenOp, Opening};
+use crate::machines::selection::{self, Facts, Origin, SelEvent, Selection};
+use crate::response::{ResponseHead, TransportFailure};
+use crate::snapshot::Snapshot;
+
+/// Bound on settle rounds per input (h11's fixed point); reaching it means a rule oscillates.
+const MAX_SETTLE_ROUNDS: usize = 32;
+
+/// An archive or delete in flight.
+#[derive(Debug, Clone)]
+struct Removal {
+    session_uid: String,
+    archived: bool,
+}
+
+/// A deterministic, sans-IO chat-session engine.
+///
+/// Drive contract: after any `handle_*` call, drain [`Engine::poll_intent`] and
+/// [`Engine::poll_event`] until both return `None`, then read [`Engine::poll_timeout`]; only then
+/// wait for I/O or time. [`Engine::snapshot`] is the level truth to render.
+///
+/// ```
+/// use std::time::Instant;
+/// use engine_core::{Config, Engine, Input, Intent, ApiCall};
+///
+/// let now = Instant::now();
+/// let mut engine = Engine::new(Config::new("https://platform.example.test").unwrap(), now);
+/// engine.handle_input(Input::EnvironmentUid(Some("env-1".into())), now);
+/// engine.handle_input(Input::IsVisible(true), now);
+/// // The latest-sessions list is read for the person and Environment.
+/// let mut calls = Vec::new();
+/// while let Some(intent) = engine.poll_intent() {
+///     if let Intent::Http { call, .. } = intent { calls.push(call); }
+/// }
+/// assert!(matches!(calls.as_slice(), [ApiCall::ListSessions { .. }]));
+/// ```
+pub struct Engine {
+    start: Instant,
+    last_now: Instant,
+    inputs: Inputs,
+    io: Io,
+    env: InitializedStateMachine<Environment>,
+    default: InitializedStateMachine<DefaultSessionMachine>,
+    opening: InitializedStateMachine<Opening>,
+    selection: InitializedStateMachine<Selection>,
+    hydration: InitializedStateMachine<Hydration>,
+    /// The launchKey last opened (SEL-7).
+    opened_launch_key: Option<u64>,
+    removals: BTreeMap<RequestId, Removal>,
+    /// A delete failure, shown as `latestSessionsError` (the reference's choice).
+    delete_error: Option<String>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("elapsed_ms", &self.elapsed_ms())
+            .field("selection", self.selection.state())
+            .field("in_flight_ignored_answers", &self.io.ignored_answers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Builds an engine at `now` (its time origin).
+    pub fn new(config: Config, now: Instant) -> Engine {
+        let inputs = Inputs::default();
+        let mut io = Io::new(
+            config.platform_base_url.clone(),
+            config.max_body_bytes,
+            config.seed,
+        );
+        let mut ctx = Ctx {
+            now,
+            inputs: &inputs,
+            io: &mut io,
+        };
+        let env = Environment::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
+        let default = DefaultSessionMachine::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
+        let opening = Opening
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
+        let selection = Selection::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
+        let hydration = Hydration::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
+        let mut engine = Engine {
+            start: now,
+            last_now: now,
+            inputs,
+            io,
+            env,
+            default,
+            opening,
+            selection,
+            hydration,
+            opened_launch_key: None,
+            removals: BTreeMap::new(),
+            delete_error: None,
+        };
+        engine.scope_changed(now);
+        engine.settle(now);
+        engine
+    }
+
+    /// Milliseconds since the engine's start, as of the last input.
+    pub fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.last_now.duration_since(self.start).as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn tick(&mut self, now: Instant) -> Instant {
+        // Time is monotonic: an earlier `now` is read as the last one.
+        if now > self.last_now {
+            self.last_now = now;
+        }
+        self.last_now
+    }
+
+    /// A host input or command.
+    pub fn handle_input(&mut self, input: Input, now: Instant) {
+        let now = self.tick(now);
+        self.apply(input, now);
+        self.settle(now);
+    }
+
+    /// The head of an answer to request `id`. Unknown ids are ignored.
+    pub fn handle_response(&mut self, id: RequestId, head: ResponseHead, now: Instant) {
+        self.tick(now);
+        self.io.on_head(id, head);
+    }
+
+    /// A piece of the body of request `id`, in any chunking.
+    pub fn handle_body_chunk(&mut self, id: RequestId, chunk: Bytes, now: Instant) {
+        let now = self.tick(now);
+        if let Some(answer) = self.io.on_chunk(id, &chunk) {
+            self.route(&answer, now);
+            self.settle(now);
+        }
+    }
+
+    /// The end of the body of request `id`.
+    pub fn handle_body_end(&mut self, id: RequestId, now: Instant) {
+        let now = self.tick(now);
+        if let Some(answer) = self.io.on_end(id) {
+            self.route(&answer, now);
+            self.settle(now);
+        }
+    }
+
+    /// Request `id` failed below HTTP (no answer, or a broken body).
+    pub fn handle_failure(&mut self, id: RequestId, failure: TransportFailure, now: Instant) {
+        let now = self.tick(now);
+        if let Some(answer) = self.io.on_failure(id, &failure) {
+            self.route(&answer, now);
+            self.settle(now);
+        }
+    }
+
+    /// Time has reached a deadline of [`Engine::poll_timeout`]. Early or repeated calls are harmless.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let now = self.tick(now);
+        self.settle(now);
+    }
+
+    /// The next piece of work for the shell.
+    pub fn poll_intent(&mut self) -> Option<Intent> {
+        self.io.outbox.pop_front()
+    }
+
+    /// The next edge-triggered fact for the host.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.io.events.pop_front()
+    }
+
+    /// When [`Engine::handle_timeout`] should next be called; `None` when no timer runs.
+    /// The engine of this release keeps no timers yet (runtime-access polling adds them).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+
+    /// Answers dropped because their request was unknown (aborted, finished or never issued).
+    pub fn ignored_answers(&self) -> u64 {
+        self.io.ignored_answers
+    }
+
+    fn ctx(&mut self, now: Instant) -> (Ctx<'_>, Parts<'_>) {
+        let Engine {
+            inputs,
+            io,
+            env,
+            default,
+            opening,
+            selection,
+            hydration,
+            ..
+        } = self;
+        (
+            Ctx { now, inputs, io },
+            Parts {
+                env,
+                default,
+                opening,
+                selection,
+                hydration,
+            },
+        )
+    }
+
+    fn apply(&mut self, input: Input, now: Instant) {
+        match input {
+            Input::Person(person) => {
+                let token_changed = person.token != self.inputs.person.token;
+                let before = self.inputs.scope();
+                self.inputs.person = person;
+                if self.inputs.scope() != before {
+                    self.scope_changed(now);
+                } else if token_changed {
+                    // OI-26: a new token reads the detail again.
+                    let (mut ctx, p) = self.ctx(now);
+                    p.hydration
+                        .handle_with_context(&HydEvent::RefreshDetail, &mut ctx);
+                }
+            }
+            Input::EnvironmentUid(env) => {
+                let env = non_blank(env.as_deref());
+                if env != self.inputs.environment_uid {
+                    self.inputs.environment_uid = env;
+                    self.scope_changed(now);
+                }
+            }
+            Input::IsVisible(v) => self.inputs.visible = v,
+            Input::PageVisible(v) => self.inputs.page_hidden = !v,
+            Input::RequestedSessionId(id) => {
+                let id = non_blank(id.as_deref());
+                if id != self.inputs.requested_session_id {
+                    self.inputs.requested_session_id = id.clone();
+                    if let Some(id) = id {
+                        self.choose_requested(&id, now);
+                    }
+                }
+            }
+            Input::DefaultSession(d) => self.inputs.default_session = d,
+            Input::ShowsDefaultSession(shows) => {
+                let was = self.inputs.shows_default_session;
+                self.inputs.shows_default_session = shows;
+                if was && !shows {
+                    // OI-14: outside the default-session surface a requested id wins.
+                    if let Some(id) = self.inputs.requested_session_id.clone() {
+                        self.choose_requested(&id, now);
+                    }
+                }
+            }
+            Input::LaunchTarget(t) => self.inputs.launch_target = t,
+            Input::AvoidImplicitSessionSelection(v) => self.inputs.avoid_implicit = v,
+            Input::ViewContext(v) => self.inputs.view_context = v,
+            Input::StoredSessionsLoaded { key, sessions } => {
+                let sessions = sessions.unwrap_or_default();
+                let (mut ctx, p) = self.ctx(now);
+                p.env.handle_with_context(
+                    &EnvEvent::StoredLoaded {
+                        key: &key,
+                        sessions: &sessions,
+                    },
+                    &mut ctx,
+                );
+            }
+            Input::Command(c) => self.command(c, now),
+        }
+    }
+
+    fn choose_requested(&mut self, id: &str, now: Instant) {
+        let (mut ctx, p) = self.ctx(now);
+        if !ctx.inputs.shows_default_session || p.is_launched() {
+            p.selection.handle_with_context(
+                &SelEvent::Choose {
+                    session_uid: id,
+                    origin: Origin::Requested,
+                },
+                &mut ctx,
+            );
+        }
+    }
+
+    /// ENV-1 to ENV-4: a new person or Environment.
+    fn scope_changed(&mut self, now: Instant) {
+        let scope = self.inputs.scope();
+        let (mut ctx, p) = self.ctx(now);
+        p.env
+            .handle_with_context(&EnvEvent::ScopeChanged(scope), &mut ctx);
+        p.opening.handle_with_context(&OpenEvent::Cancel, &mut ctx);
+        p.selection.handle_with_context(&SelEvent::Clear, &mut ctx);
+        for id in std::mem::take(&mut self.removals).into_keys() {
+            self.io.abort(id);
+        }
+    }
+
+    fn command(&mut self, command: Command, now: Instant) {
+        match command {
+            Command::RetryDefaultSession => {
+                let key = self.inputs.default_key();
+                let (mut ctx, p) = self.ctx(now);
+                p.default
+                    .handle_with_context(&DefaultEvent::Retry(key.as_ref()), &mut ctx);
+                p.selection
+                    .handle_with_context(&SelEvent::Notice(None), &mut ctx);
+                p.env.handle_with_context(&EnvEvent::Reread, &mut ctx);
+            }
+            Command::RestoreDefaultSessionSelection => {
+                let (mut ctx, p) = self.ctx(now);
+                if p.is_launched() {
+                    // DEF-17: leave the launched session; the settle loop selects the default.
+                    p.selection.handle_with_context(&SelEvent::Clear, &mut ctx);
+                }
+            }
+            Command::StartAgentSession { agent } => {
+                let id = non_blank(agent.uid.as_deref())
+                    .or_else(|| agent.id.filter(|n| *n > 0).map(|n| n.to_string()));
+                if let Some(id) = &id {
+                    let (mut ctx, p) = self.ctx(now);
+                    p.env.handle_with_context(
+                        &EnvEvent::NarrowToAgent(crate::intent::AgentFilter::for_agent(id)),
+                        &mut ctx,
+                    );
+                }
+                self.open(
+                    OpenOp {
+                        kind: OpenKind::StartAgent,
+                        agent: id,
+                    },
+                    now,
+                );
+            }
+            Command::StartAgentSessionById { agent_id, .. } => {
+                self.open(
+                    OpenOp {
+                        kind: OpenKind::StartById,
+                        agent: non_blank(Some(&agent_id)),
+                    },
+                    now,
+                );
+            }
+            Command::OpenLatestOrStartAgentSessionById { agent_id, .. } => {
+                self.open(
+                    OpenOp {
+                        kind: OpenKind::OpenLatest,
+                        agent: non_blank(Some(&agent_id)),
+                    },
+                    now,
+                );
+            }
+            Command::CreateAgentSession => {
+                let agent = self.selected_agent();
+                self.open(
+                    OpenOp {
+                        kind: OpenKind::Create,
+                        agent,
+                    },
+                    now,
+                );
+            }
+            Command::ArchiveAgentSession { session_uid } => self.remove(session_uid, true, now),
+            Command::DeleteAgentSession { session_uid } => self.remove(session_uid, false, now),
+            Command::RefreshSessionDetail => {
+                let (mut ctx, p) = self.ctx(now);
+                p.hydration
+                    .handle_with_context(&HydEvent::RefreshDetail, &mut ctx);
+            }
+        }
+    }
+
+    /// The Agent of the selected session: from its loaded record, else from the list.
+    fn selected_agent(&self) -> Option<String> {
+        let (uid, _) = selection::selected(self.selection.state())?;
+        let from_detail = self
+            .hydration
+            .inner()
+            .detail
+            .value()
+            .and_then(|r| r.agent_uid.clone());
+        from_detail.or_else(|| {
+            self.env
+                .inner()
+                .sessions()
+                .iter()
+                .find(|s| s.uid == uid)
+                .and_then(|s| s.agent_uid.clone())
+        })
+    }
+
+    fn open(&mut self, op: OpenOp, now: Instant) {
+        let (mut ctx, p) = self.ctx(now);
+        p.opening
+            .handle_with_context(&OpenEvent::Start(&op), &mut ctx);
+    }
+
+    fn remove(&mut self, session_uid: String, archived: bool, now: Instant) {
+        if check_id("session", &session_uid).is_err() {
+            self.removal_failed(archived, Some("This session has no identifier.".to_owned()));
+            return;
+        }
+        let call = if archived {
+            ApiCall::ArchiveSession {
+                session_uid: session_uid.clone(),
+            }
+        } else {
+            ApiCall::DeleteSession {
+                session_uid: session_uid.clone(),
+            }
+        };
+        let (mut ctx, _) = self.ctx(now);
+        match ctx.send(Owner::Archive, call) {
+            Ok(id) => {
+                self.removals.insert(
+                    id,
+                    Removal {
+                        session_uid,
+                        archived,
+                    },
+                );
+            }
+            Err(e) => self.removal_failed(archived, Some(e.to_string())),
+        }
+    }
+
+    fn removal_failed(&mut self, archived: bool, message: Option<String>) {
+        if archived {
+            let description =
+                message.unwrap_or_else(|| "Unable to archive this session.".to_owned());
+            self.io.events.push_back(Event::Notify(Notice {
+                title: "Session not archived".to_owned(),
+                description: Some(description),
+                variant: NoticeVariant::Error,
+            }));
+        } else {
+            self.delete_error =
+                Some(message.unwrap_or_else(|| "Delete session failed.".to_owned()));
+        }
+    }
+
+    /// Hands a finished request to its owner.
+    fn route(&mut self, answer: &Answer, now: Instant) {
+        match answer.owner {
+            Owner::Archive => {
+                let Some(removal) = self.removals.remove(&answer.id) else {
+                    return;
+                };
+                match answer.outcome.ok_body(&answer.call) {
+                    Ok(_) => {
+                        if !removal.archived {
+                            self.delete_error = None;
+                        }
+                        self.io.signals.push_back(Signal::Removed {
+                            session_uid: removal.session_uid,
+                            archived: removal.archived,
+                        });
+                    }
+                    Err(e) => self.removal_failed(removal.archived, Some(e.to_string())),
+                }
+            }
+            owner => {
+                let (mut ctx, p) = self.ctx(now);
+                match owner {
+                    Owner::LatestSessions => p
+                        .env
+                        .handle_with_context(&EnvEvent::Answer(answer), &mut ctx),
+                    Owner::DefaultSession => {
+                        p.default
+                            .handle_with_context(&DefaultEvent::Answer(answer), &mut ctx);
+                    }
+                    Owner::Opening => p
+                        .opening
+                        .handle_with_context(&OpenEvent::Answer(answer), &mut ctx),
+                    Owner::Hydration => p
+                        .hydration
+                        .handle_with_context(&HydEvent::Answer(answer), &mut ctx),
+                    Owner::Archive => {}
+                }
+            }
+        }
+    }
+
+    /// Applies the level rules and relays signals until nothing changes.
+    fn settle(&mut self, now: Instant) {
+        for _ in 0..MAX_SETTLE_ROUNDS {
+            let before = self.fingerprint();
+            self.evaluate(now);
+            let relayed = self.relay_signals(now);
+            if !relayed && self.fingerprint() == before {
+                return;
+            }
+        }
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        (
+            self.env.state().clone(),
+            self.default.state().clone(),
+            self.opening.state().clone(),
+            self.selection.state().clone(),
+            self.hydration.state().clone(),
+        )
+    }
+
+    /// One round of the level rules, in dependency order.
+    fn evaluate(&mut self, now: Instant) {
+        let launch = self
+            .inputs
+            .launch_target
+            .clone()
+            .filter(|_| self.inputs.visible);
+        if let Some(target) = launch {
+            if self.opened_launch_key != Some(target.launch_key) {
+                // SEL-5 to SEL-7: once per launchKey, only while visible.
+                self.opened_launch_key = Some(target.launch_key);
+                self.open(
+                    OpenOp {
+                        kind: OpenKind::Launch,
+                        agent: non_blank(Some(&target.agent_id)),
+                    },
+                    now,
+                );
+            }
+        }
+        let key = self.inputs.default_key();
+        let (mut ctx, p) = self.ctx(now);
+        let launched = p.is_launched();
+        let inputs = ctx.inputs;
+        // HYD-12, RTA-26: the list is read while visible, and not for a launched session.
+        let want_read = inputs.visible && inputs.environment_uid.is_some() && !launched;
+        p.env
+            .handle_with_context(&EnvEvent::Evaluate { want_read }, &mut ctx);
+
+        let default_state = inputs.shows_default_session && !launched;
+        let name = inputs
+            .default_session
+            .as_ref()
+            .map(|d| d.name.as_str())
+            .unwrap_or_default();
+        p.default.handle_with_context(
+            &DefaultEvent::Evaluate {
+                key: key.as_ref(),
+                may_request: default_state,
+                name,
+            },
+            &mut ctx,
+        );
+
+        let list = p.env.inner().current();
+        let default_uid = key.as_ref().and_then(|k| {
+            p.default.inner().opened(k).or_else(|| {
+                // DEF-7, DEF-8: a listed session matching both the handle and the Agent uid.
+                list?
+                    .sessions
+                    .iter()
+                    .find(|s| {
+                        s.handle_unique_id.as_deref() == Some(k.handle.as_str())
+                            && s.agent_uid.as_deref() == Some(k.agent_uid.as_str())
+                    })
+                    .map(|s| s.uid.as_str())
+            })
+        });
+        let facts = Facts {
+            default_state,
+            default_uid,
+            implicit_allowed: !inputs.avoid_implicit,
+            list: list
+                .filter(|l| l.from_platform)
+                .map(|l| l.sessions.as_slice()),
+        };
+        p.selection
+            .handle_with_context(&SelEvent::Evaluate(&facts), &mut ctx);
+        let selected = selection::selected(p.selection.state()).map(|(uid, _)| uid);
+        p.hydration.handle_with_context(
+            &HydEvent::Evaluate {
+                selected,
+                visible: inputs.visible,
+            },
+            &mut ctx,
+        );
+    }
+
+    /// Relays queued signals; true when there were any.
+    fn relay_signals(&mut self, now: Instant) -> bool {
+        let mut any = false;
+        while let Some(signal) = self.io.signals.pop_front() {
+            any = true;
+            let requested = self.inputs.requested_session_id.clone();
+            let (mut ctx, p) = self.ctx(now);
+            match signal {
+                Signal::Upsert(session) => p
+                    .env
+                    .handle_with_context(&EnvEvent::Upsert(&session), &mut ctx),
+                Signal::Opened { session, launched } => {
+                    p.env
+                        .handle_with_context(&EnvEvent::Upsert(&session), &mut ctx);
+                    let origin = if launched {
+                        Origin::Launched
+                    } else {
+                        Origin::Created
+                    };
+                    p.selection.handle_with_context(
+                        &SelEvent::Choose {
+                            session_uid: &session.uid,
+                            origin,
+                        },
+                        &mut ctx,
+                    );
+                    if launched {
+                        // SEL-15, OI-15: ordered after the selection it follows.
+                        ctx.emit(Event::RequestVisible);
+                    }
+                }
+                Signal::DetailLoaded { session_uid } => {
+                    p.selection.handle_with_context(
+                        &SelEvent::DetailLoaded {
+                            session_uid: &session_uid,
+                        },
+                        &mut ctx,
+                    );
+                }
+                Signal::DetailFailed { session_uid, error } => {
+                    let facts = list_facts(p.env);
+                    p.selection.handle_with_context(
+                        &SelEvent::DetailFailed {
+                            session_uid: &session_uid,
+                            error: &error,
+                            facts: &facts,
+                        },
+                        &mut ctx,
+                    );
+                }
+                Signal::Notice(text) => {
+                    p.selection
+                        .handle_with_context(&SelEvent::Notice(Some(&text)), &mut ctx);
+                }
+                Signal::Removed {
+                    session_uid,
+                    archived,
+                } => {
+                    p.env
+                        .handle_with_context(&EnvEvent::Remove(&session_uid), &mut ctx);
+                    let facts = list_facts(p.env);
+                    p.selection.handle_with_context(
+                        &SelEvent::Removed {
+                            session_uid: &session_uid,
+                            facts: &facts,
+                        },
+                        &mut ctx,
+                    );
+                    if archived && requested.as_deref() == Some(session_uid.as_str()) {
+                        // REQ-7: only the engine's own archive of the requested session.
+                        ctx.emit(Event::RequestedSessionRemoved { session_uid });
+                    }
+                }
+            }
+        }
+        any
+    }
+
+    /// The shared states, computed once (SHR-1).
+    pub fn snapshot(&self) -> Snapshot {
+        crate::view::snapshot(self)
+    }
+}
+
+type Fingerprint = (
+    crate::machines::environment::State,
+    crate::machines::default_session::State,
+    crate::machines::opening::State,
+    crate::machines::selection::State,
+    crate::machines::hydration::State,
+);
+
+/// The machines, borrowed apart from the context.
+struct Parts<'a> {
+    env: &'a mut InitializedStateMachine<Environment>,
+    default: &'a mut InitializedStateMachine<DefaultSessionMachine>,
+    opening: &'a mut InitializedStateMachine<Opening>,
+    selection: &'a mut InitializedStateMachine<Selection>,
+    hydration: &'a mut InitializedStateMachine<Hydration>,
+}
+
+impl Parts<'_> {
+    fn is_launched(&self) -> bool {
+        matches!(
+            selection::selected(self.selection.state()),
+            Some((_, Origin::Launched))
+        )
+    }
+}
+
+/// Read access for the snapshot view.
+impl Engine {
+    pub(crate) fn view_parts(
+        &self,
+    ) -> (
+        &Inputs,
+        &InitializedStateMachine<Environment>,
+        &InitializedStateMachine<DefaultSessionMachine>,
+        &InitializedStateMachine<Opening>,
+        &InitializedStateMachine<Selection>,
+        &InitializedStateMachine<Hydration>,
+        Option<&str>,
+    ) {
+        (
+            &self.inputs,
+            &self.env,
+            &self.default,
+            &self.opening,
+            &self.selection,
+            &self.hydration,
+            self.delete_error.as_deref(),
+        )
+    }
+}
+
+/// Facts for list-based reselection (REQ-5, archive and delete).
+fn list_facts(env: &InitializedStateMachine<Environment>) -> Facts<'_> {
+    let list = env.inner().current();
+    Facts {
+        default_state: false,
+        default_uid: None,
+        implicit_allowed: true,
+        list: list
+            .filter(|l| l.from_platform)
+            .map(|l| l.sessions.as_slice()),
+    }
+}

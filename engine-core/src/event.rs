@@ -1,0 +1,42 @@
+//! Edge-triggered facts for the host (the spec's callbacks). Level state is in the snapshot.
+
+use serde::Serialize;
+
+/// The variant of a `notify` notice (OI-30).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeVariant {
+    /// Information.
+    Info,
+    /// Success.
+    Success,
+    /// An error.
+    Error,
+}
+
+/// A short notice for `notify`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Notice {
+    /// The title.
+    pub title: String,
+    /// The description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The variant.
+    pub variant: NoticeVariant,
+}
+
+/// An edge-triggered fact. Drain with [`crate::Engine::poll_event`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// `notify(notice)`.
+    Notify(Notice),
+    /// `onRequestVisible()`: the application should show the chat.
+    RequestVisible,
+    /// `onRequestedSessionRemoved(sessionUid)`: the requested session was archived.
+    RequestedSessionRemoved {
+        /// The archived session.
+        session_uid: String,
+    },
+}

@@ -1,0 +1,232 @@
+//! Host inputs (level values the engine diffs) and commands (the spec's actions).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+
+/// A credential string that never shows in `Debug` or serialized output.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a credential.
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    /// The credential itself, for building a request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+impl Serialize for Secret {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("[redacted]")
+    }
+}
+
+/// The signed-in person (the spec's `auth`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Person {
+    /// The person's public uid, when known.
+    pub user_uid: Option<String>,
+    /// The platform token; requests carry `Authorization: {token_type} {token}` when set.
+    pub token: Option<Secret>,
+    /// The token type; `Bearer` when absent.
+    pub token_type: Option<String>,
+}
+
+/// Where the application's source for the default Agent stands (`defaultSession.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceStatus {
+    /// Still loading.
+    Loading,
+    /// Ready (also when the application gives no status).
+    #[default]
+    Ready,
+    /// Failed.
+    Error,
+}
+
+/// The default session's descriptor (`defaultSession`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DefaultSession {
+    /// The Agent; none means "no default Agent" (`missing`).
+    pub agent_uid: Option<String>,
+    /// The stable handle.
+    pub handle_unique_id: String,
+    /// The name the session gets when it is created.
+    pub name: String,
+    /// Whether the application's source for the Agent is ready.
+    #[serde(default)]
+    pub status: SourceStatus,
+    /// Shown when the session cannot be opened.
+    pub unavailable_message: Option<String>,
+}
+
+/// A launch target: open the Agent's latest session, or a new one (`launchTarget`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LaunchTarget {
+    /// The Agent uid, or its numeric id as a string.
+    pub agent_id: String,
+    /// A display label.
+    pub label: Option<String>,
+    /// Every new value opens the target again.
+    pub launch_key: u64,
+}
+
+/// An Agent reference for `startAgentSession(agent)`: the uid is preferred, else a positive id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentRecord {
+    /// The numeric id.
+    pub id: Option<i64>,
+    /// The uid.
+    pub uid: Option<String>,
+    /// The name.
+    pub name: Option<String>,
+}
+
+/// A session as the stored and exposed lists hold it: a summary, with no messages and no record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    /// The session uid.
+    pub uid: String,
+    /// The Agent uid.
+    pub agent_uid: Option<String>,
+    /// The Agent's name.
+    pub agent_name: Option<String>,
+    /// The display title.
+    pub title: String,
+    /// Platform status.
+    pub status: Option<String>,
+    /// `started_at`.
+    pub started_at: Option<String>,
+    /// `ended_at`.
+    pub ended_at: Option<String>,
+    /// The default-session handle, when the session has one.
+    pub handle_unique_id: Option<String>,
+    /// The session's provider.
+    pub llm_provider: Option<String>,
+    /// The session's model.
+    pub llm_model: Option<String>,
+}
+
+impl SessionSummary {
+    /// The list's "updated at": `ended_at`, else `started_at`.
+    pub fn updated_at(&self) -> Option<&str> {
+        self.ended_at.as_deref().or(self.started_at.as_deref())
+    }
+}
+
+impl From<&crate::api::SessionRecord> for SessionSummary {
+    fn from(r: &crate::api::SessionRecord) -> SessionSummary {
+        SessionSummary {
+            uid: r.uid.clone(),
+            agent_uid: r.agent_uid.clone(),
+            agent_name: r.agent_name.clone(),
+            title: r.title.clone(),
+            status: r.status.clone(),
+            started_at: r.started_at.clone(),
+            ended_at: r.ended_at.clone(),
+            handle_unique_id: r.handle_unique_id.clone(),
+            llm_provider: r.llm_provider.clone(),
+            llm_model: r.llm_model.clone(),
+        }
+    }
+}
+
+/// Everything the host tells the engine: level inputs (set a value; an unchanged value is not a
+/// new event) and commands (the spec's actions).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "input", content = "value", rename_all = "snake_case")]
+pub enum Input {
+    /// `auth`: the person and their platform token.
+    Person(Person),
+    /// `environmentUid`; blank means none.
+    EnvironmentUid(Option<String>),
+    /// `isVisible`: the chat is on screen.
+    IsVisible(bool),
+    /// The page-visibility signal: `false` when the page is hidden.
+    PageVisible(bool),
+    /// `requestedSessionId`; trimmed, blank means none.
+    RequestedSessionId(Option<String>),
+    /// `defaultSession`.
+    DefaultSession(Option<DefaultSession>),
+    /// `showsDefaultSession`.
+    ShowsDefaultSession(bool),
+    /// `launchTarget`.
+    LaunchTarget(Option<LaunchTarget>),
+    /// `avoidImplicitSessionSelection`.
+    AvoidImplicitSessionSelection(bool),
+    /// `viewContext`: sent as `context` with every turn.
+    ViewContext(Option<Value>),
+    /// The storage port's answer to [`crate::StorageRequest::Load`]; `None` when nothing is
+    /// stored or the read failed.
+    StoredSessionsLoaded {
+        /// The key that was read.
+        key: String,
+        /// What was stored.
+        sessions: Option<Vec<SessionSummary>>,
+    },
+    /// An action.
+    Command(Command),
+}
+
+/// The spec's actions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum Command {
+    /// `retryDefaultSession()`.
+    RetryDefaultSession,
+    /// `restoreDefaultSessionSelection()`.
+    RestoreDefaultSessionSelection,
+    /// `startAgentSession(agent)`: a new session, selected as an ordinary session; later
+    /// latest-sessions reads are narrowed to that Agent.
+    StartAgentSession {
+        /// The Agent.
+        agent: AgentRecord,
+    },
+    /// `startAgentSessionById({agentId, label})`: a new, launched session.
+    StartAgentSessionById {
+        /// The Agent uid or numeric id.
+        agent_id: String,
+        /// A display label.
+        label: Option<String>,
+    },
+    /// `openLatestOrStartAgentSessionById({agentId, label})`: the Agent's latest session, else a
+    /// new one; launched.
+    OpenLatestOrStartAgentSessionById {
+        /// The Agent uid or numeric id.
+        agent_id: String,
+        /// A display label.
+        label: Option<String>,
+    },
+    /// `createAgentSession()`: a new session for the selected session's Agent.
+    CreateAgentSession,
+    /// `archiveAgentSession(id)`.
+    ArchiveAgentSession {
+        /// The session.
+        session_uid: String,
+    },
+    /// `deleteAgentSession(id)`.
+    DeleteAgentSession {
+        /// The session.
+        session_uid: String,
+    },
+    /// `refreshSessionDetail()`: read the detail again (a loaded session stays ready).
+    RefreshSessionDetail,
+}

@@ -1,0 +1,93 @@
+//! The current host inputs, normalized, and the keys derived from them.
+
+use serde_json::Value;
+
+use crate::input::{DefaultSession, LaunchTarget, Person, SourceStatus};
+
+/// The person and Environment a session list belongs to (ENV-1, OI-31).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct ScopeKey {
+    pub person: Option<String>,
+    pub environment: Option<String>,
+}
+
+impl ScopeKey {
+    /// The storage key of OI-31.
+    pub(crate) fn storage_key(&self) -> String {
+        format!(
+            "ms.main-sequence-ai.agent-sessions:{}:{}",
+            self.person.as_deref().unwrap_or("anonymous"),
+            self.environment.as_deref().unwrap_or("no-environment")
+        )
+    }
+}
+
+/// One default-session combination: person, Environment, Agent and handle (DEF-10).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct DefaultKey {
+    pub scope: ScopeKey,
+    pub agent_uid: String,
+    pub handle: String,
+}
+
+/// The level inputs as last supplied, normalized (blank strings read as none).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Inputs {
+    pub person: Person,
+    pub environment_uid: Option<String>,
+    pub visible: bool,
+    pub page_hidden: bool,
+    pub requested_session_id: Option<String>,
+    pub default_session: Option<DefaultSession>,
+    pub shows_default_session: bool,
+    pub launch_target: Option<LaunchTarget>,
+    pub avoid_implicit: bool,
+    pub view_context: Option<Value>,
+}
+
+/// Trims; a blank value reads as none.
+pub(crate) fn non_blank(value: Option<&str>) -> Option<String> {
+    value
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
+
+impl Inputs {
+    pub(crate) fn scope(&self) -> ScopeKey {
+        ScopeKey {
+            person: non_blank(self.person.user_uid.as_deref()),
+            environment: self.environment_uid.clone(),
+        }
+    }
+
+    /// The Agent uid of the default session, when one is named.
+    pub(crate) fn default_agent(&self) -> Option<String> {
+        non_blank(
+            self.default_session
+                .as_ref()
+                .and_then(|d| d.agent_uid.as_deref()),
+        )
+    }
+
+    pub(crate) fn default_source_status(&self) -> SourceStatus {
+        self.default_session
+            .as_ref()
+            .map(|d| d.status)
+            .unwrap_or_default()
+    }
+
+    /// The combination the default session is asked for, once the source is ready, an
+    /// Environment is active and an Agent is named (DEF-4, DEF-5, DEF-6).
+    pub(crate) fn default_key(&self) -> Option<DefaultKey> {
+        let d = self.default_session.as_ref()?;
+        if d.status != SourceStatus::Ready || self.environment_uid.is_none() {
+            return None;
+        }
+        Some(DefaultKey {
+            scope: self.scope(),
+            agent_uid: self.default_agent()?,
+            handle: d.handle_unique_id.clone(),
+        })
+    }
+}

@@ -1,0 +1,546 @@
+//! Outgoing work for the shell: typed platform calls rendered to plain HTTP requests, aborts, and
+//! storage-port requests.
+
+use std::fmt;
+
+use bytes::Bytes;
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::input::SessionSummary;
+
+/// Identifies one request for its whole life: counter-issued, never reused, opaque to shells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct RequestId(pub u64);
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// Work the shell must carry out. Drain with [`crate::Engine::poll_intent`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "intent", rename_all = "snake_case")]
+pub enum Intent {
+    /// Send this request; feed its answer back under `id`.
+    Http {
+        /// The request's id.
+        id: RequestId,
+        /// What the request is, in domain terms.
+        call: ApiCall,
+        /// The request as bytes on the wire.
+        request: HttpRequest,
+    },
+    /// Drop the request if it is still running. Advisory: a late answer is ignored anyway.
+    Abort {
+        /// The request to drop.
+        id: RequestId,
+    },
+    /// Read or write the host's session-list storage (the storage port, OI-31).
+    Storage(StorageRequest),
+}
+
+/// A request to the host's storage port. Storage failures are ignored by the engine: its state in
+/// memory is authoritative.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum StorageRequest {
+    /// Read the list stored under `key`; answer with [`crate::Input::StoredSessionsLoaded`].
+    Load {
+        /// `ms.main-sequence-ai.agent-sessions:{person}:{environment}`.
+        key: String,
+    },
+    /// Store this list under `key` (replacing what was there).
+    Save {
+        /// The storage key.
+        key: String,
+        /// The list, as summaries (no messages, no record).
+        sessions: Vec<SessionSummary>,
+    },
+}
+
+/// How an Agent's latest session is looked up in the session list (OI-11).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "by", content = "value", rename_all = "snake_case")]
+pub enum AgentFilter {
+    /// `agent_uid={uid}`.
+    Uid(String),
+    /// `agent_id={n}`, for an all-digits Agent id.
+    Id(String),
+}
+
+impl AgentFilter {
+    /// `agent_id` when the id is all digits, else `agent_uid`.
+    pub fn for_agent(agent: &str) -> AgentFilter {
+        if !agent.is_empty() && agent.bytes().all(|b| b.is_ascii_digit()) {
+            AgentFilter::Id(agent.to_owned())
+        } else {
+            AgentFilter::Uid(agent.to_owned())
+        }
+    }
+}
+
+/// The body of a get-or-create-session call by handle (P8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GetOrCreateBody {
+    /// The stable handle.
+    pub handle_unique_id: String,
+    /// The name the session gets when created.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Model fields (the model-required fallback), sent only when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_provider: Option<String>,
+    /// See `llm_provider`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_model: Option<String>,
+    /// See `llm_provider`; `""` is sent as is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_thinking: Option<String>,
+}
+
+/// A platform call in domain terms. Tests and traces show these; [`ApiCall::render`] turns one
+/// into the bytes on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "call", rename_all = "snake_case")]
+pub enum ApiCall {
+    /// P1: the person's latest sessions in an Environment, or one Agent's (with `agent`).
+    ListSessions {
+        /// `organization_environment_uid`.
+        environment_uid: String,
+        /// `created_by_user_uid`, when the person's uid is known.
+        created_by_user_uid: Option<String>,
+        /// Narrow the list to one Agent.
+        agent: Option<AgentFilter>,
+    },
+    /// P2: the session detail.
+    GetSessionDetail {
+        /// The session.
+        session_uid: String,
+        /// `organization_environment_uid` (ENV-6).
+        environment_uid: String,
+    },
+    /// P9: the history.
+    GetSessionHistory {
+        /// The session.
+        session_uid: String,
+    },
+    /// P10: the insights.
+    GetSessionInsights {
+        /// The session.
+        session_uid: String,
+    },
+    /// P7: a plain new session (cannot carry a model).
+    StartNewSession {
+        /// The Agent uid or numeric id.
+        agent: String,
+        /// The fresh thread id sent as `thread_id`.
+        thread_id: String,
+    },
+    /// P8: the session behind a handle.
+    GetOrCreateSession {
+        /// The Agent.
+        agent_uid: String,
+        /// The body.
+        body: GetOrCreateBody,
+    },
+    /// P5: archive.
+    ArchiveSession {
+        /// The session.
+        session_uid: String,
+    },
+    /// P4: delete.
+    DeleteSession {
+        /// The session.
+        session_uid: String,
+    },
+}
+
+/// HTTP method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Method {
+    /// GET
+    #[serde(rename = "GET")]
+    Get,
+    /// POST
+    #[serde(rename = "POST")]
+    Post,
+    /// PATCH
+    #[serde(rename = "PATCH")]
+    Patch,
+    /// DELETE
+    #[serde(rename = "DELETE")]
+    Delete,
+}
+
+impl Method {
+    /// The method's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// Which backend a request goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// The platform API (person credential).
+    Platform,
+    /// An Agent runtime (runtime token).
+    AgentRuntime,
+}
+
+/// Whether the shell hands the body over whole or chunk by chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyMode {
+    /// The shell may deliver the answer body in any chunking, typically one chunk.
+    Buffered,
+    /// The shell should deliver chunks as they arrive (streamed answers).
+    Streamed,
+}
+
+/// One request header. Sensitive values (credentials) never show in `Debug` or serialized
+/// output; shells read them with [`Header::value`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct Header {
+    name: &'static str,
+    value: String,
+    sensitive: bool,
+}
+
+impl Header {
+    /// A header whose value may be shown.
+    pub fn new(name: &'static str, value: impl Into<String>) -> Header {
+        Header {
+            name,
+            value: value.into(),
+            sensitive: false,
+        }
+    }
+
+    /// A header carrying a credential: redacted everywhere but [`Header::value`].
+    pub fn sensitive(name: &'static str, value: impl Into<String>) -> Header {
+        Header {
+            name,
+            value: value.into(),
+            sensitive: true,
+        }
+    }
+
+    /// The header name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The real value, for the shell that sends the request.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// Whether the value is a credential.
+    pub fn is_sensitive(&self) -> bool {
+        self.sensitive
+    }
+
+    fn shown(&self) -> &str {
+        if self.sensitive {
+            "[redacted]"
+        } else {
+            &self.value
+        }
+    }
+}
+
+impl fmt::Debug for Header {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.shown())
+    }
+}
+
+impl Serialize for Header {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (self.name, self.shown()).serialize(s)
+    }
+}
+
+/// A request as it goes on the wire, without an HTTP client's types.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HttpRequest {
+    /// The method.
+    pub method: Method,
+    /// Platform or Agent runtime.
+    pub target: Target,
+    /// The base address (scheme, host, optional path prefix, no trailing slash).
+    pub base: String,
+    /// The path, every id percent-encoded as one segment.
+    pub path: String,
+    /// Query parameters in order (not yet encoded).
+    pub query: Vec<(String, String)>,
+    /// Headers in order.
+    pub headers: Vec<Header>,
+    /// The JSON body, when there is one.
+    #[serde(serialize_with = "body_as_text")]
+    pub body: Option<Bytes>,
+    /// Buffered or streamed answer.
+    pub body_mode: BodyMode,
+}
+
+fn body_as_text<S: Serializer>(body: &Option<Bytes>, s: S) -> Result<S::Ok, S::Error> {
+    match body {
+        Some(b) => match serde_json::from_slice::<Value>(b) {
+            Ok(v) => v.serialize(s),
+            Err(_) => String::from_utf8_lossy(b).serialize(s),
+        },
+        None => s.serialize_none(),
+    }
+}
+
+/// Characters encoded in a query component (everything but unreserved characters).
+const QUERY: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'&')
+    .add(b'+')
+    .add(b'<')
+    .add(b'=')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}')
+    .add(b'/')
+    .add(b'\\')
+    .add(b'|')
+    .add(b'^')
+    .add(b'[')
+    .add(b']')
+    .add(b';')
+    .add(b':')
+    .add(b'@')
+    .add(b'$')
+    .add(b',')
+    .add(b'\'');
+
+/// Characters encoded in a path segment: `/`, `?`, `#`, `%`, spaces, controls and the rest of
+/// the WHATWG path set, so an id is always exactly one segment.
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}')
+    .add(b'\\')
+    .add(b'|')
+    .add(b'^')
+    .add(b'[')
+    .add(b']')
+    .add(b';');
+
+impl HttpRequest {
+    /// The full address: base, path and encoded query.
+    pub fn url(&self) -> String {
+        let mut url = format!("{}{}", self.base, self.path);
+        for (i, (k, v)) in self.query.iter().enumerate() {
+            url.push(if i == 0 { '?' } else { '&' });
+            url.extend(utf8_percent_encode(k, QUERY));
+            url.push('=');
+            url.extend(utf8_percent_encode(v, QUERY));
+        }
+        url
+    }
+
+    /// The value of the first header with this name (ASCII case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(Header::value)
+    }
+}
+
+/// Why an id cannot be placed in a path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} {shown:?} is not a valid id.")]
+pub struct InvalidId {
+    what: &'static str,
+    shown: String,
+}
+
+/// Checks an id before it goes into a path (`platform-api.md` section 1): empty, `undefined`
+/// and `null` (any case, surrounding spaces ignored) are refused, and so are `.` and `..`,
+/// which URL normalization would turn into a different path even when percent-encoded.
+pub fn check_id(what: &'static str, id: &str) -> Result<(), InvalidId> {
+    let t = id.trim();
+    let bad = t.is_empty()
+        || t.eq_ignore_ascii_case("undefined")
+        || t.eq_ignore_ascii_case("null")
+        || t == "."
+        || t == "..";
+    if bad {
+        let shown: String = id.chars().take(64).collect();
+        Err(InvalidId { what, shown })
+    } else {
+        Ok(())
+    }
+}
+
+/// Percent-encodes an id as exactly one path segment.
+pub fn segment(id: &str) -> String {
+    utf8_percent_encode(id, SEGMENT).to_string()
+}
+
+/// The person's platform credential, as the renderer needs it.
+#[derive(Clone, Copy)]
+pub(crate) struct Credential<'a> {
+    pub token_type: &'a str,
+    pub token: &'a str,
+}
+
+impl ApiCall {
+    /// Renders the call against the platform base. Fails, before any request exists, when an id
+    /// in the path is invalid.
+    pub(crate) fn render(
+        &self,
+        base: &str,
+        credential: Option<Credential<'_>>,
+    ) -> Result<HttpRequest, InvalidId> {
+        let seg = |what, id: &str| check_id(what, id).map(|()| segment(id));
+        let mut query = Vec::new();
+        let mut body = None;
+        let (method, path) = match self {
+            ApiCall::ListSessions {
+                environment_uid,
+                created_by_user_uid,
+                agent,
+            } => {
+                query.push((
+                    "organization_environment_uid".into(),
+                    environment_uid.clone(),
+                ));
+                if let Some(user) = created_by_user_uid {
+                    query.push(("created_by_user_uid".into(), user.clone()));
+                }
+                query.push(("is_archived".into(), "false".into()));
+                query.push(("ordering".into(), "-started_at".into()));
+                query.push(("limit".into(), "20".into()));
+                match agent {
+                    Some(AgentFilter::Uid(uid)) => query.push(("agent_uid".into(), uid.clone())),
+                    Some(AgentFilter::Id(id)) => query.push(("agent_id".into(), id.clone())),
+                    None => {}
+                }
+                (Method::Get, "/api/v1/agent-sessions/".to_owned())
+            }
+            ApiCall::GetSessionDetail {
+                session_uid,
+                environment_uid,
+            } => {
+                query.push((
+                    "organization_environment_uid".into(),
+                    environment_uid.clone(),
+                ));
+                (
+                    Method::Get,
+                    format!("/api/v1/agent-sessions/{}/", seg("session", session_uid)?),
+                )
+            }
+            ApiCall::GetSessionHistory { session_uid } => (
+                Method::Get,
+                format!(
+                    "/api/v1/agent-sessions/{}/history/",
+                    seg("session", session_uid)?
+                ),
+            ),
+            ApiCall::GetSessionInsights { session_uid } => (
+                Method::Get,
+                format!(
+                    "/api/v1/agent-sessions/{}/insights/",
+                    seg("session", session_uid)?
+                ),
+            ),
+            ApiCall::StartNewSession { agent, thread_id } => {
+                let mut m = Map::new();
+                m.insert("thread_id".into(), Value::String(thread_id.clone()));
+                body = Some(Value::Object(m));
+                (
+                    Method::Post,
+                    format!("/api/v1/agents/{}/start-new-session/", seg("agent", agent)?),
+                )
+            }
+            ApiCall::GetOrCreateSession { agent_uid, body: b } => {
+                check_id("handle", &b.handle_unique_id)?;
+                body = serde_json::to_value(b).ok();
+                (
+                    Method::Post,
+                    format!(
+                        "/api/v1/agents/{}/sessions/get-or-create-session/",
+                        seg("agent", agent_uid)?
+                    ),
+                )
+            }
+            ApiCall::ArchiveSession { session_uid } => (
+                Method::Post,
+                format!(
+                    "/api/v1/agent-sessions/{}/archive/",
+                    seg("session", session_uid)?
+                ),
+            ),
+            ApiCall::DeleteSession { session_uid } => (
+                Method::Delete,
+                format!("/api/v1/agent-sessions/{}/", seg("session", session_uid)?),
+            ),
+        };
+        let mut headers = Vec::new();
+        if let Some(c) = credential {
+            headers.push(Header::sensitive(
+                "Authorization",
+                format!("{} {}", c.token_type, c.token),
+            ));
+        }
+        headers.push(Header::new("Accept", "application/json"));
+        let body = body.map(|v| {
+            headers.push(Header::new("Content-Type", "application/json"));
+            Bytes::from(v.to_string())
+        });
+        Ok(HttpRequest {
+            method,
+            target: Target::Platform,
+            base: base.trim_end_matches('/').to_owned(),
+            path,
+            query,
+            headers,
+            body,
+            body_mode: BodyMode::Buffered,
+        })
+    }
+
+    /// The operation this call performs, for error messages.
+    pub fn operation(&self) -> crate::api::Operation {
+        use crate::api::Operation as O;
+        match self {
+            ApiCall::ListSessions { .. } => O::SessionList,
+            ApiCall::GetSessionDetail { .. } => O::SessionDetail,
+            ApiCall::GetSessionHistory { .. } => O::SessionHistory,
+            ApiCall::GetSessionInsights { .. } => O::SessionInsights,
+            ApiCall::StartNewSession { .. } => O::StartNewSession,
+            ApiCall::GetOrCreateSession { .. } => O::GetOrCreateSession,
+            ApiCall::ArchiveSession { .. } => O::ArchiveSession,
+            ApiCall::DeleteSession { .. } => O::DeleteSession,
+        }
+    }
+}

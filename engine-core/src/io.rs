@@ -1,0 +1,234 @@
+//! The engine's side of I/O: the request-id counter, the in-flight table, answer buffering, and
+//! the intent and event queues. Machines reach it through [`Ctx`].
+
+use std::collections::{BTreeMap, VecDeque};
+
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+
+use crate::api::ApiError;
+use crate::event::Event;
+use crate::inputs::Inputs;
+use crate::intent::{ApiCall, Credential, Intent, RequestId};
+use crate::response::{ResponseHead, TransportFailure};
+use crate::rng::Rng;
+
+/// Which machine a request belongs to; answers are routed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    LatestSessions,
+    DefaultSession,
+    Opening,
+    Hydration,
+    Archive,
+}
+
+#[derive(Debug)]
+struct Pending {
+    owner: Owner,
+    call: ApiCall,
+    head: Option<ResponseHead>,
+    body: BytesMut,
+}
+
+/// A finished request, ready for its owner.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub id: RequestId,
+    pub owner: Owner,
+    pub call: ApiCall,
+    pub outcome: Outcome,
+}
+
+/// How a request ended.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// An HTTP answer with its whole body.
+    Http { status: u16, body: Bytes },
+    /// No answer, a broken answer, or an oversized body.
+    Failed(ApiError),
+}
+
+impl Outcome {
+    /// 2xx body, or the typed error for anything else.
+    pub(crate) fn ok_body(&self, call: &ApiCall) -> Result<&[u8], ApiError> {
+        match self {
+            Outcome::Http { status, body } if (200..300).contains(status) => Ok(body),
+            Outcome::Http { status, body } => Err(ApiError::http(call.operation(), *status, body)),
+            Outcome::Failed(e) => Err(e.clone()),
+        }
+    }
+}
+
+/// Everything machines may touch besides their own state.
+#[derive(Debug)]
+pub(crate) struct Io {
+    pub base: String,
+    pub max_body_bytes: usize,
+    pub rng: Rng,
+    next_id: u64,
+    in_flight: BTreeMap<RequestId, Pending>,
+    pub outbox: VecDeque<Intent>,
+    pub signals: VecDeque<crate::machines::Signal>,
+    pub events: VecDeque<Event>,
+    /// Answers dropped because their id was unknown (aborted, finished, or never issued).
+    pub ignored_answers: u64,
+}
+
+impl Io {
+    pub(crate) fn new(base: String, max_body_bytes: usize, seed: u64) -> Io {
+        Io {
+            base,
+            max_body_bytes,
+            rng: Rng::new(seed),
+            next_id: 0,
+            in_flight: BTreeMap::new(),
+            outbox: VecDeque::new(),
+            signals: VecDeque::new(),
+            events: VecDeque::new(),
+            ignored_answers: 0,
+        }
+    }
+
+    /// Issues a platform call. Fails, with nothing emitted, when the call cannot be rendered.
+    pub(crate) fn send(
+        &mut self,
+        inputs: &Inputs,
+        owner: Owner,
+        call: ApiCall,
+    ) -> Result<RequestId, ApiError> {
+        let credential = inputs.person.token.as_ref().map(|t| Credential {
+            token_type: inputs.person.token_type.as_deref().unwrap_or("Bearer"),
+            token: t.expose(),
+        });
+        let request = call
+            .render(&self.base, credential)
+            .map_err(|e| ApiError::Refused {
+                message: e.to_string(),
+            })?;
+        self.next_id += 1;
+        let id = RequestId(self.next_id);
+        self.in_flight.insert(
+            id,
+            Pending {
+                owner,
+                call: call.clone(),
+                head: None,
+                body: BytesMut::new(),
+            },
+        );
+        self.outbox.push_back(Intent::Http { id, call, request });
+        Ok(id)
+    }
+
+    /// Aborts a request if it is still in flight; a no-op otherwise.
+    pub(crate) fn abort(&mut self, id: RequestId) {
+        if self.in_flight.remove(&id).is_some() {
+            self.outbox.push_back(Intent::Abort { id });
+        }
+    }
+
+    pub(crate) fn on_head(&mut self, id: RequestId, head: ResponseHead) {
+        match self.in_flight.get_mut(&id) {
+            Some(p) if p.head.is_none() => p.head = Some(head),
+            _ => self.ignored_answers += 1,
+        }
+    }
+
+    /// Buffers a chunk; an oversized body finishes the request as failed.
+    pub(crate) fn on_chunk(&mut self, id: RequestId, chunk: &Bytes) -> Option<Answer> {
+        let limit = self.max_body_bytes;
+        let Some(p) = self.in_flight.get_mut(&id) else {
+            self.ignored_answers += 1;
+            return None;
+        };
+        if p.head.is_none() {
+            // A chunk before the head is a shell bug; treat the body as broken.
+            return self.finish(
+                id,
+                Err(ApiError::Transport {
+                    message: "Body before response head.".into(),
+                }),
+            );
+        }
+        if p.body.len().saturating_add(chunk.len()) > limit {
+            self.outbox.push_back(Intent::Abort { id });
+            return self.finish(id, Err(ApiError::BodyTooLarge { limit }));
+        }
+        p.body.extend_from_slice(chunk);
+        None
+    }
+
+    pub(crate) fn on_end(&mut self, id: RequestId) -> Option<Answer> {
+        match self.in_flight.get(&id).map(|p| p.head.clone()) {
+            None => {
+                self.ignored_answers += 1;
+                None
+            }
+            Some(None) => self.finish(
+                id,
+                Err(ApiError::Transport {
+                    message: "The answer ended before its head.".into(),
+                }),
+            ),
+            Some(Some(_)) => self.finish(id, Ok(())),
+        }
+    }
+
+    pub(crate) fn on_failure(
+        &mut self,
+        id: RequestId,
+        failure: &TransportFailure,
+    ) -> Option<Answer> {
+        if !self.in_flight.contains_key(&id) {
+            self.ignored_answers += 1;
+            return None;
+        }
+        self.finish(
+            id,
+            Err(ApiError::Transport {
+                message: failure.message.clone(),
+            }),
+        )
+    }
+
+    fn finish(&mut self, id: RequestId, result: Result<(), ApiError>) -> Option<Answer> {
+        let p = self.in_flight.remove(&id)?;
+        let outcome = match (result, p.head) {
+            (Ok(()), Some(head)) => Outcome::Http {
+                status: head.status,
+                body: p.body.freeze(),
+            },
+            (Err(e), _) => Outcome::Failed(e),
+            (Ok(()), None) => Outcome::Failed(ApiError::Transport {
+                message: "No response head.".into(),
+            }),
+        };
+        Some(Answer {
+            id,
+            owner: p.owner,
+            call: p.call,
+            outcome,
+        })
+    }
+}
+
+/// The context every machine handler receives.
+pub(crate) struct Ctx<'a> {
+    /// The time of the input being handled (monotonic). Timers of later machines read it.
+    #[allow(dead_code)]
+    pub now: Instant,
+    pub inputs: &'a Inputs,
+    pub io: &'a mut Io,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn send(&mut self, owner: Owner, call: ApiCall) -> Result<RequestId, ApiError> {
+        self.io.send(self.inputs, owner, call)
+    }
+
+    pub(crate) fn emit(&mut self, event: Event) {
+        self.io.events.push_back(event);
+    }
+}

@@ -1,0 +1,165 @@
+//! DEF: the default session, asked for once per person, Environment, Agent and handle
+//! (DEF-10, DEF-12), with retry (DEF-13) and cancellation on a change of combination (ENV-4).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use statig::prelude::*;
+
+use super::Signal;
+use crate::api::parse_get_or_create_session;
+use crate::input::SessionSummary;
+use crate::inputs::DefaultKey;
+use crate::intent::{ApiCall, GetOrCreateBody, RequestId};
+use crate::io::{Answer, Ctx, Owner};
+
+/// Shared storage: what was asked and what came back, per combination.
+#[derive(Debug, Default)]
+pub(crate) struct DefaultSessionMachine {
+    /// Combinations asked for (the once-per-key guard).
+    asked: BTreeSet<DefaultKey>,
+    /// The session each combination's get-or-create returned.
+    opened: BTreeMap<DefaultKey, String>,
+    /// The failure message of each combination's last get-or-create.
+    failed: BTreeMap<DefaultKey, String>,
+}
+
+pub(crate) enum DefaultEvent<'a> {
+    /// The current combination, and whether the surface may ask for it now.
+    Evaluate {
+        key: Option<&'a DefaultKey>,
+        may_request: bool,
+        name: &'a str,
+    },
+    /// `retryDefaultSession()` for this combination.
+    Retry(Option<&'a DefaultKey>),
+    Answer(&'a Answer),
+}
+
+#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+impl DefaultSessionMachine {
+    /// No get-or-create in flight.
+    #[state]
+    fn idle(&mut self, context: &mut Ctx<'_>, event: &DefaultEvent<'_>) -> Outcome<State> {
+        match event {
+            DefaultEvent::Evaluate {
+                key: Some(key),
+                may_request: true,
+                name,
+                ..
+            } if !self.asked.contains(*key) => {
+                self.asked.insert((*key).clone());
+                let call = ApiCall::GetOrCreateSession {
+                    agent_uid: key.agent_uid.clone(),
+                    body: GetOrCreateBody {
+                        handle_unique_id: key.handle.clone(),
+                        name: Some((*name).to_owned()).filter(|n| !n.is_empty()),
+                        llm_provider: None,
+                        llm_model: None,
+                        llm_thinking: None,
+                    },
+                };
+                match context.send(Owner::DefaultSession, call) {
+                    Ok(pending) => Transition(State::opening((*key).clone(), pending)),
+                    Err(_) => {
+                        let message = unavailable_of(context);
+                        self.failed.insert((*key).clone(), message);
+                        Handled
+                    }
+                }
+            }
+            DefaultEvent::Retry(key) => {
+                self.forget(*key);
+                Handled
+            }
+            _ => Handled,
+        }
+    }
+
+    /// A get-or-create for `key` is in flight.
+    #[state(exit_action = "abort_open")]
+    fn opening(
+        &mut self,
+        key: &DefaultKey,
+        pending: &RequestId,
+        context: &mut Ctx<'_>,
+        event: &DefaultEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            DefaultEvent::Evaluate { key: current, .. } if *current != Some(key) => {
+                // ENV-4, DEF-9: the combination changed; its answer must select nothing. It was
+                // never answered, so it may be asked again when the combination comes back.
+                self.asked.remove(key);
+                Transition(State::idle())
+            }
+            DefaultEvent::Retry(current) => {
+                self.forget(*current);
+                Transition(State::idle())
+            }
+            DefaultEvent::Answer(a) if a.id == *pending => {
+                match a
+                    .outcome
+                    .ok_body(&a.call)
+                    .and_then(parse_get_or_create_session)
+                {
+                    Ok(record) => {
+                        self.failed.remove(key);
+                        self.opened.insert(key.clone(), record.uid.clone());
+                        context
+                            .io
+                            .signals
+                            .push_back(Signal::Upsert(SessionSummary::from(&record)));
+                    }
+                    Err(e) => {
+                        let message = e.server_message().map(str::to_owned);
+                        self.failed.insert(
+                            key.clone(),
+                            message.unwrap_or_else(|| unavailable_of(context)),
+                        );
+                    }
+                }
+                Transition(State::idle())
+            }
+            _ => Handled,
+        }
+    }
+
+    #[action]
+    fn abort_open(pending: &RequestId, context: &mut Ctx<'_>) {
+        context.io.abort(*pending);
+    }
+}
+
+/// FAIL-4: the application's unavailableMessage, else the text of OI-6.
+pub(crate) fn unavailable_of(context: &Ctx<'_>) -> String {
+    context
+        .inputs
+        .default_session
+        .as_ref()
+        .and_then(|d| d.unavailable_message.as_deref())
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .unwrap_or(UNAVAILABLE)
+        .to_owned()
+}
+
+/// Default `unavailableMessage` (OI-6).
+pub(crate) const UNAVAILABLE: &str = "The Agent's session could not be opened. Try again.";
+
+impl DefaultSessionMachine {
+    fn forget(&mut self, key: Option<&DefaultKey>) {
+        if let Some(key) = key {
+            self.asked.remove(key);
+            self.failed.remove(key);
+        }
+    }
+
+    /// The session get-or-create returned for `key`.
+    pub(crate) fn opened(&self, key: &DefaultKey) -> Option<&str> {
+        self.opened.get(key).map(String::as_str)
+    }
+
+    /// The failure of `key`'s last get-or-create.
+    pub(crate) fn failure(&self, key: &DefaultKey) -> Option<&str> {
+        self.failed.get(key).map(String::as_str)
+    }
+}

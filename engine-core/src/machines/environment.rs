@@ -1,0 +1,268 @@
+//! ENV: one session list per person and Environment, the storage port, and the latest-sessions
+//! read of the current pair (FAIL-6, ENV-6 to ENV-8).
+
+use std::collections::BTreeMap;
+
+use statig::prelude::*;
+
+use crate::api::{ApiError, parse_session_list};
+use crate::input::SessionSummary;
+use crate::inputs::ScopeKey;
+use crate::intent::{AgentFilter, ApiCall, Intent, RequestId, StorageRequest};
+use crate::io::{Answer, Ctx, Owner};
+use crate::timestamp::unix_ms;
+
+/// One pair's list.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ScopeList {
+    pub sessions: Vec<SessionSummary>,
+    /// Read from the platform in this engine's life (not only restored from storage).
+    pub from_platform: bool,
+}
+
+/// Shared storage of the machine.
+#[derive(Debug, Default)]
+pub(crate) struct Environment {
+    scope: Option<ScopeKey>,
+    lists: BTreeMap<ScopeKey, ScopeList>,
+    /// Set by `startAgentSession(agent)`: later reads are narrowed to that Agent (OI-16).
+    agent_filter: Option<AgentFilter>,
+}
+
+pub(crate) enum EnvEvent<'a> {
+    /// The person or Environment changed (or was first set).
+    ScopeChanged(ScopeKey),
+    /// Read the list if it is wanted and not read yet.
+    Evaluate {
+        want_read: bool,
+    },
+    /// Forget the read state and read again when wanted.
+    Reread,
+    NarrowToAgent(AgentFilter),
+    Answer(&'a Answer),
+    Upsert(&'a SessionSummary),
+    Remove(&'a str),
+    StoredLoaded {
+        key: &'a str,
+        sessions: &'a [SessionSummary],
+    },
+}
+
+#[state_machine(
+    initial = "State::unread()",
+    state(derive(Debug, Clone, PartialEq, Eq))
+)]
+impl Environment {
+    /// Common handling of every state.
+    #[superstate]
+    fn scoped(&mut self, context: &mut Ctx<'_>, event: &EnvEvent<'_>) -> Outcome<State> {
+        match event {
+            EnvEvent::ScopeChanged(scope) => {
+                self.switch_scope(context, scope.clone());
+                Transition(State::unread())
+            }
+            EnvEvent::Reread => Transition(State::unread()),
+            EnvEvent::NarrowToAgent(filter) => {
+                self.agent_filter = Some(filter.clone());
+                Handled
+            }
+            EnvEvent::Upsert(session) => {
+                self.upsert(context, session);
+                Handled
+            }
+            EnvEvent::Remove(uid) => {
+                self.remove(context, uid);
+                Handled
+            }
+            EnvEvent::StoredLoaded { key, sessions } => {
+                self.restore_stored(key, sessions);
+                Handled
+            }
+            EnvEvent::Evaluate { .. } | EnvEvent::Answer(_) => Handled,
+        }
+    }
+
+    /// Not read from the platform yet for this pair.
+    #[state(superstate = "scoped")]
+    fn unread(&mut self, context: &mut Ctx<'_>, event: &EnvEvent<'_>) -> Outcome<State> {
+        match event {
+            EnvEvent::Evaluate { want_read: true } => {
+                let Some(environment_uid) = context.inputs.environment_uid.clone() else {
+                    return Handled;
+                };
+                let call = ApiCall::ListSessions {
+                    environment_uid,
+                    created_by_user_uid: self.scope.as_ref().and_then(|s| s.person.clone()),
+                    agent: self.agent_filter.clone(),
+                };
+                match context.send(Owner::LatestSessions, call) {
+                    Ok(pending) => Transition(State::reading(pending)),
+                    Err(e) => Transition(State::failed(message_of(&e))),
+                }
+            }
+            _ => Super,
+        }
+    }
+
+    /// A read is in flight.
+    #[state(superstate = "scoped", exit_action = "abort_read")]
+    fn reading(
+        &mut self,
+        pending: &RequestId,
+        context: &mut Ctx<'_>,
+        event: &EnvEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            EnvEvent::Answer(a) if a.id == *pending => {
+                match a
+                    .outcome
+                    .ok_body(&a.call)
+                    .and_then(parse_session_list)
+                    .and_then(|records| {
+                        let env = context
+                            .inputs
+                            .environment_uid
+                            .as_deref()
+                            .unwrap_or_default();
+                        records.iter().try_for_each(|r| r.check_environment(env))?;
+                        Ok(records)
+                    }) {
+                    Ok(records) => {
+                        let sessions = records.iter().map(SessionSummary::from).collect();
+                        self.replace_current(context, sessions);
+                        Transition(State::read())
+                    }
+                    Err(e) => Transition(State::failed(message_of(&e))),
+                }
+            }
+            _ => Super,
+        }
+    }
+
+    #[action]
+    fn abort_read(pending: &RequestId, context: &mut Ctx<'_>) {
+        context.io.abort(*pending);
+    }
+
+    /// The platform's list of this pair has loaded.
+    #[state(superstate = "scoped")]
+    fn read(event: &EnvEvent<'_>) -> Outcome<State> {
+        let _ = event;
+        Super
+    }
+
+    /// The read failed (`latestSessionsError`).
+    #[state(superstate = "scoped")]
+    fn failed(message: &String, event: &EnvEvent<'_>) -> Outcome<State> {
+        let _ = (message, event);
+        Super
+    }
+}
+
+fn message_of(e: &ApiError) -> String {
+    let m = e.to_string();
+    if m.trim().is_empty() {
+        "Latest agent sessions request failed.".to_owned()
+    } else {
+        m
+    }
+}
+
+/// Newest first by updated time (OI-13); equal or unknown times keep their order, unknown last.
+fn sort_newest_first(sessions: &mut [SessionSummary]) {
+    sessions
+        .sort_by_key(|s| std::cmp::Reverse(s.updated_at().and_then(unix_ms).unwrap_or(i64::MIN)));
+}
+
+impl Environment {
+    fn switch_scope(&mut self, context: &mut Ctx<'_>, scope: ScopeKey) {
+        self.agent_filter = None;
+        if !self.lists.contains_key(&scope) {
+            self.lists.insert(scope.clone(), ScopeList::default());
+            context
+                .io
+                .outbox
+                .push_back(Intent::Storage(StorageRequest::Load {
+                    key: scope.storage_key(),
+                }));
+        }
+        self.scope = Some(scope);
+    }
+
+    fn current_mut(&mut self) -> Option<&mut ScopeList> {
+        let scope = self.scope.as_ref()?;
+        self.lists.get_mut(scope)
+    }
+
+    /// The current pair's list.
+    pub(crate) fn current(&self) -> Option<&ScopeList> {
+        self.lists.get(self.scope.as_ref()?)
+    }
+
+    pub(crate) fn sessions(&self) -> &[SessionSummary] {
+        self.current().map(|l| l.sessions.as_slice()).unwrap_or(&[])
+    }
+
+    fn save(&self, context: &mut Ctx<'_>) {
+        if let (Some(scope), Some(list)) = (&self.scope, self.current()) {
+            context
+                .io
+                .outbox
+                .push_back(Intent::Storage(StorageRequest::Save {
+                    key: scope.storage_key(),
+                    sessions: list.sessions.clone(),
+                }));
+        }
+    }
+
+    fn replace_current(&mut self, context: &mut Ctx<'_>, mut sessions: Vec<SessionSummary>) {
+        sort_newest_first(&mut sessions);
+        if let Some(list) = self.current_mut() {
+            list.sessions = sessions;
+            list.from_platform = true;
+        }
+        self.save(context);
+    }
+
+    fn upsert(&mut self, context: &mut Ctx<'_>, session: &SessionSummary) {
+        let Some(list) = self.current_mut() else {
+            return;
+        };
+        if let Some(existing) = list.sessions.iter_mut().find(|s| s.uid == session.uid) {
+            if existing == session {
+                return;
+            }
+            *existing = session.clone();
+        } else {
+            list.sessions.push(session.clone());
+        }
+        sort_newest_first(&mut list.sessions);
+        self.save(context);
+    }
+
+    fn remove(&mut self, context: &mut Ctx<'_>, uid: &str) {
+        let Some(list) = self.current_mut() else {
+            return;
+        };
+        let before = list.sessions.len();
+        list.sessions.retain(|s| s.uid != uid);
+        if list.sessions.len() != before {
+            self.save(context);
+        }
+    }
+
+    fn restore_stored(&mut self, key: &str, sessions: &[SessionSummary]) {
+        let Some(scope) = &self.scope else { return };
+        if scope.storage_key() != key {
+            return;
+        }
+        if let Some(list) = self.current_mut() {
+            if !list.from_platform && list.sessions.is_empty() {
+                let mut restored: Vec<SessionSummary> = sessions.to_vec();
+                restored.retain(|s| crate::intent::check_id("session", &s.uid).is_ok());
+                sort_newest_first(&mut restored);
+                list.sessions = restored;
+            }
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! HYD: loading the selected session while the chat is visible: detail and history together,
+//! insights once the detail has loaded, the thread, and what readiness is made of.
+
+use statig::prelude::*;
+
+use super::Signal;
+use crate::api::{
+    ApiError, History, Insights, SessionRecord, parse_history, parse_insights, parse_session_record,
+};
+use crate::input::SessionSummary;
+use crate::intent::{ApiCall, RequestId};
+use crate::io::{Answer, Ctx, Outcome as Done, Owner};
+use crate::message::Message;
+
+/// One resource's load.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Load<T> {
+    #[default]
+    Idle,
+    /// In flight; a refetch keeps what was loaded before (HYD-9).
+    Loading {
+        id: RequestId,
+        previous: Option<T>,
+    },
+    Loaded(T),
+    Failed(ApiError),
+}
+
+impl<T> Load<T> {
+    /// What is loaded now, a refetch included.
+    pub(crate) fn value(&self) -> Option<&T> {
+        match self {
+            Load::Loaded(v)
+            | Load::Loading {
+                previous: Some(v), ..
+            } => Some(v),
+            _ => None,
+        }
+    }
+
+    fn pending(&self) -> Option<RequestId> {
+        match self {
+            Load::Loading { id, .. } => Some(*id),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_loading(&self) -> bool {
+        matches!(self, Load::Loading { .. })
+    }
+
+    pub(crate) fn error(&self) -> Option<&ApiError> {
+        match self {
+            Load::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Starts a (re)load, keeping the loaded value.
+    fn start(&mut self, id: RequestId) {
+        let previous = match std::mem::take(self) {
+            Load::Loaded(v)
+            | Load::Loading {
+                previous: Some(v), ..
+            } => Some(v),
+            _ => None,
+        };
+        *self = Load::Loading { id, previous };
+    }
+}
+
+/// The history-failure notice (FAIL-11; the specification's wording).
+pub(crate) const HISTORY_FAILED_NOTICE: &str = "Failed to rehydrate the selected AgentSession. Interaction is disabled until session history loads.";
+
+/// Shared storage: everything loaded for the selected session.
+#[derive(Debug, Default)]
+pub(crate) struct Hydration {
+    pub session_uid: Option<String>,
+    pub detail: Load<SessionRecord>,
+    pub history: Load<History>,
+    pub insights: Load<Insights>,
+    /// The thread: the loaded history's messages (HYD-4).
+    pub thread: Vec<Message>,
+    /// History is read once per selection (HYD-13, OI-26).
+    history_requested: bool,
+    /// Insights are read once per selection, after the first loaded detail (OI-26).
+    insights_requested: bool,
+    /// An answer of this session is streaming: no history is read or applied (HYD-10, HYD-11).
+    pub streaming: bool,
+}
+
+pub(crate) enum HydEvent<'a> {
+    Evaluate {
+        selected: Option<&'a str>,
+        visible: bool,
+    },
+    /// `refreshSessionDetail()`.
+    RefreshDetail,
+    Answer(&'a Answer),
+}
+
+#[state_machine(
+    initial = "State::unselected()",
+    state(derive(Debug, Clone, PartialEq, Eq))
+)]
+impl Hydration {
+    #[superstate]
+    fn any(&mut self, context: &mut Ctx<'_>, event: &HydEvent<'_>) -> Outcome<State> {
+        match event {
+            HydEvent::Evaluate { selected, visible } => {
+                if self.session_uid.as_deref() == *selected {
+                    return Handled;
+                }
+                self.reset(context, *selected);
+                Transition(target(*selected, *visible))
+            }
+            HydEvent::Answer(a) => {
+                self.on_answer(context, a);
+                Handled
+            }
+            HydEvent::RefreshDetail => Handled,
+        }
+    }
+
+    /// Nothing selected.
+    #[state(superstate = "any")]
+    fn unselected(event: &HydEvent<'_>) -> Outcome<State> {
+        let _ = event;
+        Super
+    }
+
+    /// Selected, but the chat is not visible: nothing is requested (HYD-12).
+    #[state(superstate = "any")]
+    fn hidden(&mut self, event: &HydEvent<'_>) -> Outcome<State> {
+        match event {
+            HydEvent::Evaluate {
+                selected,
+                visible: true,
+            } if self.session_uid.as_deref() == *selected => Transition(State::visible()),
+            _ => Super,
+        }
+    }
+
+    /// Selected and visible: the detail is read on entry (again on every return, HYD-13) and the
+    /// history once per selection.
+    #[state(superstate = "any", entry_action = "load")]
+    fn visible(&mut self, context: &mut Ctx<'_>, event: &HydEvent<'_>) -> Outcome<State> {
+        match event {
+            HydEvent::Evaluate {
+                selected,
+                visible: false,
+            } if self.session_uid.as_deref() == *selected => Transition(State::hidden()),
+            HydEvent::RefreshDetail => {
+                self.request_detail(context);
+                Handled
+            }
+            _ => Super,
+        }
+    }
+
+    #[action]
+    fn load(&mut self, context: &mut Ctx<'_>) {
+        self.request_detail(context);
+        if !self.history_requested && !self.streaming {
+            self.request_history(context);
+        }
+    }
+}
+
+fn target(selected: Option<&str>, visible: bool) -> State {
+    match (selected, visible) {
+        (None, _) => State::unselected(),
+        (Some(_), false) => State::hidden(),
+        (Some(_), true) => State::visible(),
+    }
+}
+
+impl Hydration {
+    /// A new selection: drop everything of the old one (INV-10).
+    fn reset(&mut self, context: &mut Ctx<'_>, selected: Option<&str>) {
+        for id in [
+            self.detail.pending(),
+            self.history.pending(),
+            self.insights.pending(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            context.io.abort(id);
+        }
+        *self = Hydration {
+            session_uid: selected.map(str::to_owned),
+            ..Hydration::default()
+        };
+    }
+
+    fn request_detail(&mut self, context: &mut Ctx<'_>) {
+        let Some(session_uid) = self.session_uid.clone() else {
+            return;
+        };
+        if let Some(id) = self.detail.pending() {
+            context.io.abort(id);
+        }
+        let Some(environment_uid) = context.inputs.environment_uid.clone() else {
+            self.detail_failed(
+                context,
+                ApiError::Refused {
+                    message: "Session requests require organization_environment_uid.".into(),
+                },
+            );
+            return;
+        };
+        match context.send(
+            Owner::Hydration,
+            ApiCall::GetSessionDetail {
+                session_uid,
+                environment_uid,
+            },
+        ) {
+            Ok(id) => self.detail.start(id),
+            Err(e) => self.detail_failed(context, e),
+        }
+    }
+
+    fn request_history(&mut self, context: &mut Ctx<'_>) {
+        let Some(session_uid) = self.session_uid.clone() else {
+            return;
+        };
+        self.history_requested = true;
+        match context.send(Owner::Hydration, ApiCall::GetSessionHistory { session_uid }) {
+            Ok(id) => self.history.start(id),
+            Err(e) => self.history_failed(context, e),
+        }
+    }
+
+    fn request_insights(&mut self, context: &mut Ctx<'_>) {
+        let Some(session_uid) = self.session_uid.clone() else {
+            return;
+        };
+        self.insights_requested = true;
+        match context.send(
+            Owner::Hydration,
+            ApiCall::GetSessionInsights { session_uid },
+        ) {
+            Ok(id) => self.insights.start(id),
+            Err(e) => self.insights = Load::Failed(e),
+        }
+    }
+
+    fn detail_failed(&mut self, context: &mut Ctx<'_>, error: ApiError) {
+        if let Some(session_uid) = self.session_uid.clone() {
+            context.io.signals.push_back(Signal::DetailFailed {
+                session_uid,
+                error: error.clone(),
+            });
+        }
+        self.detail = Load::Failed(error);
+    }
+
+    fn history_failed(&mut self, context: &mut Ctx<'_>, error: ApiError) {
+        self.history = Load::Failed(error);
+        context
+            .io
+            .signals
+            .push_back(Signal::Notice(HISTORY_FAILED_NOTICE.to_owned()));
+    }
+
+    fn on_answer(&mut self, context: &mut Ctx<'_>, a: &Answer) {
+        let id = Some(a.id);
+        if id == self.detail.pending() {
+            let env = context.inputs.environment_uid.clone().unwrap_or_default();
+            let read = a
+                .outcome
+                .ok_body(&a.call)
+                .and_then(parse_session_record)
+                .and_then(|r| r.check_environment(&env).map(|()| r));
+            match read {
+                Ok(record) => {
+                    context.io.signals.push_back(Signal::DetailLoaded {
+                        session_uid: record.uid.clone(),
+                    });
+                    context
+                        .io
+                        .signals
+                        .push_back(Signal::Upsert(SessionSummary::from(&record)));
+                    self.detail = Load::Loaded(record);
+                    if !self.insights_requested {
+                        self.request_insights(context);
+                    }
+                }
+                Err(e) => self.detail_failed(context, e),
+            }
+        } else if id == self.history.pending() {
+            if self.streaming {
+                // HYD-11: never applied into a streaming answer.
+                self.history = Load::Idle;
+                self.history_requested = false;
+                return;
+            }
+            let read = match &a.outcome {
+                Done::Http { status: 404, .. } => Ok(History::empty()),
+                other => other.ok_body(&a.call).and_then(parse_history),
+            };
+            match read {
+                Ok(history) => {
+                    self.thread = history.messages.clone();
+                    self.history = Load::Loaded(history);
+                }
+                Err(e) => self.history_failed(context, e),
+            }
+        } else if id == self.insights.pending() {
+            self.insights = match &a.outcome {
+                Done::Http { status: 404, .. } => Load::Loaded(Insights::none()),
+                other => match other.ok_body(&a.call).and_then(parse_insights) {
+                    Ok(i) => Load::Loaded(i),
+                    Err(e) => Load::Failed(e),
+                },
+            };
+        }
+    }
+}

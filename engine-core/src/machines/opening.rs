@@ -1,0 +1,232 @@
+//! Opening and creating sessions for actions and the launch target (SEL-5 to SEL-10, OI-16):
+//! an Agent's latest session through the Agent-filtered list, else a new session through
+//! start-new-session. One operation at a time; a newer one replaces an older one (SEL-14).
+
+use statig::prelude::*;
+
+use super::Signal;
+use crate::api::{ApiError, parse_created_session, parse_session_list};
+use crate::event::{Event, Notice, NoticeVariant};
+use crate::input::SessionSummary;
+use crate::intent::{AgentFilter, ApiCall, RequestId, check_id};
+use crate::io::{Answer, Ctx, Owner};
+
+/// Which action (or the launch target) an operation serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpenKind {
+    /// `launchTarget`: latest, else new; launched.
+    Launch,
+    /// `startAgentSessionById`: new; launched.
+    StartById,
+    /// `openLatestOrStartAgentSessionById`: latest, else new; launched.
+    OpenLatest,
+    /// `startAgentSession(agent)`: new; ordinary.
+    StartAgent,
+    /// `createAgentSession()`: new for the selected session's Agent; ordinary.
+    Create,
+}
+
+impl OpenKind {
+    fn launched(self) -> bool {
+        matches!(
+            self,
+            OpenKind::Launch | OpenKind::StartById | OpenKind::OpenLatest
+        )
+    }
+
+    fn looks_up_latest(self) -> bool {
+        matches!(self, OpenKind::Launch | OpenKind::OpenLatest)
+    }
+
+    /// The notify title and fallback description of a failure (OI-6).
+    fn failure_texts(self) -> (&'static str, &'static str) {
+        if self.looks_up_latest() {
+            (
+                "Agent session not opened",
+                "Unable to open the code repository agent session.",
+            )
+        } else {
+            (
+                "Agent session not created",
+                "Unable to create a new agent session.",
+            )
+        }
+    }
+
+    /// The text for an Agent without a usable id (OI-6).
+    pub(crate) fn no_identifier_text(self) -> &'static str {
+        match self {
+            OpenKind::StartAgent | OpenKind::Create => {
+                "This agent has no identifier, so a session cannot start."
+            }
+            OpenKind::StartById => "The selected agent has no valid identifier.",
+            OpenKind::Launch | OpenKind::OpenLatest => {
+                "The selected code repository agent has no valid identifier."
+            }
+        }
+    }
+}
+
+/// One open or create operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OpenOp {
+    pub kind: OpenKind,
+    /// The Agent uid or numeric id; `None` when the action had no usable Agent.
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Opening;
+
+pub(crate) enum OpenEvent<'a> {
+    Start(&'a OpenOp),
+    /// The person or Environment changed: drop the operation (INV-10).
+    Cancel,
+    Answer(&'a Answer),
+}
+
+#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+impl Opening {
+    #[superstate]
+    fn any(context: &mut Ctx<'_>, event: &OpenEvent<'_>) -> Outcome<State> {
+        match event {
+            OpenEvent::Start(op) => start(context, op),
+            OpenEvent::Cancel => Transition(State::idle()),
+            OpenEvent::Answer(_) => Handled,
+        }
+    }
+
+    #[state(superstate = "any")]
+    fn idle(event: &OpenEvent<'_>) -> Outcome<State> {
+        let _ = event;
+        Super
+    }
+
+    /// Looking for the Agent's latest session (OI-11).
+    #[state(superstate = "any", exit_action = "abort_pending")]
+    fn looking_up(
+        op: &OpenOp,
+        pending: &RequestId,
+        context: &mut Ctx<'_>,
+        event: &OpenEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            OpenEvent::Answer(a) if a.id == *pending => {
+                let env = context.inputs.environment_uid.clone().unwrap_or_default();
+                let found = a
+                    .outcome
+                    .ok_body(&a.call)
+                    .and_then(parse_session_list)
+                    .and_then(|rows| {
+                        rows.iter().try_for_each(|r| r.check_environment(&env))?;
+                        Ok(rows.into_iter().next())
+                    });
+                match found {
+                    Ok(Some(record)) => {
+                        opened(context, op, SessionSummary::from(&record));
+                        Transition(State::idle())
+                    }
+                    Ok(None) => create(context, op),
+                    Err(e) => fail(context, op, Some(&e)),
+                }
+            }
+            _ => Super,
+        }
+    }
+
+    /// Creating a session through start-new-session.
+    #[state(superstate = "any", exit_action = "abort_pending")]
+    fn creating(
+        op: &OpenOp,
+        pending: &RequestId,
+        context: &mut Ctx<'_>,
+        event: &OpenEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            OpenEvent::Answer(a) if a.id == *pending => {
+                match a.outcome.ok_body(&a.call).and_then(parse_created_session) {
+                    Ok(record) => {
+                        opened(context, op, SessionSummary::from(&record));
+                        Transition(State::idle())
+                    }
+                    Err(e) => fail(context, op, Some(&e)),
+                }
+            }
+            _ => Super,
+        }
+    }
+
+    #[action]
+    fn abort_pending(pending: &RequestId, context: &mut Ctx<'_>) {
+        context.io.abort(*pending);
+    }
+}
+
+fn start(context: &mut Ctx<'_>, op: &OpenOp) -> Outcome<State> {
+    let Some(agent) = op.agent.as_deref().filter(|a| check_id("agent", a).is_ok()) else {
+        notify_failure(
+            context,
+            op.kind,
+            Some(op.kind.no_identifier_text().to_owned()),
+        );
+        return Transition(State::idle());
+    };
+    if !op.kind.looks_up_latest() {
+        return create(context, op);
+    }
+    let Some(environment_uid) = context.inputs.environment_uid.clone() else {
+        return fail(context, op, Some(&no_environment()));
+    };
+    let call = ApiCall::ListSessions {
+        environment_uid,
+        created_by_user_uid: context.inputs.scope().person,
+        agent: Some(AgentFilter::for_agent(agent)),
+    };
+    match context.send(Owner::Opening, call) {
+        Ok(pending) => Transition(State::looking_up(op.clone(), pending)),
+        Err(e) => fail(context, op, Some(&e)),
+    }
+}
+
+fn no_environment() -> ApiError {
+    ApiError::Refused {
+        message: "Session requests require organization_environment_uid.".into(),
+    }
+}
+
+fn create(context: &mut Ctx<'_>, op: &OpenOp) -> Outcome<State> {
+    let agent = op.agent.clone().unwrap_or_default();
+    let thread_id = context.io.rng.uuid_v4();
+    match context.send(
+        Owner::Opening,
+        ApiCall::StartNewSession { agent, thread_id },
+    ) {
+        Ok(pending) => Transition(State::creating(op.clone(), pending)),
+        Err(e) => fail(context, op, Some(&e)),
+    }
+}
+
+fn opened(context: &mut Ctx<'_>, op: &OpenOp, session: SessionSummary) {
+    context.io.signals.push_back(Signal::Opened {
+        session,
+        launched: op.kind.launched(),
+    });
+}
+
+/// FAIL-13: a plain creation failure goes to notify and changes no selection.
+fn fail(context: &mut Ctx<'_>, op: &OpenOp, error: Option<&ApiError>) -> Outcome<State> {
+    notify_failure(context, op.kind, error.map(ToString::to_string));
+    Transition(State::idle())
+}
+
+fn notify_failure(context: &mut Ctx<'_>, kind: OpenKind, description: Option<String>) {
+    let (title, fallback) = kind.failure_texts();
+    let description = description
+        .filter(|d| !d.trim().is_empty())
+        .unwrap_or_else(|| fallback.to_owned());
+    context.emit(Event::Notify(Notice {
+        title: title.to_owned(),
+        description: Some(description),
+        variant: NoticeVariant::Error,
+    }));
+}

@@ -1,0 +1,135 @@
+//! The shared states, computed once for every surface (SHR-1), as one plain serde struct with the
+//! specification's names.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::input::SessionSummary;
+use crate::machines::selection::Origin;
+use crate::message::Message;
+
+/// `defaultSessionStatus` (OI-23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DefaultSessionStatus {
+    /// The surface does not show the default session (or a launched session is selected).
+    Idle,
+    /// The application's source for the Agent loads, or no Environment is active.
+    Loading,
+    /// No default Agent: a configuration prerequisite, not a failure.
+    Missing,
+    /// The session behind the handle is being opened.
+    Opening,
+    /// The default session is selected.
+    Ready,
+    /// The source failed, or get-or-create failed (`defaultSessionError`).
+    Error,
+}
+
+/// `activeSessionReadiness.status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadinessStatus {
+    /// The chat is not visible, or nothing is selected on purpose.
+    Idle,
+    /// Detail or history still loading (or the list that would choose a session).
+    Loading,
+    /// Detail and history loaded.
+    Ready,
+    /// A failure owned by readiness.
+    Error,
+    /// The platform does not have the session (detail 404).
+    NotFound,
+}
+
+/// `activeSessionReadiness`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Readiness {
+    /// The selected session.
+    pub session_id: Option<String>,
+    /// Where it stands.
+    pub status: ReadinessStatus,
+    /// The detail has loaded (a refetch included).
+    pub detail_ready: bool,
+    /// The history has loaded.
+    pub history_ready: bool,
+    /// The insights have loaded.
+    pub insights_ready: bool,
+    /// The error text, for `error` and `not_found`.
+    pub error: Option<String>,
+}
+
+/// `activeSessionDetail.status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DetailStatus {
+    /// Not requested.
+    Idle,
+    /// In flight, nothing loaded yet.
+    Loading,
+    /// Loaded (a refetch may be running).
+    Ready,
+    /// Failed.
+    Error,
+    /// 404.
+    NotFound,
+}
+
+/// `activeSessionDetail`: the detail snapshot, with the insights.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DetailSnapshot {
+    /// The session.
+    pub session_id: String,
+    /// Where the detail stands.
+    pub status: DetailStatus,
+    /// The detail error.
+    pub error: Option<String>,
+    /// The canonical record as loaded.
+    pub record: Option<Value>,
+    /// The insights as loaded.
+    pub insights: Option<Value>,
+    /// The insights request is in flight.
+    pub insights_loading: bool,
+    /// `insightsError` (FAIL-12).
+    pub insights_error: Option<String>,
+}
+
+/// The level truth a surface renders. Read with [`crate::Engine::snapshot`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    /// `environmentUid` as the engine uses it.
+    pub environment_uid: Option<String>,
+    /// `isVisible`.
+    pub is_visible: bool,
+    /// `currentSessionId`: the selected session (SEL-1).
+    pub current_session_id: Option<String>,
+    /// What selected it.
+    pub selection_origin: Option<Origin>,
+    /// `isDirectLaunchSession` (SEL-11, SEL-12).
+    pub is_direct_launch_session: bool,
+    /// `isDefaultSession`: the selected session is the default session.
+    pub is_default_session: bool,
+    /// `defaultSessionStatus`.
+    pub default_session_status: DefaultSessionStatus,
+    /// `defaultSessionError`.
+    pub default_session_error: Option<String>,
+    /// `activeSessionReadiness`.
+    pub active_session_readiness: Readiness,
+    /// `activeSessionDetail`.
+    pub active_session_detail: Option<DetailSnapshot>,
+    /// `agentSessions`: the current pair's list, newest first.
+    pub agent_sessions: Vec<SessionSummary>,
+    /// `latestSessionsError`.
+    pub latest_sessions_error: Option<String>,
+    /// `isLoadingLatestSessions`.
+    pub is_loading_latest_sessions: bool,
+    /// `isCreatingAgentSession`.
+    pub is_creating_agent_session: bool,
+    /// `sessionNotice`.
+    pub session_notice: Option<String>,
+    /// The thread: the selected session's messages.
+    pub thread: Vec<Message>,
+}

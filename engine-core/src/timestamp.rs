@@ -1,0 +1,111 @@
+//! Reading platform ISO-8601 timestamps into Unix milliseconds, to order sessions (OI-13).
+
+/// Parses `YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]` (a space may stand for `T`; no offset means UTC).
+/// Returns `None` for anything else.
+pub(crate) fn unix_ms(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let part = s.get(from..from + len)?;
+        if part.bytes().all(|c| c.is_ascii_digit()) {
+            part.parse().ok()
+        } else {
+            None
+        }
+    };
+    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
+        return None;
+    }
+    let (mut hour, mut minute, mut second, mut millis) = (0, 0, 0, 0);
+    let mut rest = s.get(10..)?;
+    if let Some(t) = rest.strip_prefix('T').or_else(|| rest.strip_prefix(' ')) {
+        let tb = t.as_bytes();
+        let tnum = |from: usize| -> Option<i64> {
+            let part = t.get(from..from + 2)?;
+            if part.bytes().all(|c| c.is_ascii_digit()) {
+                part.parse().ok()
+            } else {
+                None
+            }
+        };
+        hour = tnum(0)?;
+        minute = tnum(3)?;
+        if tb.get(2) != Some(&b':') || tb.get(5) != Some(&b':') {
+            return None;
+        }
+        second = tnum(6)?;
+        rest = t.get(8..)?;
+        if let Some(frac) = rest.strip_prefix('.') {
+            let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 {
+                return None;
+            }
+            let ms_digits: String = frac.chars().take(digits.min(3)).collect();
+            millis = format!("{ms_digits:0<3}").parse().ok()?;
+            rest = frac.get(digits..)?;
+        }
+    }
+    let offset_min = match rest {
+        "" | "Z" | "z" => 0,
+        o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) => {
+            let h: i64 = o.get(1..3)?.parse().ok()?;
+            let m: i64 = o.get(4..6)?.parse().ok()?;
+            let v = h * 60 + m;
+            if o.starts_with('-') { -v } else { v }
+        }
+        _ => return None,
+    };
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    Some(((days * 24 + hour) * 60 + minute - offset_min) * 60_000 + second * 1000 + millis)
+}
+
+/// Days since 1970-01-01 (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unix_ms;
+
+    #[test]
+    fn reads_common_forms() {
+        assert_eq!(unix_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(unix_ms("2026-10-02T08:15:00Z"), Some(1_759_392_900_000));
+        assert_eq!(
+            unix_ms("2026-10-02T10:15:00+02:00"),
+            Some(1_759_392_900_000)
+        );
+        assert_eq!(unix_ms("2026-10-02T08:15:00.5Z"), Some(1_759_392_900_500));
+        assert_eq!(
+            unix_ms("2026-10-02T08:15:00.123456Z"),
+            Some(1_759_392_900_123)
+        );
+        assert_eq!(unix_ms("2026-10-02"), Some(1_759_363_200_000));
+        for bad in [
+            "",
+            "x",
+            "2026-13-01T00:00:00Z",
+            "2026-10-02T08:15",
+            "2026-10-02T08:15:00+0200",
+            "２０２６-10-02",
+        ] {
+            assert_eq!(unix_ms(bad), None, "{bad}");
+        }
+    }
+}

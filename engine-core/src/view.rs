@@ -1,0 +1,180 @@
+//! Computing the [`Snapshot`] from the machines: each shared state in one place (SHR-1).
+
+use crate::api::ApiError;
+use crate::engine::Engine;
+use crate::input::SourceStatus;
+use crate::machines::default_session;
+use crate::machines::environment::State as EnvState;
+use crate::machines::hydration::Load;
+use crate::machines::opening::State as OpenState;
+use crate::machines::selection::{self, Origin};
+use crate::snapshot::{
+    DefaultSessionStatus, DetailSnapshot, DetailStatus, Readiness, ReadinessStatus, Snapshot,
+};
+
+/// A specific message for readiness: the platform's own text, or the error's when it is not an
+/// HTTP failure.
+fn specific(e: &ApiError) -> Option<String> {
+    match e {
+        ApiError::Http { server_message, .. } => server_message.clone(),
+        other => Some(other.to_string()).filter(|m| !m.trim().is_empty()),
+    }
+}
+
+fn is_not_found(e: &ApiError) -> bool {
+    e.status() == Some(404)
+}
+
+pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
+    let (inputs, env, default, opening, sel, hyd, delete_error) = engine.view_parts();
+    let selected = selection::selected(sel.state());
+    let launched = matches!(selected, Some((_, Origin::Launched)));
+    let default_state = inputs.shows_default_session && !launched;
+    let key = inputs.default_key();
+    let list = env.inner().current();
+    let default_uid = key.as_ref().and_then(|k| {
+        default.inner().opened(k).or_else(|| {
+            list?
+                .sessions
+                .iter()
+                .find(|s| {
+                    s.handle_unique_id.as_deref() == Some(k.handle.as_str())
+                        && s.agent_uid.as_deref() == Some(k.agent_uid.as_str())
+                })
+                .map(|s| s.uid.as_str())
+        })
+    });
+
+    // OI-23: the first matching case wins.
+    let (default_session_status, default_session_error) = if !default_state {
+        (DefaultSessionStatus::Idle, None)
+    } else if inputs.default_source_status() == SourceStatus::Error {
+        (DefaultSessionStatus::Error, None)
+    } else if inputs.default_source_status() != SourceStatus::Ready
+        || inputs.environment_uid.is_none()
+    {
+        (DefaultSessionStatus::Loading, None)
+    } else if inputs.default_agent().is_none() {
+        (DefaultSessionStatus::Missing, None)
+    } else if let Some(message) = key.as_ref().and_then(|k| default.inner().failure(k)) {
+        (DefaultSessionStatus::Error, Some(message.to_owned()))
+    } else {
+        let opening = matches!(default.state(), default_session::State::Opening { key: k, .. } if Some(k) == key.as_ref());
+        if opening || selected.map(|s| s.0) != default_uid || default_uid.is_none() {
+            (DefaultSessionStatus::Opening, None)
+        } else {
+            (DefaultSessionStatus::Ready, None)
+        }
+    };
+
+    let h = hyd.inner();
+    let latest_error = match env.state() {
+        EnvState::Failed { message } => Some(message.clone()),
+        _ => delete_error.map(str::to_owned),
+    };
+    let readiness = readiness(
+        engine,
+        selected.map(|s| s.0),
+        default_state,
+        latest_error.as_deref(),
+    );
+    let active_session_detail = h.session_uid.as_ref().map(|uid| {
+        let (status, error) = match &h.detail {
+            Load::Idle => (DetailStatus::Idle, None),
+            Load::Loading { previous: None, .. } => (DetailStatus::Loading, None),
+            Load::Loading {
+                previous: Some(_), ..
+            }
+            | Load::Loaded(_) => (DetailStatus::Ready, None),
+            Load::Failed(e) if is_not_found(e) => (DetailStatus::NotFound, Some(e.to_string())),
+            Load::Failed(e) => (DetailStatus::Error, Some(e.to_string())),
+        };
+        DetailSnapshot {
+            session_id: uid.clone(),
+            status,
+            error,
+            record: h.detail.value().map(|r| r.raw.clone()),
+            insights: h.insights.value().map(|i| i.raw.clone()),
+            insights_loading: h.insights.is_loading(),
+            insights_error: h.insights.error().map(|e| {
+                specific(e).unwrap_or_else(|| "Session insights request failed.".to_owned())
+            }),
+        }
+    });
+    Snapshot {
+        environment_uid: inputs.environment_uid.clone(),
+        is_visible: inputs.visible,
+        current_session_id: selected.map(|s| s.0.to_owned()),
+        selection_origin: selected.map(|s| s.1),
+        is_direct_launch_session: launched,
+        is_default_session: selected.is_some() && selected.map(|s| s.0) == default_uid,
+        default_session_status,
+        default_session_error,
+        active_session_readiness: readiness,
+        active_session_detail,
+        agent_sessions: list.map(|l| l.sessions.clone()).unwrap_or_default(),
+        latest_sessions_error: latest_error,
+        is_loading_latest_sessions: matches!(env.state(), EnvState::Reading { .. }),
+        is_creating_agent_session: !matches!(opening.state(), OpenState::Idle {}),
+        session_notice: sel.inner().notice.clone(),
+        thread: h.thread.clone(),
+    }
+}
+
+fn readiness(
+    engine: &Engine,
+    selected: Option<&str>,
+    default_state: bool,
+    latest_error: Option<&str>,
+) -> Readiness {
+    let (inputs, env, _, _, _, hyd, _) = engine.view_parts();
+    let h = hyd.inner();
+    let detail_ready = h.detail.value().is_some();
+    let history_ready = h.history.value().is_some();
+    let insights_ready = h.insights.value().is_some();
+    let (status, error) = if !inputs.visible {
+        (ReadinessStatus::Idle, None) // SHR-2
+    } else if let Some(_uid) = selected {
+        match (&h.detail, &h.history) {
+            (Load::Failed(e), _) if is_not_found(e) => (
+                ReadinessStatus::NotFound,
+                Some(specific(e).unwrap_or_else(|| "Session not found.".into())),
+            ),
+            (Load::Failed(e), _) => (
+                ReadinessStatus::Error,
+                Some(
+                    specific(e)
+                        .unwrap_or_else(|| "The session details could not be loaded.".into()),
+                ),
+            ),
+            (_, Load::Failed(e)) => (
+                ReadinessStatus::Error,
+                Some(specific(e).unwrap_or_else(|| "Session history request failed.".into())),
+            ),
+            _ if detail_ready && history_ready => (ReadinessStatus::Ready, None),
+            _ => (ReadinessStatus::Loading, None),
+        }
+    } else if default_state || inputs.avoid_implicit || inputs.environment_uid.is_none() {
+        (ReadinessStatus::Idle, None) // SHR-3: nothing selected on purpose
+    } else if let Some(message) = latest_error {
+        // FAIL-7: the list was needed to choose a session and failed.
+        let _ = message;
+        (
+            ReadinessStatus::Error,
+            Some("Choose or start a session before writing.".into()),
+        )
+    } else {
+        match env.state() {
+            EnvState::Unread {} | EnvState::Reading { .. } => (ReadinessStatus::Loading, None), // SHR-4
+            _ => (ReadinessStatus::Idle, None), // SHR-3: the list loaded empty
+        }
+    };
+    Readiness {
+        session_id: selected.map(str::to_owned),
+        status,
+        detail_ready,
+        history_ready,
+        insights_ready,
+        error,
+    }
+}
