@@ -1,0 +1,70 @@
+//! Platform answers used across the suite (shapes of `platform-api.md`, invented values).
+
+use serde_json::{Value, json};
+
+/// The Environment most tests run in.
+pub const ENV: &str = "env-1";
+/// A second Environment.
+pub const ENV2: &str = "env-2";
+/// The person.
+pub const USER: &str = "user-1";
+/// The default Agent.
+pub const AGENT: &str = "agent-1";
+/// Another Agent.
+pub const AGENT2: &str = "agent-2";
+/// The default handle.
+pub const HANDLE: &str = "ledger_default";
+
+/// A session record in `env`, for `agent`, started at minute `minute` of a fixed hour.
+pub fn record(uid: &str, agent: &str, env: &str, minute: u32) -> Value {
+    json!({
+        "uid": uid,
+        "agent_uid": agent,
+        "agent_name": "Ledger Helper",
+        "organization_environment_uid": env,
+        "name": format!("Session {uid}"),
+        "status": "completed",
+        "started_at": format!("2026-10-02T08:{minute:02}:00Z"),
+        "ended_at": null,
+        "llm_provider": "acme-cloud",
+        "llm_model": "acme-large",
+        "engine_name": "tau",
+        "is_archived": false,
+        "bound_handle": null
+    })
+}
+
+/// A record bound to a default-session handle.
+pub fn handle_record(uid: &str, agent: &str, env: &str, handle: &str, minute: u32) -> Value {
+    let mut r = record(uid, agent, env, minute);
+    if let Some(o) = r.as_object_mut() {
+        o.insert(
+            "bound_handle".into(),
+            json!({"uid": format!("h-{uid}"), "handle_unique_id": handle, "owner_user_uid": USER, "is_locked": false}),
+        );
+    }
+    r
+}
+
+/// A page of the session list.
+pub fn page(records: &[Value]) -> Value {
+    json!({"count": records.len(), "next": null, "previous": null, "results": records})
+}
+
+/// A history answer with one user and one assistant message.
+pub fn history(session: &str) -> Value {
+    json!({
+        "version": 1,
+        "session": {"sessionId": session, "threadId": session, "agentName": "Ledger Helper", "status": "completed"},
+        "messages": [
+            {"id": "m-1", "role": "user", "content": [{"type": "text", "text": "Total for Q3?"}]},
+            {"id": "m-2", "role": "assistant", "content": [{"type": "text", "text": "Q3 totals 4120."}]}
+        ],
+        "inProgressMessage": null
+    })
+}
+
+/// An insights answer.
+pub fn insights(session: &str) -> Value {
+    json!({"agent_session_uid": session, "has_insights": true, "harness": "tau"})
+}

@@ -1,0 +1,540 @@
+//! The test harness: one engine, a virtual clock, a scripted platform and a transcript.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use engine_core::{
+    ApiCall, Command, Config, DefaultSession, Engine, Event, HttpRequest, Input, Intent,
+    LaunchTarget, Person, RequestId, ResponseHead, Secret, Snapshot, StorageRequest,
+    TransportFailure,
+};
+use serde_json::Value;
+
+use crate::transcript::{call_name, event_line, intent_line, snapshot_diff};
+
+/// One HTTP intent the engine emitted.
+#[derive(Debug, Clone)]
+pub struct Sent {
+    /// Its id.
+    pub id: RequestId,
+    /// The typed call.
+    pub call: ApiCall,
+    /// The rendered request.
+    pub request: HttpRequest,
+    /// Virtual time it was emitted at (ms).
+    pub at_ms: u64,
+}
+
+/// An answer the scripted platform gives.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A JSON answer.
+    Json(u16, Value),
+    /// Raw bytes with a content type.
+    Raw {
+        /// The status.
+        status: u16,
+        /// `Content-Type`.
+        content_type: Option<String>,
+        /// The body.
+        body: Vec<u8>,
+    },
+    /// No answer (a transport failure).
+    NoAnswer,
+}
+
+type Script = Box<dyn FnMut(&ApiCall) -> Option<(u64, Reply)>>;
+
+/// A driven engine with a virtual clock.
+pub struct Harness {
+    engine: Engine,
+    epoch: Instant,
+    now_ms: u64,
+    transcript: Vec<String>,
+    sent: Vec<Sent>,
+    open: BTreeSet<RequestId>,
+    aborted: Vec<RequestId>,
+    events: Vec<Event>,
+    storage: Vec<StorageRequest>,
+    last: Snapshot,
+    script: Option<Script>,
+    deliveries: BTreeMap<(u64, u64), (RequestId, Reply)>,
+    seq: u64,
+}
+
+/// The platform base every harness engine uses.
+pub const BASE: &str = "https://platform.test";
+
+impl Default for Harness {
+    fn default() -> Self {
+        Harness::new()
+    }
+}
+
+impl Harness {
+    /// An engine at time 0 with seed 1.
+    pub fn new() -> Harness {
+        let config = Config::new(BASE).expect("valid base").with_seed(1);
+        Harness::with_config(config)
+    }
+
+    /// An engine with this configuration.
+    pub fn with_config(config: Config) -> Harness {
+        let epoch = Instant::now();
+        let engine = Engine::new(config, epoch);
+        let last = engine.snapshot();
+        let mut h = Harness {
+            engine,
+            epoch,
+            now_ms: 0,
+            transcript: Vec::new(),
+            sent: Vec::new(),
+            open: BTreeSet::new(),
+            aborted: Vec::new(),
+            events: Vec::new(),
+            storage: Vec::new(),
+            last,
+            script: None,
+            deliveries: BTreeMap::new(),
+            seq: 0,
+        };
+        h.step("new");
+        h
+    }
+
+    /// A visible chat for [`crate::fixtures::USER`] in [`crate::fixtures::ENV`].
+    pub fn visible_in_env() -> Harness {
+        let mut h = Harness::new();
+        h.person(crate::fixtures::USER);
+        h.env(Some(crate::fixtures::ENV));
+        h.visible(true);
+        h
+    }
+
+    fn at(&self) -> Instant {
+        self.epoch + Duration::from_millis(self.now_ms)
+    }
+
+    /// The engine, for direct calls.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Current virtual time in ms.
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
+    /// Installs a scripted platform: for every new request it returns `Some((latency_ms, reply))`
+    /// to answer it automatically, or `None` to leave it for the test.
+    pub fn script(&mut self, script: impl FnMut(&ApiCall) -> Option<(u64, Reply)> + 'static) {
+        self.script = Some(Box::new(script));
+    }
+
+    /// Drains intents and events after a mutation and records the step.
+    fn step(&mut self, label: &str) {
+        let mut lines = vec![format!("+{:>6} {label}", self.now_ms)];
+        while let Some(intent) = self.engine.poll_intent() {
+            lines.push(format!("    {}", intent_line(&intent)));
+            match intent {
+                Intent::Http { id, call, request } => {
+                    self.open.insert(id);
+                    if let Some(script) = self.script.as_mut() {
+                        if let Some((latency, reply)) = script(&call) {
+                            self.seq += 1;
+                            self.deliveries
+                                .insert((self.now_ms + latency, self.seq), (id, reply));
+                        }
+                    }
+                    self.sent.push(Sent {
+                        id,
+                        call,
+                        request,
+                        at_ms: self.now_ms,
+                    });
+                }
+                Intent::Abort { id } => {
+                    self.open.remove(&id);
+                    self.aborted.push(id);
+                }
+                Intent::Storage(s) => self.storage.push(s),
+            }
+        }
+        while let Some(event) = self.engine.poll_event() {
+            lines.push(format!("    {}", event_line(&event)));
+            self.events.push(event);
+        }
+        let now = self.engine.snapshot();
+        for d in snapshot_diff(&self.last, &now) {
+            lines.push(format!("    = {d}"));
+        }
+        if let Some(t) = self.engine.poll_timeout() {
+            assert!(
+                t > self.at(),
+                "poll_timeout lies at or before now: busy loop"
+            );
+        }
+        self.last = now;
+        self.transcript.push(lines.join("\n"));
+    }
+
+    /// Feeds a host input.
+    pub fn input(&mut self, input: Input) -> &mut Self {
+        let label = format!(
+            "input {}",
+            serde_json::to_string(&input).unwrap_or_default()
+        );
+        self.engine.handle_input(input, self.at());
+        self.step(&label);
+        self
+    }
+
+    /// Calls an action.
+    pub fn command(&mut self, command: Command) -> &mut Self {
+        self.input(Input::Command(command))
+    }
+
+    /// Sets the person (with a token).
+    pub fn person(&mut self, uid: &str) -> &mut Self {
+        self.input(Input::Person(Person {
+            user_uid: Some(uid.to_owned()),
+            token: Some(Secret::new("platform-token-secret")),
+            token_type: None,
+        }))
+    }
+
+    /// Sets `environmentUid`.
+    pub fn env(&mut self, env: Option<&str>) -> &mut Self {
+        self.input(Input::EnvironmentUid(env.map(str::to_owned)))
+    }
+
+    /// Sets `isVisible`.
+    pub fn visible(&mut self, v: bool) -> &mut Self {
+        self.input(Input::IsVisible(v))
+    }
+
+    /// Sets `requestedSessionId`.
+    pub fn requested(&mut self, id: Option<&str>) -> &mut Self {
+        self.input(Input::RequestedSessionId(id.map(str::to_owned)))
+    }
+
+    /// Sets `defaultSession` for `agent` with the default handle and name, status ready.
+    pub fn default_session(&mut self, agent: Option<&str>) -> &mut Self {
+        self.input(Input::DefaultSession(Some(DefaultSession {
+            agent_uid: agent.map(str::to_owned),
+            handle_unique_id: crate::fixtures::HANDLE.to_owned(),
+            name: "Ledger chat".to_owned(),
+            status: Default::default(),
+            unavailable_message: None,
+        })))
+    }
+
+    /// Sets `showsDefaultSession`.
+    pub fn shows_default(&mut self, v: bool) -> &mut Self {
+        self.input(Input::ShowsDefaultSession(v))
+    }
+
+    /// Sets `launchTarget`.
+    pub fn launch(&mut self, agent: &str, key: u64) -> &mut Self {
+        self.input(Input::LaunchTarget(Some(LaunchTarget {
+            agent_id: agent.to_owned(),
+            label: None,
+            launch_key: key,
+        })))
+    }
+
+    /// Sets `avoidImplicitSessionSelection`.
+    pub fn avoid_implicit(&mut self, v: bool) -> &mut Self {
+        self.input(Input::AvoidImplicitSessionSelection(v))
+    }
+
+    /// Moves the clock forward, delivering scripted answers and timeouts in time order.
+    pub fn advance(&mut self, ms: u64) -> &mut Self {
+        let target = self.now_ms + ms;
+        loop {
+            let next_delivery = self
+                .deliveries
+                .keys()
+                .next()
+                .map(|(at, _)| *at)
+                .filter(|at| *at <= target);
+            let next_timer = self
+                .engine
+                .poll_timeout()
+                .map(|t| {
+                    u64::try_from(t.duration_since(self.epoch).as_millis()).unwrap_or(u64::MAX)
+                })
+                .filter(|at| *at <= target);
+            match (next_delivery, next_timer) {
+                (Some(d), t) if t.is_none_or(|t| d <= t) => {
+                    self.now_ms = self.now_ms.max(d);
+                    let key = *self.deliveries.keys().next().expect("a delivery");
+                    let (id, reply) = self.deliveries.remove(&key).expect("a delivery");
+                    self.deliver(id, reply, None);
+                }
+                (_, Some(t)) => {
+                    self.now_ms = self.now_ms.max(t);
+                    self.engine.handle_timeout(self.at());
+                    self.step("timeout");
+                }
+                (None, None) => break,
+                (Some(_), None) => unreachable!(),
+            }
+        }
+        self.now_ms = target;
+        self
+    }
+
+    /// Delivers every scripted answer and timer, however far ahead.
+    pub fn run_until_idle(&mut self) -> &mut Self {
+        for _ in 0..10_000 {
+            let next = self.deliveries.keys().next().map(|(at, _)| *at);
+            match next {
+                Some(at) => {
+                    let ms = at.saturating_sub(self.now_ms);
+                    self.advance(ms);
+                }
+                None => return self,
+            }
+        }
+        panic!("scripted platform never went idle");
+    }
+
+    fn deliver(&mut self, id: RequestId, reply: Reply, chunk: Option<usize>) {
+        let at = self.at();
+        let label = match &reply {
+            Reply::Json(status, v) => format!("<- {id} {status} {v}"),
+            Reply::Raw { status, body, .. } => {
+                format!(
+                    "<- {id} {status} {:?}",
+                    String::from_utf8_lossy(body)
+                        .chars()
+                        .take(80)
+                        .collect::<String>()
+                )
+            }
+            Reply::NoAnswer => format!("<- {id} no answer"),
+        };
+        self.open.remove(&id);
+        match reply {
+            Reply::NoAnswer => self.engine.handle_failure(
+                id,
+                TransportFailure::no_answer("connection refused"),
+                at,
+            ),
+            Reply::Json(status, v) => {
+                self.engine
+                    .handle_response(id, ResponseHead::json(status), at);
+                self.feed(id, v.to_string().into_bytes(), chunk);
+                self.engine.handle_body_end(id, at);
+            }
+            Reply::Raw {
+                status,
+                content_type,
+                body,
+            } => {
+                self.engine.handle_response(
+                    id,
+                    ResponseHead {
+                        status,
+                        content_type,
+                    },
+                    at,
+                );
+                self.feed(id, body, chunk);
+                self.engine.handle_body_end(id, at);
+            }
+        }
+        self.step(&label);
+    }
+
+    fn feed(&mut self, id: RequestId, body: Vec<u8>, chunk: Option<usize>) {
+        let at = self.at();
+        let size = chunk.unwrap_or(body.len().max(1));
+        for piece in body.chunks(size.max(1)) {
+            self.engine
+                .handle_body_chunk(id, Bytes::copy_from_slice(piece), at);
+        }
+    }
+
+    /// Answers request `id` with a JSON body.
+    pub fn reply(&mut self, id: RequestId, status: u16, body: Value) -> &mut Self {
+        self.deliver(id, Reply::Json(status, body), None);
+        self
+    }
+
+    /// Answers request `id` with raw bytes, fed in chunks of `chunk` bytes (whole when `None`).
+    pub fn reply_raw(
+        &mut self,
+        id: RequestId,
+        status: u16,
+        content_type: Option<&str>,
+        body: &[u8],
+        chunk: Option<usize>,
+    ) -> &mut Self {
+        let reply = Reply::Raw {
+            status,
+            content_type: content_type.map(str::to_owned),
+            body: body.to_vec(),
+        };
+        self.deliver(id, reply, chunk);
+        self
+    }
+
+    /// Request `id` gets no answer.
+    pub fn fail(&mut self, id: RequestId) -> &mut Self {
+        self.deliver(id, Reply::NoAnswer, None);
+        self
+    }
+
+    /// Every HTTP intent so far, in order.
+    pub fn sent(&self) -> &[Sent] {
+        &self.sent
+    }
+
+    /// HTTP intents emitted at or after `mark` (a value of [`Harness::mark`]).
+    pub fn sent_since(&self, mark: usize) -> &[Sent] {
+        self.sent.get(mark..).unwrap_or(&[])
+    }
+
+    /// A position in the sent list.
+    pub fn mark(&self) -> usize {
+        self.sent.len()
+    }
+
+    /// How many sent requests match.
+    pub fn count(&self, pred: impl Fn(&ApiCall) -> bool) -> usize {
+        self.sent.iter().filter(|s| pred(&s.call)).count()
+    }
+
+    /// Requests neither answered nor aborted.
+    pub fn open_requests(&self) -> Vec<&Sent> {
+        self.sent
+            .iter()
+            .filter(|s| self.open.contains(&s.id))
+            .collect()
+    }
+
+    /// The newest open request matching `pred`.
+    pub fn pending(&self, pred: impl Fn(&ApiCall) -> bool) -> Option<RequestId> {
+        self.sent
+            .iter()
+            .rev()
+            .find(|s| self.open.contains(&s.id) && pred(&s.call))
+            .map(|s| s.id)
+    }
+
+    /// The newest open request matching `pred`; fails the test when there is none.
+    pub fn expect_pending(&self, what: &str, pred: impl Fn(&ApiCall) -> bool) -> RequestId {
+        match self.pending(pred) {
+            Some(id) => id,
+            None => panic!(
+                "no open {what} request; open: {:?}\n{}",
+                self.open_requests()
+                    .iter()
+                    .map(|s| call_name(&s.call))
+                    .collect::<Vec<_>>(),
+                self.transcript()
+            ),
+        }
+    }
+
+    /// The sent request with this id.
+    pub fn request(&self, id: RequestId) -> &Sent {
+        self.sent
+            .iter()
+            .find(|s| s.id == id)
+            .expect("a sent request")
+    }
+
+    /// Whether `id` was aborted.
+    pub fn was_aborted(&self, id: RequestId) -> bool {
+        self.aborted.contains(&id)
+    }
+
+    /// The open latest-sessions request (not Agent-filtered).
+    pub fn list_request(&self) -> RequestId {
+        self.expect_pending("latest-sessions", |c| {
+            matches!(c, ApiCall::ListSessions { agent: None, .. })
+        })
+    }
+
+    /// The open detail request for `uid`.
+    pub fn detail_request(&self, uid: &str) -> RequestId {
+        self.expect_pending(
+            "detail",
+            |c| matches!(c, ApiCall::GetSessionDetail { session_uid, .. } if session_uid == uid),
+        )
+    }
+
+    /// The open history request for `uid`.
+    pub fn history_request(&self, uid: &str) -> RequestId {
+        self.expect_pending(
+            "history",
+            |c| matches!(c, ApiCall::GetSessionHistory { session_uid } if session_uid == uid),
+        )
+    }
+
+    /// The open insights request for `uid`.
+    pub fn insights_request(&self, uid: &str) -> RequestId {
+        self.expect_pending(
+            "insights",
+            |c| matches!(c, ApiCall::GetSessionInsights { session_uid } if session_uid == uid),
+        )
+    }
+
+    /// The open get-or-create request.
+    pub fn get_or_create_request(&self) -> RequestId {
+        self.expect_pending("get-or-create", |c| {
+            matches!(c, ApiCall::GetOrCreateSession { .. })
+        })
+    }
+
+    /// Answers the open latest-sessions request with these records (a page).
+    pub fn answer_list(&mut self, records: &[Value]) -> &mut Self {
+        let id = self.list_request();
+        self.reply(id, 200, crate::fixtures::page(records))
+    }
+
+    /// Answers the open detail request of `uid` with `record`.
+    pub fn answer_detail(&mut self, uid: &str, record: Value) -> &mut Self {
+        let id = self.detail_request(uid);
+        self.reply(id, 200, record)
+    }
+
+    /// Answers the open history request of `uid` with the fixture history.
+    pub fn answer_history(&mut self, uid: &str) -> &mut Self {
+        let id = self.history_request(uid);
+        self.reply(id, 200, crate::fixtures::history(uid))
+    }
+
+    /// Answers detail and history of `uid` (the record in [`crate::fixtures::ENV`]).
+    pub fn hydrate(&mut self, uid: &str, agent: &str) -> &mut Self {
+        self.answer_detail(
+            uid,
+            crate::fixtures::record(uid, agent, crate::fixtures::ENV, 0),
+        );
+        self.answer_history(uid)
+    }
+
+    /// Every event so far.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// Every storage request so far.
+    pub fn storage(&self) -> &[StorageRequest] {
+        &self.storage
+    }
+
+    /// The engine's snapshot now.
+    pub fn snapshot(&self) -> Snapshot {
+        self.engine.snapshot()
+    }
+
+    /// The transcript so far, one block per step.
+    pub fn transcript(&self) -> String {
+        self.transcript.join("\n")
+    }
+}
