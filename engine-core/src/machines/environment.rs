@@ -179,12 +179,14 @@ impl Environment {
         self.agent_filter = None;
         if !self.lists.contains_key(&scope) {
             self.lists.insert(scope.clone(), ScopeList::default());
-            context
-                .io
-                .outbox
-                .push_back(Intent::Storage(StorageRequest::Load {
-                    key: scope.storage_key(),
-                }));
+            // Without an Environment no list can be read, so there is nothing to restore.
+            if scope.environment.is_some() {
+                let key = scope.storage_key();
+                context
+                    .io
+                    .outbox
+                    .push_back(Intent::Storage(StorageRequest::Load { key }));
+            }
         }
         self.scope = Some(scope);
     }
