@@ -314,6 +314,7 @@ impl Engine {
             .handle_with_context(&EnvEvent::ScopeChanged(scope), &mut ctx);
         p.opening.handle_with_context(&OpenEvent::Cancel, &mut ctx);
         p.selection.handle_with_context(&SelEvent::Clear, &mut ctx);
+        p.hydration.handle_with_context(&HydEvent::Reset, &mut ctx);
         for id in std::mem::take(&mut self.removals).into_keys() {
             self.io.abort(id);
         }

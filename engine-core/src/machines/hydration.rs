@@ -96,6 +96,8 @@ pub(crate) enum HydEvent<'a> {
     },
     /// `refreshSessionDetail()`.
     RefreshDetail,
+    /// The person or Environment changed: drop everything, even for the same session uid.
+    Reset,
     Answer(&'a Answer),
 }
 
@@ -119,6 +121,10 @@ impl Hydration {
                 Handled
             }
             HydEvent::RefreshDetail => Handled,
+            HydEvent::Reset => {
+                self.reset(context, None);
+                Transition(State::unselected())
+            }
         }
     }
 
@@ -160,6 +166,10 @@ impl Hydration {
 
     #[action]
     fn load(&mut self, context: &mut Ctx<'_>) {
+        // A detail that loaded while the chat was hidden still owes its insights (HYD-3).
+        if self.detail.value().is_some() && !self.insights_requested {
+            self.request_insights(context);
+        }
         self.request_detail(context);
         if !self.history_requested && !self.streaming {
             self.request_history(context);
@@ -284,7 +294,8 @@ impl Hydration {
                         .signals
                         .push_back(Signal::Upsert(SessionSummary::from(&record)));
                     self.detail = Load::Loaded(record);
-                    if !self.insights_requested {
+                    // HYD-3, HYD-12: after a loaded detail, and only while visible.
+                    if !self.insights_requested && context.inputs.visible {
                         self.request_insights(context);
                     }
                 }
