@@ -534,18 +534,19 @@ impl Engine {
             .launch_target
             .clone()
             .filter(|_| self.inputs.visible);
-        if let Some(target) = launch {
-            if self.opened_launch_key != Some(target.launch_key) {
-                // SEL-5 to SEL-7: once per launchKey, only while visible.
-                self.opened_launch_key = Some(target.launch_key);
-                self.open(
-                    OpenOp {
-                        kind: OpenKind::Launch,
-                        agent: non_blank(Some(&target.agent_id)),
-                    },
-                    now,
-                );
-            }
+        if let Some(target) = launch
+            && self.opened_launch_key != Some(target.launch_key)
+        {
+            // SEL-5 to SEL-7: once per launchKey, only while visible.
+            self.opened_launch_key = Some(target.launch_key);
+            let agent = non_blank(Some(&target.agent_id));
+            self.open(
+                OpenOp {
+                    kind: OpenKind::Launch,
+                    agent,
+                },
+                now,
+            );
         }
         let key = self.inputs.default_key();
         let (mut ctx, p) = self.ctx(now);
@@ -716,27 +717,27 @@ impl Parts<'_> {
 }
 
 /// Read access for the snapshot view.
+pub(crate) struct View<'a> {
+    pub inputs: &'a Inputs,
+    pub env: &'a InitializedStateMachine<Environment>,
+    pub default: &'a InitializedStateMachine<DefaultSessionMachine>,
+    pub opening: &'a InitializedStateMachine<Opening>,
+    pub selection: &'a InitializedStateMachine<Selection>,
+    pub hydration: &'a InitializedStateMachine<Hydration>,
+    pub delete_error: Option<&'a str>,
+}
+
 impl Engine {
-    pub(crate) fn view_parts(
-        &self,
-    ) -> (
-        &Inputs,
-        &InitializedStateMachine<Environment>,
-        &InitializedStateMachine<DefaultSessionMachine>,
-        &InitializedStateMachine<Opening>,
-        &InitializedStateMachine<Selection>,
-        &InitializedStateMachine<Hydration>,
-        Option<&str>,
-    ) {
-        (
-            &self.inputs,
-            &self.env,
-            &self.default,
-            &self.opening,
-            &self.selection,
-            &self.hydration,
-            self.delete_error.as_deref(),
-        )
+    pub(crate) fn view(&self) -> View<'_> {
+        View {
+            inputs: &self.inputs,
+            env: &self.env,
+            default: &self.default,
+            opening: &self.opening,
+            selection: &self.selection,
+            hydration: &self.hydration,
+            delete_error: self.delete_error.as_deref(),
+        }
     }
 }
 

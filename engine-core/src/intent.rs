@@ -21,6 +21,8 @@ impl fmt::Display for RequestId {
 }
 
 /// Work the shell must carry out. Drain with [`crate::Engine::poll_intent`].
+// Intents are built once and moved out once; boxing the request would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "intent", rename_all = "snake_case")]
 pub enum Intent {

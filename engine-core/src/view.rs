@@ -26,7 +26,15 @@ fn is_not_found(e: &ApiError) -> bool {
 }
 
 pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
-    let (inputs, env, default, opening, sel, hyd, delete_error) = engine.view_parts();
+    let crate::engine::View {
+        inputs,
+        env,
+        default,
+        opening,
+        selection: sel,
+        hydration: hyd,
+        delete_error,
+    } = engine.view();
     let selected = selection::selected(sel.state());
     let launched = matches!(selected, Some((_, Origin::Launched)));
     let default_state = inputs.shows_default_session && !launched;
@@ -127,7 +135,12 @@ fn readiness(
     default_state: bool,
     latest_error: Option<&str>,
 ) -> Readiness {
-    let (inputs, env, _, _, _, hyd, _) = engine.view_parts();
+    let crate::engine::View {
+        inputs,
+        env,
+        hydration: hyd,
+        ..
+    } = engine.view();
     let h = hyd.inner();
     let detail_ready = h.detail.value().is_some();
     let history_ready = h.history.value().is_some();

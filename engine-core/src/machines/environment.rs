@@ -27,6 +27,16 @@ pub(crate) struct Environment {
     lists: BTreeMap<ScopeKey, ScopeList>,
     /// Set by `startAgentSession(agent)`: later reads are narrowed to that Agent (OI-16).
     agent_filter: Option<AgentFilter>,
+    /// What the engine learned while a read was in flight: the answer describes the platform
+    /// as of the read's start, so sessions added since are kept and sessions removed since stay
+    /// removed.
+    since_read: Option<Vec<Change>>,
+}
+
+#[derive(Debug, Clone)]
+enum Change {
+    Added(Box<SessionSummary>),
+    Removed(String),
 }
 
 pub(crate) enum EnvEvent<'a> {
@@ -96,8 +106,14 @@ impl Environment {
                     agent: self.agent_filter.clone(),
                 };
                 match context.send(Owner::LatestSessions, call) {
-                    Ok(pending) => Transition(State::reading(pending)),
-                    Err(e) => Transition(State::failed(message_of(&e))),
+                    Ok(pending) => {
+                        self.since_read = Some(Vec::new());
+                        Transition(State::reading(pending))
+                    }
+                    Err(e) => {
+                        self.since_read = None;
+                        Transition(State::failed(message_of(&e)))
+                    }
                 }
             }
             _ => Super,
@@ -132,7 +148,10 @@ impl Environment {
                         self.replace_current(context, sessions);
                         Transition(State::read())
                     }
-                    Err(e) => Transition(State::failed(message_of(&e))),
+                    Err(e) => {
+                        self.since_read = None;
+                        Transition(State::failed(message_of(&e)))
+                    }
                 }
             }
             _ => Super,
@@ -177,6 +196,7 @@ fn sort_newest_first(sessions: &mut [SessionSummary]) {
 impl Environment {
     fn switch_scope(&mut self, context: &mut Ctx<'_>, scope: ScopeKey) {
         self.agent_filter = None;
+        self.since_read = None;
         if !self.lists.contains_key(&scope) {
             self.lists.insert(scope.clone(), ScopeList::default());
             // Without an Environment no list can be read, so there is nothing to restore.
@@ -218,15 +238,31 @@ impl Environment {
     }
 
     fn replace_current(&mut self, context: &mut Ctx<'_>, mut sessions: Vec<SessionSummary>) {
-        sort_newest_first(&mut sessions);
-        if let Some(list) = self.current_mut() {
-            list.sessions = sessions;
-            list.from_platform = true;
+        for change in self.since_read.take().unwrap_or_default() {
+            match change {
+                Change::Added(s) => {
+                    if !sessions.iter().any(|x| x.uid == s.uid) {
+                        sessions.push(*s);
+                    }
+                }
+                Change::Removed(uid) => sessions.retain(|x| x.uid != uid),
+            }
         }
-        self.save(context);
+        sort_newest_first(&mut sessions);
+        let Some(list) = self.current_mut() else {
+            return;
+        };
+        list.from_platform = true;
+        if list.sessions != sessions {
+            list.sessions = sessions;
+            self.save(context);
+        }
     }
 
     fn upsert(&mut self, context: &mut Ctx<'_>, session: &SessionSummary) {
+        if let Some(changes) = self.since_read.as_mut() {
+            changes.push(Change::Added(Box::new(session.clone())));
+        }
         let Some(list) = self.current_mut() else {
             return;
         };
@@ -243,6 +279,9 @@ impl Environment {
     }
 
     fn remove(&mut self, context: &mut Ctx<'_>, uid: &str) {
+        if let Some(changes) = self.since_read.as_mut() {
+            changes.push(Change::Removed(uid.to_owned()));
+        }
         let Some(list) = self.current_mut() else {
             return;
         };
@@ -258,13 +297,14 @@ impl Environment {
         if scope.storage_key() != key {
             return;
         }
-        if let Some(list) = self.current_mut() {
-            if !list.from_platform && list.sessions.is_empty() {
-                let mut restored: Vec<SessionSummary> = sessions.to_vec();
-                restored.retain(|s| crate::intent::check_id("session", &s.uid).is_ok());
-                sort_newest_first(&mut restored);
-                list.sessions = restored;
-            }
+        if let Some(list) = self.current_mut()
+            && !list.from_platform
+            && list.sessions.is_empty()
+        {
+            let mut restored: Vec<SessionSummary> = sessions.to_vec();
+            restored.retain(|s| crate::intent::check_id("session", &s.uid).is_ok());
+            sort_newest_first(&mut restored);
+            list.sessions = restored;
         }
     }
 }

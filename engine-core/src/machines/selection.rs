@@ -84,6 +84,7 @@ impl Selection {
     }
 
     /// One session is selected (SEL-1).
+    #[allow(clippy::ptr_arg)] // statig hands state-local fields by reference
     #[state]
     fn selected(
         &mut self,
@@ -176,11 +177,12 @@ impl Selection {
                 (_, desired) => self.go(current, desired.map(|d| (d, Origin::Default))),
             };
         }
-        if current.is_none() && (facts.implicit_allowed || self.newest_wanted) {
-            if let Some(newest) = self.newest(facts) {
-                self.newest_wanted = false;
-                return self.go(current, Some((newest, Origin::Newest)));
-            }
+        if current.is_none()
+            && (facts.implicit_allowed || self.newest_wanted)
+            && let Some(newest) = self.newest(facts)
+        {
+            self.newest_wanted = false;
+            return self.go(current, Some((newest, Origin::Newest)));
         }
         Handled
     }
