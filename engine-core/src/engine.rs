@@ -604,6 +604,16 @@ impl Engine {
             },
             &mut ctx,
         );
+        // REQ-3: a selected session whose detail has loaded stays in the list, whatever a later
+        // list read (which may not name it) says.
+        let loaded = p.hydration.inner().detail.value();
+        if let Some(record) = loaded.filter(|r| selected == Some(r.uid.as_str()))
+            && !p.env.inner().sessions().iter().any(|s| s.uid == record.uid)
+        {
+            let summary = crate::input::SessionSummary::from(record);
+            p.env
+                .handle_with_context(&EnvEvent::Upsert(&summary), &mut ctx);
+        }
     }
 
     /// Relays queued signals; true when there were any.

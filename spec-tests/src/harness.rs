@@ -140,12 +140,12 @@ impl Harness {
             match intent {
                 Intent::Http { id, call, request } => {
                     self.open.insert(id);
-                    if let Some(script) = self.script.as_mut() {
-                        if let Some((latency, reply)) = script(&call) {
-                            self.seq += 1;
-                            self.deliveries
-                                .insert((self.now_ms + latency, self.seq), (id, reply));
-                        }
+                    if let Some(script) = self.script.as_mut()
+                        && let Some((latency, reply)) = script(&call)
+                    {
+                        self.seq += 1;
+                        self.deliveries
+                            .insert((self.now_ms + latency, self.seq), (id, reply));
                     }
                     self.sent.push(Sent {
                         id,

@@ -9,6 +9,7 @@
 //! INV-4: with showsDefaultSession and no default Agent, no session but a launched one is selected.
 //! HYD-12: while the chat is hidden no detail, history, insights or latest-sessions read is emitted.
 //! DEF-6: no get-or-create without a default Agent uid.
+//! INV-9: every request matches an endpoint of the catalog (OI-11), with every id one segment.
 //! Timer sanity: `poll_timeout` never lies at or before now.
 
 #![allow(
@@ -165,7 +166,7 @@ fn answer(call: &ApiCall, kind: Kind, variant: u8) -> (u16, Vec<u8>) {
                         ) => a.as_str(),
                         None => agent_of(variant.wrapping_add(i as u8)),
                     };
-                    if (variant >> 3) % 2 == 0 {
+                    if (variant >> 3).is_multiple_of(2) {
                         handle_record(
                             uid,
                             agent,
@@ -212,6 +213,51 @@ fn answer(call: &ApiCall, kind: Kind, variant: u8) -> (u16, Vec<u8>) {
             json(200, record(session_uid, "agent-1", "env-1", 1))
         }
         ApiCall::DeleteSession { .. } => (204, Vec::new()),
+    }
+}
+
+/// INV-9: the endpoint table of OI-11 (platform requests only, in this release).
+fn allowed(r: &engine_core::HttpRequest) -> bool {
+    use engine_core::Method::{Delete, Get, Post};
+    let segs: Vec<&str> = r.path.split('/').collect();
+    let id = |s: &str| !s.is_empty() && !s.contains(['?', '#', ' ']) && s != "." && s != "..";
+    if r.target != engine_core::Target::Platform
+        || !r.path.ends_with('/')
+        || r.base != spec_tests::BASE
+    {
+        return false;
+    }
+    match (r.method, segs.as_slice()) {
+        (Get, ["", "api", "v1", "agent-sessions", ""]) => true,
+        (Get | Delete, ["", "api", "v1", "agent-sessions", s, ""]) => id(s),
+        (
+            Get,
+            [
+                "",
+                "api",
+                "v1",
+                "agent-sessions",
+                s,
+                "history" | "insights",
+                "",
+            ],
+        ) => id(s),
+        (Post, ["", "api", "v1", "agent-sessions", s, "archive", ""]) => id(s),
+        (Post, ["", "api", "v1", "agents", a, "start-new-session", ""]) => id(a),
+        (
+            Post,
+            [
+                "",
+                "api",
+                "v1",
+                "agents",
+                a,
+                "sessions",
+                "get-or-create-session",
+                "",
+            ],
+        ) => id(a),
+        _ => false,
     }
 }
 
@@ -467,6 +513,12 @@ impl Model {
                     || matches!(s.call, ApiCall::ListSessions { agent: None, .. });
                 assert!(!hidden_read, "{:?} emitted while hidden", s.call);
             }
+            assert!(
+                allowed(&s.request),
+                "INV-9: request outside the endpoint table: {} {}",
+                s.request.method.as_str(),
+                s.request.path
+            );
             // DEF-6: a get-or-create always names the current default Agent.
             if let ApiCall::GetOrCreateSession { agent_uid, .. } = &s.call {
                 assert_eq!(
