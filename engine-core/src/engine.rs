@@ -666,9 +666,12 @@ impl Engine {
                         &mut ctx,
                     );
                 }
-                Signal::Notice(text) => {
-                    p.selection
-                        .handle_with_context(&SelEvent::Notice(Some(&text)), &mut ctx);
+                Signal::Notice { session_uid, text } => {
+                    let current = selection::selected(p.selection.state()).map(|s| s.0);
+                    if current == Some(session_uid.as_str()) {
+                        p.selection
+                            .handle_with_context(&SelEvent::Notice(Some(&text)), &mut ctx);
+                    }
                 }
                 Signal::Removed {
                     session_uid,

@@ -103,7 +103,7 @@ pub struct GetOrCreateBody {
     pub llm_thinking: Option<String>,
 }
 
-/// A platform call in domain terms. Tests and traces show these; [`ApiCall::render`] turns one
+/// A platform call in domain terms. Tests and traces show these; the engine renders each one
 /// into the bytes on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "call", rename_all = "snake_case")]

@@ -5,21 +5,645 @@
     clippy::indexing_slicing,
     missing_docs
 )]
-use engine_core::*;
-use spec_tests::Harness;
-use spec_tests::fixtures::*;
+//! HYD: hydration of the selected session (detail, history, insights, the thread and readiness).
+//!
+//! The two streaming rules of this section (no history read or applied while an answer streams)
+//! need streamed answers, which the engine does not have yet: they are not covered here.
 
-#[test]
-fn explore() {
+use engine_core::message::{MessageStatus, Part, Role};
+use engine_core::{ApiCall, Input, Method, Person, ReadinessStatus, Secret};
+use serde_json::{Value, json};
+use spec_tests::fixtures::{AGENT, ENV, ENV2, USER, insights, page, record};
+use spec_tests::{BASE, Harness};
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+fn is_detail(c: &ApiCall, uid: &str) -> bool {
+    matches!(c, ApiCall::GetSessionDetail { session_uid, .. } if session_uid == uid)
+}
+
+fn is_history(c: &ApiCall, uid: &str) -> bool {
+    matches!(c, ApiCall::GetSessionHistory { session_uid } if session_uid == uid)
+}
+
+fn is_insights(c: &ApiCall, uid: &str) -> bool {
+    matches!(c, ApiCall::GetSessionInsights { session_uid } if session_uid == uid)
+}
+
+fn is_session_read(c: &ApiCall) -> bool {
+    matches!(
+        c,
+        ApiCall::GetSessionDetail { .. }
+            | ApiCall::GetSessionHistory { .. }
+            | ApiCall::GetSessionInsights { .. }
+    )
+}
+
+fn details(h: &Harness, uid: &str) -> usize {
+    h.count(|c| is_detail(c, uid))
+}
+
+fn histories(h: &Harness, uid: &str) -> usize {
+    h.count(|c| is_history(c, uid))
+}
+
+fn insights_reqs(h: &Harness, uid: &str) -> usize {
+    h.count(|c| is_insights(c, uid))
+}
+
+fn status(h: &Harness) -> ReadinessStatus {
+    h.snapshot().active_session_readiness.status
+}
+
+fn thread_ids(h: &Harness) -> Vec<String> {
+    h.snapshot().thread.iter().map(|m| m.id.clone()).collect()
+}
+
+/// A history answer with these `(id, role, text)` messages.
+fn history_with(session: &str, messages: &[(&str, &str, &str)]) -> Value {
+    let messages: Vec<Value> = messages
+        .iter()
+        .map(|(id, role, text)| {
+            json!({"id": id, "role": role, "content": [{"type": "text", "text": text}]})
+        })
+        .collect();
+    json!({
+        "version": 1,
+        "session": {"sessionId": session, "threadId": session, "status": "completed"},
+        "messages": messages,
+        "inProgressMessage": null
+    })
+}
+
+/// A visible chat whose latest-sessions list (one session, `uid`) has loaded: `uid` is selected
+/// as the newest session and its detail and history are in flight.
+fn selected(uid: &str) -> Harness {
     let mut h = Harness::visible_in_env();
-    h.answer_list(&[record("s-1", AGENT, ENV, 1), record("s-2", AGENT, ENV, 2)]);
+    h.answer_list(&[record(uid, AGENT, ENV, 0)]);
+    assert_eq!(h.snapshot().current_session_id.as_deref(), Some(uid));
+    h
+}
+
+/// `selected(uid)` with detail, history and insights loaded.
+fn ready(uid: &str) -> Harness {
+    let mut h = selected(uid);
+    h.hydrate(uid, AGENT);
+    let id = h.insights_request(uid);
+    h.reply(id, 200, insights(uid));
+    assert_eq!(status(&h), ReadinessStatus::Ready);
+    h
+}
+
+// ---------------------------------------------------------------------------------------------
+// HYD-1, HYD-2
+
+/// HYD-1: a visible chat with a selected session emits GET /api/v1/agent-sessions/{uid}/ for it,
+/// once, with the person's credential and the Environment (ENV-6).
+#[test]
+fn hyd_1_detail_is_requested_for_the_selected_session_while_visible() {
+    let h = selected("s-1");
+    assert_eq!(details(&h, "s-1"), 1);
+    let sent = h.request(h.detail_request("s-1"));
+    let r = &sent.request;
+    assert_eq!(r.method, Method::Get);
+    assert_eq!(r.path, "/api/v1/agent-sessions/s-1/");
+    assert_eq!(
+        r.query,
+        vec![("organization_environment_uid".to_owned(), ENV.to_owned())]
+    );
+    assert_eq!(
+        r.url(),
+        format!("{BASE}/api/v1/agent-sessions/s-1/?organization_environment_uid={ENV}")
+    );
+    assert_eq!(
+        r.header("Authorization"),
+        Some("Bearer platform-token-secret")
+    );
+    assert_eq!(r.header("Accept"), Some("application/json"));
+    assert!(r.body.is_none());
+}
+
+/// HYD-1: a session selected any other way (here requested before the list answers) gets its
+/// detail request as well; nothing waits for the list.
+#[test]
+fn hyd_1_detail_is_requested_for_a_requested_session_before_the_list_answers() {
+    let mut h = Harness::visible_in_env();
+    let list = h.list_request();
+    h.requested(Some("s-7"));
+    assert_eq!(details(&h, "s-7"), 1);
+    assert!(h.pending(|c| matches!(c, ApiCall::ListSessions { .. })) == Some(list));
+}
+
+/// HYD-2: the history request goes out alongside the detail request, in the same step and before
+/// any detail answer; it is GET /api/v1/agent-sessions/{uid}/history/ without a query or body.
+#[test]
+fn hyd_2_history_is_requested_together_with_the_detail() {
+    let mut h = Harness::visible_in_env();
+    let mark = h.mark();
+    h.answer_list(&[record("s-1", AGENT, ENV, 0)]);
+    let step: Vec<&ApiCall> = h.sent_since(mark).iter().map(|s| &s.call).collect();
+    assert_eq!(step.len(), 2, "{step:?}");
+    assert!(step.iter().any(|c| is_detail(c, "s-1")));
+    assert!(step.iter().any(|c| is_history(c, "s-1")));
+    let r = &h.request(h.history_request("s-1")).request;
+    assert_eq!(r.method, Method::Get);
+    assert_eq!(r.path, "/api/v1/agent-sessions/s-1/history/");
+    assert!(r.query.is_empty());
+    assert!(r.body.is_none());
+    assert_eq!(
+        r.header("Authorization"),
+        Some("Bearer platform-token-secret")
+    );
+    // Still open together: the history did not wait for the detail.
+    assert!(h.pending(|c| is_detail(c, "s-1")).is_some());
+    assert_eq!(histories(&h, "s-1"), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HYD-3
+
+/// HYD-3: insights are requested only once the detail has loaded: not with the detail, not after
+/// the history, and exactly once after the detail answer.
+#[test]
+fn hyd_3_insights_follow_a_loaded_detail() {
+    let mut h = selected("s-1");
+    assert_eq!(insights_reqs(&h, "s-1"), 0);
+    h.answer_history("s-1");
+    assert_eq!(
+        insights_reqs(&h, "s-1"),
+        0,
+        "insights before the detail answer"
+    );
+    h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    assert_eq!(insights_reqs(&h, "s-1"), 1);
+    let r = &h.request(h.insights_request("s-1")).request;
+    assert_eq!(r.method, Method::Get);
+    assert_eq!(r.path, "/api/v1/agent-sessions/s-1/insights/");
+    assert!(r.query.is_empty());
+    assert!(r.body.is_none());
+}
+
+/// HYD-3: a failed detail (404, another HTTP error, no answer, a malformed body, a record from
+/// another Environment) is never followed by an insights request.
+#[test]
+fn hyd_3_no_insights_after_a_failed_detail() {
+    type Answer = Box<dyn Fn(&mut Harness, engine_core::RequestId)>;
+    let answers: Vec<(&str, Answer)> = vec![
+        (
+            "404",
+            Box::new(|h, id| {
+                h.reply(id, 404, json!({"detail": "Not found."}));
+            }),
+        ),
+        (
+            "500",
+            Box::new(|h, id| {
+                h.reply(id, 500, json!({"detail": "Boom."}));
+            }),
+        ),
+        (
+            "no answer",
+            Box::new(|h, id| {
+                h.fail(id);
+            }),
+        ),
+        (
+            "malformed",
+            Box::new(|h, id| {
+                h.reply_raw(id, 200, Some("application/json"), b"{\"uid\": ", None);
+            }),
+        ),
+        (
+            "other environment",
+            Box::new(|h, id| {
+                h.reply(id, 200, record("s-1", AGENT, ENV2, 0));
+            }),
+        ),
+    ];
+    for (name, answer) in answers {
+        let mut h = selected("s-1");
+        let id = h.detail_request("s-1");
+        answer(&mut h, id);
+        h.answer_history("s-1");
+        assert_eq!(
+            insights_reqs(&h, "s-1"),
+            0,
+            "{name}: insights after a failed detail"
+        );
+        assert!(
+            matches!(
+                status(&h),
+                ReadinessStatus::Error | ReadinessStatus::NotFound
+            ),
+            "{name}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HYD-4
+
+/// HYD-4: a loaded history replaces the thread: afterwards it holds exactly the history's
+/// messages, in order, and none of the thread shown before (another session's).
+#[test]
+fn hyd_4_loaded_history_replaces_the_thread() {
+    let mut h = ready("s-1");
+    let thread = h.snapshot().thread;
+    assert_eq!(thread_ids(&h), ["m-1", "m-2"]);
+    assert_eq!(thread[0].role, Role::User);
+    assert_eq!(
+        thread[0].parts,
+        [Part::Text {
+            text: "Total for Q3?".into()
+        }]
+    );
+    assert_eq!(thread[1].role, Role::Assistant);
+    assert_eq!(thread[1].status, MessageStatus::Complete);
+
+    h.requested(Some("s-2"));
+    let id = h.history_request("s-2");
+    h.reply(
+        id,
+        200,
+        history_with(
+            "s-2",
+            &[
+                ("m-7", "user", "Budget for Q4?"),
+                ("m-8", "assistant", "Q4 budget is 5000."),
+                ("m-9", "user", "Thanks."),
+            ],
+        ),
+    );
+    let thread = h.snapshot().thread;
+    assert_eq!(thread_ids(&h), ["m-7", "m-8", "m-9"]);
+    assert_eq!(
+        thread[1].parts,
+        [Part::Text {
+            text: "Q4 budget is 5000.".into()
+        }]
+    );
+    assert!(
+        thread.iter().all(|m| m.id != "m-1" && m.id != "m-2"),
+        "messages of the earlier thread survived"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// HYD-5, HYD-6
+
+/// HYD-5, HYD-6: detail first, then history: loading while only the detail has loaded, ready once
+/// both have.
+#[test]
+fn hyd_5_hyd_6_ready_after_detail_then_history() {
+    let mut h = selected("s-1");
+    assert_eq!(status(&h), ReadinessStatus::Loading);
+    h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    let r = h.snapshot().active_session_readiness;
+    assert_eq!(r.status, ReadinessStatus::Loading);
+    assert!(r.detail_ready && !r.history_ready);
+    h.answer_history("s-1");
+    let r = h.snapshot().active_session_readiness;
+    assert_eq!(r.status, ReadinessStatus::Ready);
+    assert!(r.detail_ready && r.history_ready);
+    assert_eq!(r.session_id.as_deref(), Some("s-1"));
+    assert_eq!(r.error, None);
+}
+
+/// HYD-5, HYD-6: history first, then detail: loading while only the history has loaded, ready once
+/// both have.
+#[test]
+fn hyd_5_hyd_6_ready_after_history_then_detail() {
+    let mut h = selected("s-1");
+    h.answer_history("s-1");
+    let r = h.snapshot().active_session_readiness;
+    assert_eq!(r.status, ReadinessStatus::Loading);
+    assert!(!r.detail_ready && r.history_ready);
+    h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    assert_eq!(status(&h), ReadinessStatus::Ready);
+}
+
+/// HYD-5: both loaded while the chat is hidden part of the way: readiness is ready only while
+/// visible (idle while hidden, SHR-2), and ready again at once when the chat returns.
+#[test]
+fn hyd_5_ready_requires_visibility() {
+    let mut h = selected("s-1");
+    h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    h.visible(false);
+    h.answer_history("s-1");
+    assert_eq!(status(&h), ReadinessStatus::Idle);
+    h.visible(true);
+    assert_eq!(status(&h), ReadinessStatus::Ready);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HYD-7
+
+/// HYD-7: readiness is ready while the insights request is still open, and stays ready whatever
+/// the insights answer is (success, 404, 500, no answer, a malformed body).
+#[test]
+fn hyd_7_insights_never_gate_readiness() {
+    type Answer = Box<dyn Fn(&mut Harness, engine_core::RequestId)>;
+    let answers: Vec<(&str, Answer)> = vec![
+        (
+            "200",
+            Box::new(|h, id| {
+                h.reply(id, 200, insights("s-1"));
+            }),
+        ),
+        (
+            "404",
+            Box::new(|h, id| {
+                h.reply(id, 404, json!({"detail": "Not found."}));
+            }),
+        ),
+        (
+            "500",
+            Box::new(|h, id| {
+                h.reply(id, 500, json!({"detail": "Insights exploded."}));
+            }),
+        ),
+        (
+            "no answer",
+            Box::new(|h, id| {
+                h.fail(id);
+            }),
+        ),
+        (
+            "malformed",
+            Box::new(|h, id| {
+                h.reply_raw(id, 200, Some("application/json"), b"[1, 2", None);
+            }),
+        ),
+    ];
+    for (name, answer) in answers {
+        let mut h = selected("s-1");
+        h.hydrate("s-1", AGENT);
+        let id = h.insights_request("s-1");
+        assert_eq!(
+            status(&h),
+            ReadinessStatus::Ready,
+            "{name}: insights pending"
+        );
+        assert!(!h.snapshot().active_session_readiness.insights_ready);
+        answer(&mut h, id);
+        let r = h.snapshot().active_session_readiness;
+        assert_eq!(r.status, ReadinessStatus::Ready, "{name}: after the answer");
+        assert_eq!(r.error, None, "{name}");
+    }
+}
+
+/// HYD-7: insights that answer before the history do not make the session ready.
+#[test]
+fn hyd_7_loaded_insights_do_not_replace_history() {
+    let mut h = selected("s-1");
+    h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    let id = h.insights_request("s-1");
+    h.reply(id, 200, insights("s-1"));
+    let r = h.snapshot().active_session_readiness;
+    assert!(r.insights_ready);
+    assert_eq!(r.status, ReadinessStatus::Loading);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HYD-8
+
+/// HYD-8: a 404 history is a loaded, empty transcript: the thread is empty (the earlier session's
+/// messages included), readiness becomes ready, and there is no error, notice or notify.
+#[test]
+fn hyd_8_history_404_is_an_empty_transcript() {
+    let mut h = ready("s-1");
+    assert_eq!(thread_ids(&h), ["m-1", "m-2"]);
+    h.requested(Some("s-2"));
+    h.answer_detail("s-2", record("s-2", AGENT, ENV, 0));
+    let id = h.history_request("s-2");
+    h.reply(id, 404, json!({"detail": "Not found."}));
+    let s = h.snapshot();
+    assert!(s.thread.is_empty(), "thread: {:?}", s.thread);
+    assert_eq!(s.active_session_readiness.status, ReadinessStatus::Ready);
+    assert!(s.active_session_readiness.history_ready);
+    assert_eq!(s.active_session_readiness.error, None);
+    assert_eq!(s.session_notice, None);
+    assert!(h.events().is_empty(), "events: {:?}", h.events());
+}
+
+/// HYD-8: a 404 with a non-JSON body counts the same way.
+#[test]
+fn hyd_8_history_404_with_a_text_body() {
+    let mut h = selected("s-1");
+    h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    let id = h.history_request("s-1");
+    h.reply_raw(id, 404, Some("text/html"), b"<h1>Not Found</h1>", None);
+    let s = h.snapshot();
+    assert!(s.thread.is_empty());
+    assert_eq!(s.active_session_readiness.status, ReadinessStatus::Ready);
+    assert_eq!(s.session_notice, None);
+    assert!(h.events().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// HYD-9
+
+/// HYD-9: refreshSessionDetail() reads the detail of a ready session again; readiness stays ready
+/// while that read runs and after it answers.
+#[test]
+fn hyd_9_detail_refetch_keeps_readiness_ready() {
+    let mut h = ready("s-1");
+    h.command(engine_core::Command::RefreshSessionDetail);
+    assert_eq!(details(&h, "s-1"), 2);
+    assert!(h.pending(|c| is_detail(c, "s-1")).is_some());
+    let r = h.snapshot().active_session_readiness;
+    assert_eq!(r.status, ReadinessStatus::Ready);
+    assert!(r.detail_ready);
+    let mut changed = record("s-1", AGENT, ENV, 0);
+    changed["name"] = json!("Renamed");
+    h.answer_detail("s-1", changed);
+    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(
+        h.snapshot().active_session_detail.unwrap().record.unwrap()["name"],
+        json!("Renamed")
+    );
+}
+
+/// HYD-9: a new person token reads the detail again (OI-26); readiness stays ready meanwhile.
+#[test]
+fn hyd_9_token_change_refetches_detail_and_stays_ready() {
+    let mut h = ready("s-1");
+    h.input(Input::Person(Person {
+        user_uid: Some(USER.to_owned()),
+        token: Some(Secret::new("a-new-token")),
+        token_type: None,
+    }));
+    assert_eq!(details(&h, "s-1"), 2);
+    let id = h.detail_request("s-1");
+    assert_eq!(
+        h.request(id).request.header("Authorization"),
+        Some("Bearer a-new-token")
+    );
+    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(histories(&h, "s-1"), 1);
+    h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    assert_eq!(status(&h), ReadinessStatus::Ready);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HYD-12
+
+/// HYD-12: while the chat is hidden, a requested session gets no detail, history or insights
+/// request, and the latest-sessions list is not read either; nothing at all goes out.
+#[test]
+fn hyd_12_hidden_chat_requests_nothing_for_a_requested_session() {
+    let mut h = Harness::new();
+    h.person(USER);
+    h.env(Some(ENV));
+    h.requested(Some("s-1"));
+    assert_eq!(h.snapshot().current_session_id.as_deref(), Some("s-1"));
+    h.visible(false);
+    assert!(h.sent().is_empty(), "sent while hidden: {:?}", h.sent());
+    h.visible(true);
+    assert_eq!(details(&h, "s-1"), 1);
+    assert_eq!(histories(&h, "s-1"), 1);
+}
+
+/// HYD-12: the default session opened while hidden (its get-or-create is not gated, OI-25) is
+/// selected but not hydrated, and no list is read, until the chat is visible.
+#[test]
+fn hyd_12_hidden_default_session_is_not_hydrated() {
+    let mut h = Harness::new();
+    h.person(USER);
+    h.env(Some(ENV));
+    h.shows_default(true);
+    h.default_session(Some(AGENT));
+    let id = h.get_or_create_request();
+    h.reply(
+        id,
+        201,
+        spec_tests::fixtures::handle_record("s-d", AGENT, ENV, spec_tests::fixtures::HANDLE, 0),
+    );
+    assert_eq!(h.snapshot().current_session_id.as_deref(), Some("s-d"));
+    assert_eq!(h.count(is_session_read), 0);
+    assert_eq!(
+        h.count(|c| matches!(c, ApiCall::ListSessions { .. })),
+        0,
+        "list read while hidden"
+    );
+    h.visible(true);
+    assert_eq!(details(&h, "s-d"), 1);
+    assert_eq!(histories(&h, "s-d"), 1);
+}
+
+/// HYD-12: once the chat is hidden, a new selection is not hydrated, and a list answer that
+/// selects a session while hidden requests nothing either.
+#[test]
+fn hyd_12_selection_changes_while_hidden_request_nothing() {
+    let mut h = Harness::visible_in_env();
+    let list = h.list_request();
+    h.visible(false);
+    let mark = h.mark();
+    h.reply(
+        list,
+        200,
+        page(&[record("s-1", AGENT, ENV, 1), record("s-2", AGENT, ENV, 2)]),
+    );
+    h.requested(Some("s-9"));
+    assert_eq!(h.snapshot().current_session_id.as_deref(), Some("s-9"));
+    assert!(
+        h.sent_since(mark).is_empty(),
+        "sent while hidden: {:?}",
+        h.sent_since(mark)
+    );
+}
+
+/// HYD-12, HYD-3: a detail answer that arrives after the chat was hidden does not emit the
+/// insights request while the chat is hidden; the insights follow once the chat is visible again,
+/// exactly once.
+#[test]
+fn hyd_12_no_insights_request_while_hidden() {
+    let mut h = selected("s-1");
+    let detail = h.detail_request("s-1");
+    h.visible(false);
+    let mark = h.mark();
+    h.reply(detail, 200, record("s-1", AGENT, ENV, 0));
+    h.answer_history("s-1");
+    assert!(
+        h.sent_since(mark).is_empty(),
+        "sent while hidden: {:?}",
+        h.sent_since(mark)
+            .iter()
+            .map(|s| &s.call)
+            .collect::<Vec<_>>()
+    );
+    h.visible(true);
+    h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    assert_eq!(insights_reqs(&h, "s-1"), 1);
+    assert_eq!(histories(&h, "s-1"), 1);
+    assert_eq!(status(&h), ReadinessStatus::Ready);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HYD-13
+
+/// HYD-13: when the chat becomes visible again on the same session, the detail is read again and
+/// readiness is ready from that step on; history (and, OI-26, insights) are not read again.
+#[test]
+fn hyd_13_return_to_view_rereads_detail_only() {
+    let mut h = ready("s-1");
+    h.visible(false);
+    assert_eq!(status(&h), ReadinessStatus::Idle);
+    let mark = h.mark();
+    h.visible(true);
+    let step: Vec<&ApiCall> = h.sent_since(mark).iter().map(|s| &s.call).collect();
+    assert_eq!(step.len(), 1, "{step:?}");
+    assert!(is_detail(step[0], "s-1"));
+    assert_eq!(status(&h), ReadinessStatus::Ready);
+    h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(histories(&h, "s-1"), 1);
+    assert_eq!(insights_reqs(&h, "s-1"), 1);
+    assert_eq!(thread_ids(&h), ["m-1", "m-2"]);
+    // Several more round trips change nothing about history.
+    for _ in 0..3 {
+        h.visible(false);
+        h.visible(true);
+        h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    }
+    assert_eq!(details(&h, "s-1"), 5);
+    assert_eq!(histories(&h, "s-1"), 1);
+}
+
+/// HYD-13: history is read once per selection: only a new selection of the session reads it
+/// again.
+#[test]
+fn hyd_13_new_selection_reads_history_again() {
+    let mut h = ready("s-1");
+    h.requested(Some("s-2"));
     h.hydrate("s-2", AGENT);
-    let id = h.insights_request("s-2");
-    h.reply(id, 200, insights("s-2"));
+    h.requested(Some("s-1"));
+    assert_eq!(histories(&h, "s-1"), 2);
+    assert_eq!(details(&h, "s-1"), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transcripts
+
+/// HYD-1, HYD-2, HYD-3, HYD-5, HYD-6, HYD-7, HYD-13: the full hydration of one session, hidden and
+/// shown again.
+#[test]
+fn hyd_transcript_hydrate_hide_and_return() {
+    let mut h = ready("s-1");
     h.visible(false);
     h.visible(true);
-    h.requested(Some("undefined"));
-    h.requested(Some("a/b?c#d%"));
-    println!("{}", h.transcript());
-    println!("{:#?}", h.snapshot());
+    h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    insta::assert_snapshot!(h.transcript());
+}
+
+/// HYD-4, HYD-8: moving to a session whose history answers 404 empties the thread.
+#[test]
+fn hyd_transcript_history_404_after_another_session() {
+    let mut h = ready("s-1");
+    h.requested(Some("s-2"));
+    h.answer_detail("s-2", record("s-2", AGENT, ENV, 0));
+    let id = h.history_request("s-2");
+    h.reply(id, 404, json!({"detail": "Not found."}));
+    insta::assert_snapshot!(h.transcript());
 }

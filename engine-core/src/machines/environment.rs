@@ -8,7 +8,7 @@ use statig::prelude::*;
 use crate::api::{ApiError, parse_session_list};
 use crate::input::SessionSummary;
 use crate::inputs::ScopeKey;
-use crate::intent::{AgentFilter, ApiCall, Intent, RequestId, StorageRequest};
+use crate::intent::{AgentFilter, ApiCall, Intent, RequestId, StorageRequest, check_id};
 use crate::io::{Answer, Ctx, Owner};
 use crate::timestamp::unix_ms;
 
@@ -248,6 +248,8 @@ impl Environment {
                 Change::Removed(uid) => sessions.retain(|x| x.uid != uid),
             }
         }
+        // A row whose uid could never be placed in a path is not a session the engine can show.
+        sessions.retain(|s| check_id("session", &s.uid).is_ok());
         sort_newest_first(&mut sessions);
         let Some(list) = self.current_mut() else {
             return;
@@ -260,6 +262,9 @@ impl Environment {
     }
 
     fn upsert(&mut self, context: &mut Ctx<'_>, session: &SessionSummary) {
+        if check_id("session", &session.uid).is_err() {
+            return;
+        }
         if let Some(changes) = self.since_read.as_mut() {
             changes.push(Change::Added(Box::new(session.clone())));
         }
@@ -302,7 +307,7 @@ impl Environment {
             && list.sessions.is_empty()
         {
             let mut restored: Vec<SessionSummary> = sessions.to_vec();
-            restored.retain(|s| crate::intent::check_id("session", &s.uid).is_ok());
+            restored.retain(|s| check_id("session", &s.uid).is_ok());
             sort_newest_first(&mut restored);
             list.sessions = restored;
         }

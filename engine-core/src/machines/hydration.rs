@@ -171,7 +171,9 @@ impl Hydration {
             self.request_insights(context);
         }
         self.request_detail(context);
-        if !self.history_requested && !self.streaming {
+        // A session whose detail read was refused (an invalid id) is not loadable at all.
+        let refused = matches!(self.detail, Load::Failed(ApiError::Refused { .. }));
+        if !self.history_requested && !self.streaming && !refused {
             self.request_history(context);
         }
     }
@@ -269,10 +271,13 @@ impl Hydration {
 
     fn history_failed(&mut self, context: &mut Ctx<'_>, error: ApiError) {
         self.history = Load::Failed(error);
-        context
-            .io
-            .signals
-            .push_back(Signal::Notice(HISTORY_FAILED_NOTICE.to_owned()));
+        if let Some(session_uid) = self.session_uid.clone() {
+            let text = HISTORY_FAILED_NOTICE.to_owned();
+            context
+                .io
+                .signals
+                .push_back(Signal::Notice { session_uid, text });
+        }
     }
 
     fn on_answer(&mut self, context: &mut Ctx<'_>, a: &Answer) {

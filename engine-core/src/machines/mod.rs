@@ -27,8 +27,8 @@ pub(crate) enum Signal {
         session_uid: String,
         error: ApiError,
     },
-    /// Set `sessionNotice`.
-    Notice(String),
+    /// Set `sessionNotice` about this session; dropped when it is no longer selected (SHR-7).
+    Notice { session_uid: String, text: String },
     /// A session was archived or deleted through the engine.
     Removed { session_uid: String, archived: bool },
 }
