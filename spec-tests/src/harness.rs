@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use engine_core::{
     ApiCall, Command, Config, DefaultSession, Engine, Event, HttpRequest, Input, Intent,
-    LaunchTarget, Person, RequestId, ResponseHead, Secret, Snapshot, StorageRequest,
-    TransportFailure,
+    LaunchTarget, Notice, Person, RequestId, ResponseHead, Secret, Snapshot, StorageRequest,
+    Target, TransportFailure,
 };
 use serde_json::Value;
 
@@ -100,6 +100,15 @@ impl Harness {
             seq: 0,
         };
         h.step("new");
+        h
+    }
+
+    /// A visible chat in the default-session state for [`crate::fixtures::AGENT`] and
+    /// [`crate::fixtures::HANDLE`]; its get-or-create is open.
+    pub fn default_state() -> Harness {
+        let mut h = Harness::visible_in_env();
+        h.default_session(Some(crate::fixtures::AGENT));
+        h.shows_default(true);
         h
     }
 
@@ -526,6 +535,44 @@ impl Harness {
     /// Every storage request so far.
     pub fn storage(&self) -> &[StorageRequest] {
         &self.storage
+    }
+
+    /// The selected session (`currentSessionId`).
+    pub fn current(&self) -> Option<String> {
+        self.engine.snapshot().current_session_id
+    }
+
+    /// The uids of `agentSessions`, in order.
+    pub fn list_uids(&self) -> Vec<String> {
+        self.engine
+            .snapshot()
+            .agent_sessions
+            .into_iter()
+            .map(|s| s.uid)
+            .collect()
+    }
+
+    /// Every `notify` so far.
+    pub fn notices(&self) -> Vec<Notice> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Notify(n) => Some(n.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Asserts that nothing went to an Agent runtime and no runtime access was asked for.
+    pub fn assert_no_runtime_request(&self) {
+        for s in &self.sent {
+            assert_eq!(s.request.target, Target::Platform, "{:?}", s.request);
+            assert!(
+                !s.request.path.contains("resolve-runtime-access"),
+                "{:?}",
+                s.request
+            );
+        }
     }
 
     /// The engine's snapshot now.

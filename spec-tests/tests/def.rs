@@ -51,14 +51,6 @@ fn set_default(h: &mut Harness, agent: Option<&str>, handle: &str, status: Sourc
     ))));
 }
 
-/// A visible chat in the default-session state for AGENT and HANDLE; the get-or-create is open.
-fn default_state() -> Harness {
-    let mut h = Harness::visible_in_env();
-    h.default_session(Some(AGENT));
-    h.shows_default(true);
-    h
-}
-
 fn is_goc(c: &ApiCall) -> bool {
     matches!(c, ApiCall::GetOrCreateSession { .. })
 }
@@ -89,18 +81,6 @@ fn detail_requests_for(h: &Harness, uid: &str) -> usize {
     h.count(|c| matches!(c, ApiCall::GetSessionDetail { session_uid, .. } if session_uid == uid))
 }
 
-/// Nothing was sent to an Agent runtime and no runtime access was asked for.
-fn assert_no_runtime_request(h: &Harness) {
-    for s in h.sent() {
-        assert_eq!(s.request.target, Target::Platform, "{:?}", s.request);
-        assert!(
-            !s.request.path.contains("resolve-runtime-access"),
-            "{:?}",
-            s.request
-        );
-    }
-}
-
 /// Answers the open get-or-create with the record of `uid` behind AGENT and HANDLE.
 fn answer_goc(h: &mut Harness, uid: &str) {
     let id = h.get_or_create_request();
@@ -116,10 +96,6 @@ fn launch_and_answer(h: &mut Harness, key: u64, uid: &str) {
     h.reply(id, 200, page(&[record(uid, AGENT2, ENV, 30)]));
 }
 
-fn current(h: &Harness) -> Option<String> {
-    h.snapshot().current_session_id
-}
-
 fn status(h: &Harness) -> DefaultSessionStatus {
     h.snapshot().default_session_status
 }
@@ -132,7 +108,7 @@ fn status(h: &Harness) -> DefaultSessionStatus {
 /// handle_unique_id and name from defaultSession.
 #[test]
 fn def10_get_or_create_request_shape() {
-    let h = default_state();
+    let h = Harness::default_state();
     let all = gocs(&h);
     assert_eq!(all.len(), 1);
     let r = &all[0].request;
@@ -208,7 +184,7 @@ fn def10_get_or_create_is_not_gated_on_visibility() {
     h.visible(true);
     assert_eq!(goc_count(&h), 1);
     assert_eq!(detail_requests_for(&h, "s-def"), 1);
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     insta::assert_snapshot!(h.transcript());
 }
 
@@ -216,7 +192,7 @@ fn def10_get_or_create_is_not_gated_on_visibility() {
 /// combination that was already answered is not asked again when it comes back.
 #[test]
 fn def10_one_request_per_combination() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     assert_eq!(goc_count(&h), 1);
 
@@ -234,12 +210,12 @@ fn def10_one_request_per_combination() {
     );
     let id = h.get_or_create_request();
     h.reply(id, 200, handle_record("s-def-2", AGENT2, ENV, HANDLE, 2));
-    assert_eq!(current(&h).as_deref(), Some("s-def-2"));
+    assert_eq!(h.current().as_deref(), Some("s-def-2"));
 
     // Back to the first Agent: answered before, so no new request; its session is selected.
     set_default(&mut h, Some(AGENT), HANDLE, SourceStatus::Ready);
     assert_eq!(goc_count(&h), 2);
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     assert_eq!(status(&h), DefaultSessionStatus::Ready);
 
     // Another handle.
@@ -280,7 +256,7 @@ fn def10_one_request_per_combination() {
         200,
         handle_record("s-user2", AGENT, ENV2, "other_handle", 5),
     );
-    assert_eq!(current(&h).as_deref(), Some("s-user2"));
+    assert_eq!(h.current().as_deref(), Some("s-user2"));
 
     // The same inputs supplied again ask nothing.
     h.person("user-2");
@@ -293,7 +269,7 @@ fn def10_one_request_per_combination() {
 /// its successful answer selects the returned session and the status becomes ready.
 #[test]
 fn def11_successful_answer_selects_the_session() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let s = h.snapshot();
     assert_eq!(s.current_session_id, None);
     assert_eq!(s.default_session_status, DefaultSessionStatus::Opening);
@@ -307,10 +283,10 @@ fn def11_successful_answer_selects_the_session() {
     assert_eq!(s.default_session_status, DefaultSessionStatus::Ready);
     assert_eq!(s.default_session_error, None);
     // A created session (201) is taken the same way.
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let id = h.get_or_create_request();
     h.reply(id, 201, handle_record("s-new", AGENT, ENV, HANDLE, 1));
-    assert_eq!(current(&h).as_deref(), Some("s-new"));
+    assert_eq!(h.current().as_deref(), Some("s-new"));
     assert_eq!(status(&h), DefaultSessionStatus::Ready);
 }
 
@@ -322,22 +298,22 @@ fn def11_successful_answer_selects_the_session() {
 /// requested session, visibility changes and hydration.
 #[test]
 fn def1_default_session_stays_selected() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     // A newer session in the list does not replace it.
     h.answer_list(&[
         record("s-newer", AGENT, ENV, 50),
         record("s-older", AGENT2, ENV, 0),
     ]);
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     // Nor does a requested session.
     h.requested(Some("s-newer"));
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     assert_eq!(detail_requests_for(&h, "s-newer"), 0);
     h.answer_detail("s-def", handle_record("s-def", AGENT, ENV, HANDLE, 1));
     let id = h.history_request("s-def");
     h.reply(id, 200, history("s-def"));
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     h.visible(false).visible(true);
     let s = h.snapshot();
     assert_eq!(s.current_session_id.as_deref(), Some("s-def"));
@@ -352,17 +328,17 @@ fn def1_default_session_stays_selected() {
 fn def2_requested_session_replaced_when_default_state_begins() {
     let mut h = Harness::visible_in_env();
     h.requested(Some("s-req"));
-    assert_eq!(current(&h).as_deref(), Some("s-req"));
+    assert_eq!(h.current().as_deref(), Some("s-req"));
     h.default_session(Some(AGENT));
     h.shows_default(true);
     // Same step: the requested session is gone, the default session is not known yet.
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     assert_eq!(goc_count(&h), 1);
     answer_goc(&mut h, "s-def");
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     // A requested id supplied inside the default-session state selects nothing else.
     h.requested(Some("s-req-2"));
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     assert_eq!(detail_requests_for(&h, "s-req-2"), 0);
 }
 
@@ -370,11 +346,11 @@ fn def2_requested_session_replaced_when_default_state_begins() {
 /// a requested session with it in the same step.
 #[test]
 fn def2_requested_session_replaced_by_known_default_at_once() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     h.shows_default(false);
     h.requested(Some("s-req"));
-    assert_eq!(current(&h).as_deref(), Some("s-req"));
+    assert_eq!(h.current().as_deref(), Some("s-req"));
     h.shows_default(true);
     let s = h.snapshot();
     assert_eq!(s.current_session_id.as_deref(), Some("s-def"));
@@ -386,7 +362,7 @@ fn def2_requested_session_replaced_by_known_default_at_once() {
 /// default-session state does not take the place of the default session.
 #[test]
 fn def2_created_session_is_replaced_by_the_default() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     h.command(Command::StartAgentSession {
         agent: AgentRecord {
@@ -408,7 +384,7 @@ fn def2_created_session_is_replaced_by_the_default() {
         |c| matches!(c, ApiCall::StartNewSession { agent, .. } if agent == AGENT),
     );
     h.reply(id, 201, record("s-created-2", AGENT, ENV, 56));
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     assert_eq!(status(&h), DefaultSessionStatus::Ready);
     assert_eq!(goc_count(&h), 1);
 }
@@ -418,11 +394,11 @@ fn def2_created_session_is_replaced_by_the_default() {
 /// returns.
 #[test]
 fn def11_answer_outside_the_default_state_waits_for_it() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let goc = h.get_or_create_request();
     h.shows_default(false);
     h.requested(Some("s-req"));
-    assert_eq!(current(&h).as_deref(), Some("s-req"));
+    assert_eq!(h.current().as_deref(), Some("s-req"));
     h.reply(goc, 200, handle_record("s-def", AGENT, ENV, HANDLE, 1));
     let s = h.snapshot();
     assert_eq!(s.current_session_id.as_deref(), Some("s-req"));
@@ -439,7 +415,7 @@ fn def11_answer_outside_the_default_state_waits_for_it() {
 #[test]
 fn inv10_stale_default_answers_change_nothing() {
     // Success for the old Agent.
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let old = h.get_or_create_request();
     set_default(&mut h, Some(AGENT2), HANDLE, SourceStatus::Ready);
     assert_eq!(goc_count(&h), 2);
@@ -449,10 +425,10 @@ fn inv10_stale_default_answers_change_nothing() {
     assert_eq!(s.default_session_status, DefaultSessionStatus::Opening);
     let new = h.get_or_create_request();
     h.reply(new, 200, handle_record("s-def-2", AGENT2, ENV, HANDLE, 2));
-    assert_eq!(current(&h).as_deref(), Some("s-def-2"));
+    assert_eq!(h.current().as_deref(), Some("s-def-2"));
 
     // Failure for the old handle.
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let old = h.get_or_create_request();
     set_default(&mut h, Some(AGENT), "other_handle", SourceStatus::Ready);
     h.reply(old, 500, json!({"detail": "Old handle failed."}));
@@ -475,7 +451,7 @@ fn inv10_stale_default_answers_change_nothing() {
 /// default) selects nothing, and no session is hydrated.
 #[test]
 fn def3_nothing_selected_while_the_handle_resolves() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     h.answer_list(&[record("s-1", AGENT, ENV, 10), record("s-2", AGENT, ENV, 20)]);
     let s = h.snapshot();
     assert_eq!(s.agent_sessions.len(), 2);
@@ -490,7 +466,7 @@ fn def3_nothing_selected_while_the_handle_resolves() {
     );
     // Still nothing after the chat is shown again.
     h.visible(false).visible(true);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -516,7 +492,7 @@ fn def4_source_loading_blocks_selection_and_request() {
     assert_eq!(goc_count(&h), 0);
     set_default(&mut h, Some(AGENT), HANDLE, SourceStatus::Ready);
     assert_eq!(goc_count(&h), 1);
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
 }
 
 /// DEF-4: while defaultSession.status is error nothing is selected and no get-or-create goes out,
@@ -527,15 +503,15 @@ fn def4_source_error_blocks_selection_and_request() {
     set_default(&mut h, Some(AGENT), HANDLE, SourceStatus::Error);
     h.shows_default(true);
     h.answer_list(&[handle_record("s-def", AGENT, ENV, HANDLE, 1)]);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     assert_eq!(goc_count(&h), 0);
 
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     set_default(&mut h, Some(AGENT), HANDLE, SourceStatus::Error);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     set_default(&mut h, Some(AGENT), HANDLE, SourceStatus::Loading);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     assert_eq!(goc_count(&h), 1);
 }
 
@@ -549,7 +525,7 @@ fn def5_no_environment_no_request() {
     h.default_session(Some(AGENT));
     h.shows_default(true);
     assert_eq!(goc_count(&h), 0);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     assert_eq!(status(&h), DefaultSessionStatus::Loading);
     h.input(Input::EnvironmentUid(Some("   ".to_owned())));
     assert_eq!(goc_count(&h), 0);
@@ -558,10 +534,10 @@ fn def5_no_environment_no_request() {
     assert_eq!(goc_count(&h), 1);
     assert_eq!(status(&h), DefaultSessionStatus::Opening);
     answer_goc(&mut h, "s-def");
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     // Losing the Environment deselects it and asks nothing.
     h.env(None);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     assert_eq!(status(&h), DefaultSessionStatus::Loading);
     assert_eq!(goc_count(&h), 1);
 }
@@ -580,7 +556,7 @@ fn def6_no_agent_selects_nothing_and_asks_nothing() {
         handle_record("s-other", AGENT2, ENV, HANDLE, 2),
     ]);
     assert_eq!(h.snapshot().agent_sessions.len(), 3);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     h.requested(Some("s-newest"));
     h.visible(false).visible(true);
     h.command(Command::RetryDefaultSession);
@@ -596,7 +572,7 @@ fn def6_no_agent_selects_nothing_and_asks_nothing() {
     assert!(!s.is_default_session);
     assert_eq!(s.default_session_status, DefaultSessionStatus::Missing);
     assert_eq!(h.count(is_session_request), 0, "{}", h.transcript());
-    assert_no_runtime_request(&h);
+    h.assert_no_runtime_request();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -608,7 +584,7 @@ fn def6_no_agent_selects_nothing_and_asks_nothing() {
 /// then ready; the hit asks for no second get-or-create.
 #[test]
 fn def7_listed_match_selected_before_get_or_create_answers() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let goc = h.get_or_create_request();
     h.answer_list(&[
         record("s-newer", AGENT, ENV, 40),
@@ -638,10 +614,10 @@ fn def7_listed_match_selected_on_entering_default_state() {
     let mut h = Harness::visible_in_env();
     h.avoid_implicit(true);
     h.answer_list(&[handle_record("s-def", AGENT, ENV, HANDLE, 1)]);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     h.default_session(Some(AGENT));
     h.shows_default(true);
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     assert_eq!(goc_count(&h), 1);
     assert_eq!(status(&h), DefaultSessionStatus::Opening);
 }
@@ -650,7 +626,7 @@ fn def7_listed_match_selected_on_entering_default_state() {
 /// selected nor shown as the default session.
 #[test]
 fn def8_half_matches_are_never_selected() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     h.answer_list(&[
         handle_record("s-other-agent", AGENT2, ENV, HANDLE, 30),
         handle_record("s-other-handle", AGENT, ENV, "other_handle", 20),
@@ -675,7 +651,7 @@ fn def8_half_matches_are_never_selected() {
 /// longer matches is deselected in the same step, and the new combination is asked for.
 #[test]
 fn def9_agent_change_deselects_at_once() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     set_default(&mut h, Some(AGENT2), HANDLE, SourceStatus::Ready);
     let s = h.snapshot();
@@ -689,22 +665,22 @@ fn def9_agent_change_deselects_at_once() {
 /// by get-or-create.
 #[test]
 fn def9_handle_change_deselects_at_once() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     h.answer_list(&[handle_record("s-def", AGENT, ENV, HANDLE, 1)]);
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     set_default(&mut h, Some(AGENT), "other_handle", SourceStatus::Ready);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
 
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     set_default(&mut h, Some(AGENT), "other_handle", SourceStatus::Ready);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
 }
 
 /// DEF-9: an Environment change deselects the default session in the same step.
 #[test]
 fn def9_environment_change_deselects_at_once() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     h.env(Some(ENV2));
     let s = h.snapshot();
@@ -720,7 +696,7 @@ fn def9_environment_change_deselects_at_once() {
 /// supplied again emit no second get-or-create, before or after it has answered.
 #[test]
 fn def12_no_second_request_for_the_same_combination() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let goc = h.get_or_create_request();
     // While it runs.
     h.visible(false).visible(true);
@@ -751,7 +727,7 @@ fn def12_no_second_request_for_the_same_combination() {
         Some("Try later."),
     ))));
     assert_eq!(goc_count(&h), 1);
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     assert_eq!(status(&h), DefaultSessionStatus::Ready);
 }
 
@@ -759,7 +735,7 @@ fn def12_no_second_request_for_the_same_combination() {
 /// after a successful one, and reads the latest-sessions list again.
 #[test]
 fn def13_retry_emits_one_new_request() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     h.answer_list(&[record("s-1", AGENT, ENV, 10)]);
     let lists = h.count(|c| matches!(c, ApiCall::ListSessions { agent: None, .. }));
@@ -779,7 +755,7 @@ fn def13_retry_emits_one_new_request() {
     );
     answer_goc(&mut h, "s-def");
     assert_eq!(goc_count(&h), 2);
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     assert_eq!(status(&h), DefaultSessionStatus::Ready);
 }
 
@@ -787,14 +763,14 @@ fn def13_retry_emits_one_new_request() {
 /// new one's answer counts.
 #[test]
 fn def13_retry_while_running_emits_one_new_request() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let first = h.get_or_create_request();
     h.command(Command::RetryDefaultSession);
     assert_eq!(goc_count(&h), 2);
     let second = h.get_or_create_request();
     assert_ne!(first, second);
     h.reply(second, 200, handle_record("s-def", AGENT, ENV, HANDLE, 1));
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     assert_eq!(goc_count(&h), 2);
 }
 
@@ -802,7 +778,7 @@ fn def13_retry_while_running_emits_one_new_request() {
 #[test]
 fn def13_retry_clears_error_and_notice() {
     // defaultSessionError.
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let id = h.get_or_create_request();
     h.reply(id, 500, json!({"detail": "Agent runtime is busy."}));
     assert_eq!(
@@ -815,7 +791,7 @@ fn def13_retry_clears_error_and_notice() {
     assert_eq!(s.default_session_status, DefaultSessionStatus::Opening);
 
     // sessionNotice (set here by a failed history read of the default session).
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     let id = h.history_request("s-def");
     h.reply(id, 500, json!({"detail": "History store down."}));
@@ -873,7 +849,7 @@ fn def14_idle_takes_precedence() {
 /// session does not replace it.
 #[test]
 fn def14_idle_while_a_launched_session_is_selected() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     launch_and_answer(&mut h, 1, "s-launch");
     let s = h.snapshot();
@@ -909,10 +885,10 @@ fn def15_loading_cases() {
 /// selected; ready only once both hold: it answered and its session is selected.
 #[test]
 fn def16_opening_until_answered() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     assert_eq!(status(&h), DefaultSessionStatus::Opening);
     h.answer_list(&[handle_record("s-def", AGENT, ENV, HANDLE, 1)]);
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     assert_eq!(status(&h), DefaultSessionStatus::Opening);
     h.visible(false);
     assert_eq!(status(&h), DefaultSessionStatus::Opening);
@@ -928,13 +904,13 @@ fn def16_opening_until_answered() {
 /// restoreDefaultSessionSelection() leaves it and selects the default session again.
 #[test]
 fn def17_restore_default_selection_after_a_launch() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     launch_and_answer(&mut h, 1, "s-launch");
-    assert_eq!(current(&h).as_deref(), Some("s-launch"));
+    assert_eq!(h.current().as_deref(), Some("s-launch"));
     // The list and the default answer do not displace it.
     h.visible(false).visible(true);
-    assert_eq!(current(&h).as_deref(), Some("s-launch"));
+    assert_eq!(h.current().as_deref(), Some("s-launch"));
     h.command(Command::RestoreDefaultSessionSelection);
     let s = h.snapshot();
     assert_eq!(s.current_session_id.as_deref(), Some("s-def"));
@@ -950,16 +926,16 @@ fn def17_restore_default_selection_after_a_launch() {
 /// selects nothing until get-or-create answers.
 #[test]
 fn def17_restore_before_the_default_session_is_known() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     launch_and_answer(&mut h, 1, "s-launch");
-    assert_eq!(current(&h).as_deref(), Some("s-launch"));
+    assert_eq!(h.current().as_deref(), Some("s-launch"));
     h.command(Command::RestoreDefaultSessionSelection);
     let s = h.snapshot();
     assert_eq!(s.current_session_id, None);
     assert!(!s.is_direct_launch_session);
     assert_eq!(s.default_session_status, DefaultSessionStatus::Opening);
     answer_goc(&mut h, "s-def");
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     assert_eq!(goc_count(&h), 1);
 }
 
@@ -967,7 +943,7 @@ fn def17_restore_before_the_default_session_is_known() {
 /// and asks nothing.
 #[test]
 fn def17_restore_without_a_launch_changes_nothing() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     answer_goc(&mut h, "s-def");
     let before = h.snapshot();
     let mark = h.mark();
@@ -980,7 +956,7 @@ fn def17_restore_without_a_launch_changes_nothing() {
 /// replace it.
 #[test]
 fn def18_default_answer_does_not_replace_a_launched_session() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let goc = h.get_or_create_request();
     launch_and_answer(&mut h, 1, "s-launch");
     assert!(!h.was_aborted(goc));
@@ -991,7 +967,7 @@ fn def18_default_answer_does_not_replace_a_launched_session() {
     assert_eq!(s.default_session_status, DefaultSessionStatus::Idle);
     // A list holding the default session does not replace it either.
     h.answer_list(&[handle_record("s-def", AGENT, ENV, HANDLE, 1)]);
-    assert_eq!(current(&h).as_deref(), Some("s-launch"));
+    assert_eq!(h.current().as_deref(), Some("s-launch"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@
 
 use engine_core::{
     AgentFilter, ApiCall, DefaultSessionStatus, Input, Person, ReadinessStatus, Secret,
-    SessionSummary, StorageRequest, Target,
+    SessionSummary, StorageRequest,
 };
 use serde_json::json;
 use spec_tests::fixtures::{
@@ -105,29 +105,6 @@ fn is_list(c: &ApiCall) -> bool {
 
 fn is_goc(c: &ApiCall) -> bool {
     matches!(c, ApiCall::GetOrCreateSession { .. })
-}
-
-fn default_state() -> Harness {
-    let mut h = Harness::visible_in_env();
-    h.default_session(Some(AGENT));
-    h.shows_default(true);
-    h
-}
-
-fn current(h: &Harness) -> Option<String> {
-    h.snapshot().current_session_id
-}
-
-/// Nothing was sent to an Agent runtime and no runtime access was asked for.
-fn assert_no_runtime_request(h: &Harness) {
-    for s in h.sent() {
-        assert_eq!(s.request.target, Target::Platform, "{:?}", s.request);
-        assert!(
-            !s.request.path.contains("resolve-runtime-access"),
-            "{:?}",
-            s.request
-        );
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,7 +251,7 @@ fn env1_late_or_empty_stored_answers() {
 fn env2_environment_change_clears_the_selection() {
     let mut h = Harness::visible_in_env();
     h.requested(Some("s-1"));
-    assert_eq!(current(&h).as_deref(), Some("s-1"));
+    assert_eq!(h.current().as_deref(), Some("s-1"));
     let detail = h.detail_request("s-1");
     let hist = h.history_request("s-1");
     h.env(Some(ENV2));
@@ -291,7 +268,7 @@ fn env2_environment_change_clears_the_selection() {
         after.active_session_readiness,
         before.active_session_readiness
     );
-    assert_no_runtime_request(&h);
+    h.assert_no_runtime_request();
 }
 
 /// ENV-2: a change of person (a new user uid) clears the selection, an implicitly chosen
@@ -300,18 +277,18 @@ fn env2_environment_change_clears_the_selection() {
 fn env2_person_change_clears_the_selection() {
     let mut h = Harness::visible_in_env();
     h.answer_list(&[record("s-new", AGENT, ENV, 30)]);
-    assert_eq!(current(&h).as_deref(), Some("s-new"));
+    assert_eq!(h.current().as_deref(), Some("s-new"));
     h.input(Input::Person(Person {
         user_uid: Some(USER.to_owned()),
         token: Some(Secret::new("renewed-token")),
         token_type: None,
     }));
-    assert_eq!(current(&h).as_deref(), Some("s-new"));
+    assert_eq!(h.current().as_deref(), Some("s-new"));
     h.person("user-2");
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     // The new person's own list chooses again; the old one's session is not brought back.
     h.answer_list(&[record("s-u2", AGENT, ENV, 10)]);
-    assert_eq!(current(&h).as_deref(), Some("s-u2"));
+    assert_eq!(h.current().as_deref(), Some("s-u2"));
 }
 
 /// ENV-2: the person becoming anonymous is a change of person too.
@@ -319,25 +296,25 @@ fn env2_person_change_clears_the_selection() {
 fn env2_person_becoming_anonymous_clears_the_selection() {
     let mut h = Harness::visible_in_env();
     h.requested(Some("s-1"));
-    assert_eq!(current(&h).as_deref(), Some("s-1"));
+    assert_eq!(h.current().as_deref(), Some("s-1"));
     h.input(anonymous());
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
 }
 
 /// ENV-2: in the default-session state an Environment change clears the default session and a
 /// launched session alike.
 #[test]
 fn env2_change_clears_default_and_launched_selections() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let id = h.get_or_create_request();
     h.reply(id, 200, handle_record("s-def", AGENT, ENV, HANDLE, 1));
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
     h.launch(AGENT2, 1);
     let id = h.expect_pending("launch lookup", |c| {
         matches!(c, ApiCall::ListSessions { agent: Some(AgentFilter::Uid(a)), .. } if a == AGENT2)
     });
     h.reply(id, 200, page(&[record("s-launch", AGENT2, ENV, 30)]));
-    assert_eq!(current(&h).as_deref(), Some("s-launch"));
+    assert_eq!(h.current().as_deref(), Some("s-launch"));
     h.person("user-2");
     let s = h.snapshot();
     assert_eq!(s.current_session_id, None);
@@ -352,7 +329,7 @@ fn env2_change_clears_default_and_launched_selections() {
 /// selects nothing; a get-or-create for the new Environment goes out and its answer is selected.
 #[test]
 fn env4_environment_change_cancels_open_get_or_create() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let old = h.get_or_create_request();
     h.env(Some(ENV2));
     assert!(h.was_aborted(old));
@@ -377,7 +354,7 @@ fn env4_environment_change_cancels_open_get_or_create() {
 /// defaultSessionError for the new person.
 #[test]
 fn env4_person_change_cancels_open_get_or_create() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let old = h.get_or_create_request();
     h.person("user-2");
     assert!(h.was_aborted(old));
@@ -393,23 +370,23 @@ fn env4_person_change_cancels_open_get_or_create() {
 /// ENV-4: losing the Environment aborts the open get-or-create too; its answer selects nothing.
 #[test]
 fn env4_environment_removed_cancels_open_get_or_create() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let old = h.get_or_create_request();
     h.env(None);
     assert!(h.was_aborted(old));
     assert_eq!(h.count(is_goc), 1);
     h.reply(old, 200, handle_record("s-def", AGENT, ENV, HANDLE, 1));
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
 }
 
 /// ENV-5: after an Environment or person change the default session opens for the new
 /// combination: one get-or-create with the same Agent and handle, answered into the selection.
 #[test]
 fn env5_default_session_opens_for_the_new_scope() {
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     let id = h.get_or_create_request();
     h.reply(id, 200, handle_record("s-def", AGENT, ENV, HANDLE, 1));
-    assert_eq!(current(&h).as_deref(), Some("s-def"));
+    assert_eq!(h.current().as_deref(), Some("s-def"));
 
     let mark = h.mark();
     h.env(Some(ENV2));
@@ -434,7 +411,7 @@ fn env5_default_session_opens_for_the_new_scope() {
         200,
         handle_record("s-def-env2", AGENT, ENV2, HANDLE, 2),
     );
-    assert_eq!(current(&h).as_deref(), Some("s-def-env2"));
+    assert_eq!(h.current().as_deref(), Some("s-def-env2"));
     assert_eq!(
         h.snapshot().default_session_status,
         DefaultSessionStatus::Ready
@@ -451,7 +428,7 @@ fn env5_default_session_opens_for_the_new_scope() {
     );
     let id = h.get_or_create_request();
     h.reply(id, 200, handle_record("s-def-u2", AGENT, ENV2, HANDLE, 3));
-    assert_eq!(current(&h).as_deref(), Some("s-def-u2"));
+    assert_eq!(h.current().as_deref(), Some("s-def-u2"));
 
     // While the chat is hidden the new combination is asked for as well.
     h.visible(false);
@@ -477,7 +454,7 @@ fn env1_stale_list_answer_after_environment_change() {
     assert_eq!(s.latest_sessions_error, None);
     h.answer_list(&[record("s-env2", AGENT, ENV2, 10)]);
     assert_eq!(uids(&h), ["s-env2"]);
-    assert_eq!(current(&h).as_deref(), Some("s-env2"));
+    assert_eq!(h.current().as_deref(), Some("s-env2"));
     // The first pair got nothing from the stale answer either.
     h.env(Some(ENV));
     assert!(uids(&h).is_empty());
@@ -634,7 +611,7 @@ fn env8_empty_list_is_not_an_error() {
 
     // The Environment is not the default Agent's: the list comes back empty, and the default
     // session still opens without any list error.
-    let mut h = default_state();
+    let mut h = Harness::default_state();
     h.answer_list(&[]);
     let id = h.get_or_create_request();
     h.reply(id, 200, handle_record("s-def", AGENT, ENV, HANDLE, 1));

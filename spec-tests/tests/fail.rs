@@ -31,16 +31,6 @@ fn status(h: &Harness) -> ReadinessStatus {
     h.snapshot().active_session_readiness.status
 }
 
-fn notifies(h: &Harness) -> Vec<Notice> {
-    h.events()
-        .iter()
-        .filter_map(|e| match e {
-            Event::Notify(n) => Some(n.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// A visible chat whose list (one session, `uid`) has loaded: `uid` is selected as the newest.
 fn selected(uid: &str) -> Harness {
     let mut h = Harness::visible_in_env();
@@ -239,7 +229,7 @@ fn fail_7_list_failure_with_nothing_selected_is_a_readiness_error() {
             .as_deref()
             .is_some_and(|e| !e.trim().is_empty())
     );
-    assert!(notifies(&h).is_empty(), "{:?}", h.events());
+    assert!(h.notices().is_empty(), "{:?}", h.events());
 }
 
 /// FAIL-7: with nothing selected on purpose (avoidImplicitSessionSelection) a failed list leaves
@@ -333,7 +323,7 @@ fn fail_9_detail_404_is_not_found() {
     // Still not_found after the history loads.
     h.answer_history("s-1");
     assert_eq!(status(&h), ReadinessStatus::NotFound);
-    assert!(notifies(&h).is_empty());
+    assert!(h.notices().is_empty());
 }
 
 /// FAIL-10: every other failure of the detail read (HTTP errors other than 404, no answer, a
@@ -489,7 +479,7 @@ fn fail_11_history_failure_is_an_error_with_the_rehydrate_notice() {
         );
         assert_eq!(s.session_notice.as_deref(), Some(HISTORY_NOTICE), "{name}");
         assert!(s.thread.is_empty(), "{name}");
-        assert!(notifies(&h).is_empty(), "{name}: {:?}", h.events());
+        assert!(h.notices().is_empty(), "{name}: {:?}", h.events());
     }
 }
 
@@ -590,7 +580,7 @@ fn fail_12_insights_failure_without_message_uses_fallback_text() {
 // FAIL-13
 
 fn assert_created_failure_notify(h: &Harness, contains: &str) {
-    let n = notifies(h);
+    let n = h.notices();
     assert_eq!(n.len(), 1, "{n:?}");
     assert_eq!(n[0].variant, NoticeVariant::Error);
     assert_eq!(n[0].title, "Agent session not created");
@@ -708,7 +698,7 @@ fn fail_13_open_latest_failure_texts() {
         matches!(c, ApiCall::ListSessions { agent: Some(_), .. })
     });
     h.reply(lookup, 500, json!({"detail": "Lookup broke."}));
-    let n = notifies(&h);
+    let n = h.notices();
     assert_eq!(n.len(), 1, "{n:?}");
     assert_eq!(n[0].title, "Agent session not opened");
     assert_eq!(n[0].variant, NoticeVariant::Error);
@@ -757,7 +747,7 @@ fn fail_13_launch_creation_failure_notifies() {
     h.reply(lookup, 200, page(&[]));
     let id = start_new_pending(&h);
     h.reply(id, 503, json!({"detail": "No capacity."}));
-    let n = notifies(&h);
+    let n = h.notices();
     assert_eq!(n.len(), 1, "{n:?}");
     assert_eq!(n[0].variant, NoticeVariant::Error);
     assert!(
@@ -785,7 +775,7 @@ fn fail_13_default_session_failure_does_not_notify() {
         Some("Handle store down.")
     );
     assert_eq!(s.current_session_id, None);
-    assert!(notifies(&h).is_empty(), "{:?}", h.events());
+    assert!(h.notices().is_empty(), "{:?}", h.events());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,18 +19,6 @@ use spec_tests::fixtures::{AGENT, ENV, ENV2, record};
 
 const PREFIX: &str = "The session referenced by this link is unavailable.";
 
-fn current(h: &Harness) -> Option<String> {
-    h.snapshot().current_session_id
-}
-
-fn list_uids(h: &Harness) -> Vec<String> {
-    h.snapshot()
-        .agent_sessions
-        .iter()
-        .map(|s| s.uid.clone())
-        .collect()
-}
-
 fn removed_events(h: &Harness) -> Vec<String> {
     h.events()
         .iter()
@@ -80,7 +68,7 @@ fn requested_loaded() -> Harness {
     h.requested(Some("s-9"));
     h.answer_detail("s-9", record("s-9", AGENT, ENV, 30));
     h.answer_history("s-9");
-    assert_eq!(current(&h).as_deref(), Some("s-9"));
+    assert_eq!(h.current().as_deref(), Some("s-9"));
     h
 }
 
@@ -140,14 +128,14 @@ fn req_1_selected_in_same_step_before_any_answer() {
 fn req_1_replaces_newest_and_applies_while_hidden() {
     let mut h = Harness::visible_in_env();
     h.answer_list(&[record("s-1", AGENT, ENV, 40)]);
-    assert_eq!(current(&h).as_deref(), Some("s-1"));
+    assert_eq!(h.current().as_deref(), Some("s-1"));
     h.requested(Some("s-9"));
-    assert_eq!(current(&h).as_deref(), Some("s-9"));
+    assert_eq!(h.current().as_deref(), Some("s-9"));
 
     let mut h = Harness::new();
     h.person("user-1").env(Some(ENV));
     h.requested(Some("s-9"));
-    assert_eq!(current(&h).as_deref(), Some("s-9"));
+    assert_eq!(h.current().as_deref(), Some("s-9"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -194,7 +182,7 @@ fn req_2_detail_follows_visibility_gate() {
     let mut h = Harness::new();
     h.person("user-1").env(Some(ENV));
     h.requested(Some("s-9"));
-    assert_eq!(current(&h).as_deref(), Some("s-9"));
+    assert_eq!(h.current().as_deref(), Some("s-9"));
     assert_eq!(count_detail(&h, "s-9"), 0);
     assert!(h.sent().is_empty(), "nothing is requested while hidden");
     h.visible(true);
@@ -214,12 +202,12 @@ fn req_3_loaded_session_added_to_list_in_order() {
     h.answer_list(&[record("s-1", AGENT, ENV, 40), record("s-2", AGENT, ENV, 10)]);
     h.requested(Some("s-9"));
     assert_eq!(
-        list_uids(&h),
+        h.list_uids(),
         ["s-1", "s-2"],
         "not added before the detail loads"
     );
     h.answer_detail("s-9", record("s-9", AGENT, ENV, 30));
-    assert_eq!(list_uids(&h), ["s-1", "s-9", "s-2"]);
+    assert_eq!(h.list_uids(), ["s-1", "s-9", "s-2"]);
 }
 
 /// REQ-3: a requested session already in the list is not added twice.
@@ -229,7 +217,7 @@ fn req_3_listed_session_not_duplicated() {
     h.answer_list(&[record("s-1", AGENT, ENV, 40), record("s-2", AGENT, ENV, 10)]);
     h.requested(Some("s-2"));
     h.answer_detail("s-2", record("s-2", AGENT, ENV, 10));
-    assert_eq!(list_uids(&h), ["s-1", "s-2"]);
+    assert_eq!(h.list_uids(), ["s-1", "s-2"]);
 }
 
 /// REQ-3: a requested session whose detail loaded before the list keeps its place in the list
@@ -239,10 +227,10 @@ fn req_3_added_session_survives_later_list_load() {
     let mut h = Harness::visible_in_env();
     h.requested(Some("s-9"));
     h.answer_detail("s-9", record("s-9", AGENT, ENV, 30));
-    assert_eq!(list_uids(&h), ["s-9"]);
+    assert_eq!(h.list_uids(), ["s-9"]);
     h.answer_list(&[record("s-1", AGENT, ENV, 40), record("s-2", AGENT, ENV, 10)]);
-    assert_eq!(current(&h).as_deref(), Some("s-9"));
-    assert_eq!(list_uids(&h), ["s-1", "s-9", "s-2"], "{}", h.transcript());
+    assert_eq!(h.current().as_deref(), Some("s-9"));
+    assert_eq!(h.list_uids(), ["s-1", "s-9", "s-2"], "{}", h.transcript());
 }
 
 /// REQ-3: a loaded requested session stays in the list when the list is read again without it
@@ -250,11 +238,11 @@ fn req_3_added_session_survives_later_list_load() {
 #[test]
 fn req_3_added_session_survives_list_refresh() {
     let mut h = requested_loaded();
-    assert_eq!(list_uids(&h), ["s-1", "s-9", "s-2"]);
+    assert_eq!(h.list_uids(), ["s-1", "s-9", "s-2"]);
     h.command(Command::RetryDefaultSession);
     h.answer_list(&[record("s-1", AGENT, ENV, 40), record("s-2", AGENT, ENV, 10)]);
-    assert_eq!(current(&h).as_deref(), Some("s-9"));
-    assert_eq!(list_uids(&h), ["s-1", "s-9", "s-2"], "{}", h.transcript());
+    assert_eq!(h.current().as_deref(), Some("s-9"));
+    assert_eq!(h.list_uids(), ["s-1", "s-9", "s-2"], "{}", h.transcript());
 }
 
 /// REQ-3 (transcript): requested session missing from the list, detail requested at once,
@@ -302,7 +290,7 @@ fn req_4_loaded_requested_survives_list_refresh() {
         h.transcript()
     );
     h.answer_list(&[record("s-0", AGENT, ENV, 59), record("s-1", AGENT, ENV, 40)]);
-    assert_eq!(current(&h).as_deref(), Some("s-9"));
+    assert_eq!(h.current().as_deref(), Some("s-9"));
     assert_eq!(count_detail(&h, "s-0"), 0);
 }
 
@@ -335,7 +323,7 @@ fn req_5_failed_requested_with_empty_list_selects_nothing() {
         h.answer_list(&[]);
         h.requested(Some("s-9"));
         fail_detail(&mut h, "s-9", f);
-        assert_eq!(current(&h), None, "{f:?}");
+        assert_eq!(h.current(), None, "{f:?}");
         assert!(
             h.snapshot()
                 .session_notice
@@ -354,7 +342,7 @@ fn req_5_failure_before_list_selects_newest_once_loaded() {
     h.requested(Some("s-9"));
     fail_detail(&mut h, "s-9", Failure::NotFound);
     h.answer_list(&[record("s-1", AGENT, ENV, 40), record("s-2", AGENT, ENV, 10)]);
-    assert_eq!(current(&h).as_deref(), Some("s-1"));
+    assert_eq!(h.current().as_deref(), Some("s-1"));
 }
 
 /// REQ-5, REQ-6, INV-10: the failure of a requested session that is no longer selected does
@@ -370,7 +358,7 @@ fn req_5_stale_failure_of_replaced_request_is_ignored() {
     let before = h.snapshot();
     h.reply(old, 404, json!({"detail": "Not found."}));
     assert_eq!(h.snapshot(), before);
-    assert_eq!(current(&h).as_deref(), Some("s-8"));
+    assert_eq!(h.current().as_deref(), Some("s-8"));
     assert_eq!(h.snapshot().session_notice, None);
 }
 
@@ -382,7 +370,7 @@ fn req_5_reread_failure_after_load_keeps_selection() {
     h.command(Command::RefreshSessionDetail);
     let id = h.detail_request("s-9");
     h.reply(id, 500, json!({"detail": "Hiccup."}));
-    assert_eq!(current(&h).as_deref(), Some("s-9"));
+    assert_eq!(h.current().as_deref(), Some("s-9"));
 }
 
 /// REQ-6, OI-24, OI-30: with no answer, sessionNotice is exactly the prefix followed by the
@@ -444,7 +432,7 @@ fn req_6_notice_kept_for_fallback_cleared_on_move() {
     h.answer_list(&[record("s-1", AGENT, ENV, 40), record("s-2", AGENT, ENV, 10)]);
     h.requested(Some("s-9"));
     fail_detail(&mut h, "s-9", Failure::NotFound);
-    assert_eq!(current(&h).as_deref(), Some("s-1"));
+    assert_eq!(h.current().as_deref(), Some("s-1"));
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 40));
     h.answer_history("s-1");
     assert!(
@@ -454,7 +442,7 @@ fn req_6_notice_kept_for_fallback_cleared_on_move() {
             .is_some_and(|n| n.starts_with(PREFIX))
     );
     h.requested(Some("s-2"));
-    assert_eq!(current(&h).as_deref(), Some("s-2"));
+    assert_eq!(h.current().as_deref(), Some("s-2"));
     assert_eq!(h.snapshot().session_notice, None);
 }
 
@@ -498,7 +486,7 @@ fn req_7_archive_requested_calls_removed_once() {
     );
     h.reply(id, 200, archived("s-9"));
     assert_eq!(removed_events(&h), ["s-9"]);
-    assert!(!list_uids(&h).contains(&"s-9".to_owned()));
+    assert!(!h.list_uids().contains(&"s-9".to_owned()));
     // Later steps do not call it again.
     h.visible(false).visible(true);
     assert_eq!(removed_events(&h), ["s-9"]);
@@ -514,7 +502,7 @@ fn req_7_failed_archive_does_not_call_removed() {
     let id = archive(&mut h, "s-9");
     h.fail(id);
     assert!(removed_events(&h).is_empty());
-    assert_eq!(current(&h).as_deref(), Some("s-9"));
+    assert_eq!(h.current().as_deref(), Some("s-9"));
 }
 
 /// REQ-7, OI-24: a requested session that merely disappears from a re-read list does not call
@@ -544,8 +532,8 @@ fn req_8_archive_other_session_does_not_call_removed() {
     let id = archive(&mut h, "s-1");
     h.reply(id, 200, archived("s-1"));
     assert!(removed_events(&h).is_empty());
-    assert_eq!(current(&h).as_deref(), Some("s-9"));
-    assert_eq!(list_uids(&h), ["s-9", "s-2"]);
+    assert_eq!(h.current().as_deref(), Some("s-9"));
+    assert_eq!(h.list_uids(), ["s-9", "s-2"]);
 }
 
 /// REQ-8: archiving the selected session when no session is requested does not call
@@ -554,7 +542,7 @@ fn req_8_archive_other_session_does_not_call_removed() {
 fn req_8_archive_without_request_does_not_call_removed() {
     let mut h = Harness::visible_in_env();
     h.answer_list(&[record("s-1", AGENT, ENV, 40), record("s-2", AGENT, ENV, 10)]);
-    assert_eq!(current(&h).as_deref(), Some("s-1"));
+    assert_eq!(h.current().as_deref(), Some("s-1"));
     let id = archive(&mut h, "s-1");
     h.reply(id, 200, archived("s-1"));
     assert!(removed_events(&h).is_empty());
@@ -572,7 +560,7 @@ fn req_9_delete_requested_does_not_call_removed() {
     assert_eq!(req.body, None);
     h.reply_raw(id, 204, None, b"", None);
     assert!(
-        !list_uids(&h).contains(&"s-9".to_owned()),
+        !h.list_uids().contains(&"s-9".to_owned()),
         "the delete succeeded"
     );
     assert!(removed_events(&h).is_empty());

@@ -93,10 +93,6 @@ fn notices(h: &Harness) -> Vec<Notice> {
         .collect()
 }
 
-fn current(h: &Harness) -> Option<String> {
-    h.snapshot().current_session_id
-}
-
 fn origin(h: &Harness) -> Option<Origin> {
     h.snapshot().selection_origin
 }
@@ -261,7 +257,7 @@ fn sel_2_latest_sessions_request_and_nothing_selected_before_it_loads() {
     assert_eq!(req.path, "/api/v1/agent-sessions/");
     assert_eq!(req.query, list_query(Some(USER), None));
     assert_eq!(req.body, None);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     assert_eq!(count_hydration(&h), 0);
 }
 
@@ -311,7 +307,7 @@ fn sel_2_equal_updated_times_keep_platform_order() {
         record("s-y", AGENT, ENV, 30),
         record("s-z", AGENT, ENV, 5),
     ]);
-    assert_eq!(current(&h).as_deref(), Some("s-x"));
+    assert_eq!(h.current().as_deref(), Some("s-x"));
 }
 
 /// SEL-2: a list that loads empty selects nothing and emits no hydration request.
@@ -319,7 +315,7 @@ fn sel_2_equal_updated_times_keep_platform_order() {
 fn sel_2_empty_list_selects_nothing() {
     let mut h = Harness::visible_in_env();
     h.answer_list(&[]);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     assert_eq!(count_hydration(&h), 0);
 }
 
@@ -333,9 +329,9 @@ fn sel_2_implicit_choice_only_while_nothing_selected() {
     });
     let id = start_new(&h);
     h.reply(id, 201, record("s-new", AGENT, ENV, 1));
-    assert_eq!(current(&h).as_deref(), Some("s-new"));
+    assert_eq!(h.current().as_deref(), Some("s-new"));
     h.answer_list(&[record("s-1", AGENT, ENV, 59)]);
-    assert_eq!(current(&h).as_deref(), Some("s-new"));
+    assert_eq!(h.current().as_deref(), Some("s-new"));
     assert_eq!(origin(&h), Some(Origin::Created));
 }
 
@@ -346,7 +342,7 @@ fn sel_2_transcript_implicit_newest() {
     h.answer_list(&[record("s-1", AGENT, ENV, 10), record("s-2", AGENT, ENV, 40)]);
     h.answer_detail("s-2", record("s-2", AGENT, ENV, 40));
     h.answer_history("s-2");
-    assert_eq!(current(&h).as_deref(), Some("s-2"));
+    assert_eq!(h.current().as_deref(), Some("s-2"));
     assert_eq!(
         h.snapshot().active_session_readiness.status,
         ReadinessStatus::Ready
@@ -376,7 +372,7 @@ fn sel_3_avoid_implicit_selects_nothing() {
     assert_eq!(count_hydration(&h), 0);
     // Hiding and showing again changes nothing.
     h.visible(false).visible(true);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     assert_eq!(count_hydration(&h), 0);
 }
 
@@ -387,7 +383,7 @@ fn sel_3_avoid_implicit_set_while_list_pending() {
     let mut h = Harness::visible_in_env();
     h.avoid_implicit(true);
     h.answer_list(&[record("s-1", AGENT, ENV, 40)]);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     assert_eq!(
         h.snapshot().active_session_readiness.status,
         ReadinessStatus::Idle
@@ -411,7 +407,7 @@ fn avoid_implicit_with_list() -> Harness {
 fn sel_4_avoid_implicit_requested_session_selected_and_hydrated() {
     let mut h = avoid_implicit_with_list();
     h.requested(Some("s-7"));
-    assert_eq!(current(&h).as_deref(), Some("s-7"));
+    assert_eq!(h.current().as_deref(), Some("s-7"));
     assert_eq!(origin(&h), Some(Origin::Requested));
     h.hydrate("s-7", AGENT);
     assert_eq!(
@@ -431,7 +427,7 @@ fn sel_4_avoid_implicit_start_action_selected_and_hydrated() {
     });
     let id = start_new(&h);
     h.reply(id, 201, record("s-new", AGENT, ENV, 50));
-    assert_eq!(current(&h).as_deref(), Some("s-new"));
+    assert_eq!(h.current().as_deref(), Some("s-new"));
     h.hydrate("s-new", AGENT);
     assert_eq!(
         h.snapshot().active_session_readiness.status,
@@ -447,7 +443,7 @@ fn sel_4_avoid_implicit_open_action_selected_and_hydrated() {
     h.command(open_latest(AGENT2));
     let id = agent_lookup(&h);
     h.reply(id, 200, page(&[record("s-a2", AGENT2, ENV, 30)]));
-    assert_eq!(current(&h).as_deref(), Some("s-a2"));
+    assert_eq!(h.current().as_deref(), Some("s-a2"));
     h.hydrate("s-a2", AGENT2);
     assert_eq!(
         h.snapshot().active_session_readiness.status,
@@ -482,7 +478,7 @@ fn sel_5_launch_opens_agents_latest_session() {
         }
     );
     assert_eq!(
-        current(&h).as_deref(),
+        h.current().as_deref(),
         Some("s-1"),
         "not selected before the answer"
     );
@@ -494,7 +490,7 @@ fn sel_5_launch_opens_agents_latest_session() {
             record("s-b", AGENT2, ENV, 20),
         ]),
     );
-    assert_eq!(current(&h).as_deref(), Some("s-a"));
+    assert_eq!(h.current().as_deref(), Some("s-a"));
     assert_eq!(origin(&h), Some(Origin::Launched));
     assert_eq!(count_start_new(&h), 0);
     // The opened session is hydrated.
@@ -548,7 +544,7 @@ fn sel_5_launch_creates_session_when_agent_has_none() {
     assert!(is_uuid_v4(obj["thread_id"].as_str().unwrap()), "{body}");
     assert_eq!(req.header("Content-Type"), Some("application/json"));
     assert_eq!(
-        current(&h).as_deref(),
+        h.current().as_deref(),
         Some("s-1"),
         "not selected before the answer"
     );
@@ -567,7 +563,7 @@ fn sel_5_transcript_launch_creates() {
     let mut h = Harness::visible_in_env();
     h.answer_list(&[]);
     launch_and_open(&mut h, AGENT, 1, &[], "s-new");
-    assert_eq!(current(&h).as_deref(), Some("s-new"));
+    assert_eq!(h.current().as_deref(), Some("s-new"));
     insta::assert_snapshot!(h.transcript());
 }
 
@@ -578,7 +574,7 @@ fn sel_5_failed_launch_notifies_and_keeps_selection() {
     h.launch(AGENT2, 1);
     let id = agent_lookup(&h);
     h.reply(id, 500, json!({"detail": "Lookup exploded."}));
-    assert_eq!(current(&h).as_deref(), Some("s-1"));
+    assert_eq!(h.current().as_deref(), Some("s-1"));
     assert_eq!(count_start_new(&h), 0);
     let n = notices(&h);
     assert_eq!(n.len(), 1);
@@ -605,7 +601,7 @@ fn sel_6_hidden_launch_is_not_opened() {
     h.launch(AGENT2, 1);
     h.launch(AGENT2, 2);
     assert!(h.sent_since(mark).is_empty(), "{}", h.transcript());
-    assert_eq!(current(&h).as_deref(), Some("s-1"));
+    assert_eq!(h.current().as_deref(), Some("s-1"));
     assert_eq!(origin(&h), Some(Origin::Newest));
     assert!(!h.snapshot().is_direct_launch_session);
     assert_eq!(request_visible_count(&h), 0);
@@ -619,7 +615,7 @@ fn sel_6_never_visible_launch_emits_nothing() {
     let mark = h.mark();
     h.launch(AGENT, 1);
     assert!(h.sent_since(mark).is_empty());
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
 }
 
 /// SEL-7: the same launchKey supplied again, or the chat hidden and shown, does not open the
@@ -660,7 +656,7 @@ fn sel_7_key_changes_while_hidden_open_once_for_latest() {
         list_query(Some(USER), Some(("agent_uid", AGENT2)))
     );
     h.reply(id, 200, page(&[record("s-a2", AGENT2, ENV, 30)]));
-    assert_eq!(current(&h).as_deref(), Some("s-a2"));
+    assert_eq!(h.current().as_deref(), Some("s-a2"));
     h.visible(false).visible(true);
     assert_eq!(count_lookups(&h), 1);
 }
@@ -737,7 +733,7 @@ fn sel_8_failed_creation_notifies() {
     h.command(start_by_id(AGENT2));
     let id = start_new(&h);
     h.reply(id, 500, json!({"detail": "Agent is being deployed."}));
-    assert_eq!(current(&h).as_deref(), Some("s-1"));
+    assert_eq!(h.current().as_deref(), Some("s-1"));
     assert!(!h.snapshot().is_direct_launch_session);
     let n = notices(&h);
     assert_eq!(n.len(), 1, "{n:?}");
@@ -814,7 +810,7 @@ fn sel_9_open_latest_failures_notify_not_opened() {
     h.reply(id, 200, page(&[]));
     let id = start_new(&h);
     h.reply(id, 503, json!({"detail": "Runtime pool exhausted."}));
-    assert_eq!(current(&h).as_deref(), Some("s-1"));
+    assert_eq!(h.current().as_deref(), Some("s-1"));
     let n = notices(&h);
     assert_eq!(n.len(), 2, "{n:?}");
     for x in &n {
@@ -890,7 +886,7 @@ fn sel_10_start_agent_session_numeric_id_and_refusals() {
             Some("This agent has no identifier, so a session cannot start.")
         );
     }
-    assert_eq!(current(&h).as_deref(), Some("s-7"));
+    assert_eq!(h.current().as_deref(), Some("s-7"));
 }
 
 /// SEL-10, OI-16: startAgentSession narrows later latest-sessions reads to that Agent.
@@ -955,7 +951,7 @@ fn sel_10_create_agent_session_without_selection_notifies() {
         ),
         "{n:?}"
     );
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
 }
 
 /// SEL-8, SEL-9, OI-16, OI-6: blank Agent ids are refused before any request, with the texts
@@ -992,21 +988,21 @@ fn sel_8_sel_9_blank_agent_ids_refused() {
 fn sel_11_launched_paths_are_direct() {
     let mut h = with_list(&[]);
     launch_and_open(&mut h, AGENT, 1, &[record("s-a", AGENT, ENV, 30)], "");
-    assert_eq!(current(&h).as_deref(), Some("s-a"));
+    assert_eq!(h.current().as_deref(), Some("s-a"));
     assert!(h.snapshot().is_direct_launch_session);
 
     let mut h = with_list(&[]);
     h.command(start_by_id(AGENT));
     let id = start_new(&h);
     h.reply(id, 201, record("s-b", AGENT, ENV, 30));
-    assert_eq!(current(&h).as_deref(), Some("s-b"));
+    assert_eq!(h.current().as_deref(), Some("s-b"));
     assert!(h.snapshot().is_direct_launch_session);
 
     let mut h = with_list(&[]);
     h.command(open_latest(AGENT));
     let id = agent_lookup(&h);
     h.reply(id, 200, page(&[record("s-c", AGENT, ENV, 30)]));
-    assert_eq!(current(&h).as_deref(), Some("s-c"));
+    assert_eq!(h.current().as_deref(), Some("s-c"));
     assert!(h.snapshot().is_direct_launch_session);
 }
 
@@ -1022,7 +1018,7 @@ fn sel_11_other_paths_are_not_direct() {
     h.command(Command::CreateAgentSession);
     let id = start_new(&h);
     h.reply(id, 201, record("s-c", AGENT, ENV, 45));
-    assert_eq!(current(&h).as_deref(), Some("s-c"));
+    assert_eq!(h.current().as_deref(), Some("s-c"));
     assert!(!h.snapshot().is_direct_launch_session);
 
     h.command(Command::StartAgentSession {
@@ -1030,11 +1026,11 @@ fn sel_11_other_paths_are_not_direct() {
     });
     let id = start_new(&h);
     h.reply(id, 201, record("s-s", AGENT, ENV, 46));
-    assert_eq!(current(&h).as_deref(), Some("s-s"));
+    assert_eq!(h.current().as_deref(), Some("s-s"));
     assert!(!h.snapshot().is_direct_launch_session);
 
     h.requested(Some("s-r"));
-    assert_eq!(current(&h).as_deref(), Some("s-r"));
+    assert_eq!(h.current().as_deref(), Some("s-r"));
     assert!(!h.snapshot().is_direct_launch_session);
 }
 
@@ -1060,7 +1056,7 @@ fn sel_12_direct_flag_lost_on_move_and_not_regained() {
     launch_and_open(&mut h, AGENT2, 1, &[record("s-L", AGENT2, ENV, 30)], "");
     assert!(h.snapshot().is_direct_launch_session);
     h.requested(Some("s-2"));
-    assert_eq!(current(&h).as_deref(), Some("s-2"));
+    assert_eq!(h.current().as_deref(), Some("s-2"));
     assert!(!h.snapshot().is_direct_launch_session);
     h.requested(Some("s-L"));
     let s = h.snapshot();
@@ -1167,29 +1163,29 @@ fn sel_13_hydration_requests_do_not_depend_on_origin() {
 #[test]
 fn sel_14_latest_selecting_event_wins() {
     let mut h = with_list(&[record("s-1", AGENT, ENV, 40)]);
-    assert_eq!(current(&h).as_deref(), Some("s-1"));
+    assert_eq!(h.current().as_deref(), Some("s-1"));
     h.requested(Some("s-r1"));
-    assert_eq!(current(&h).as_deref(), Some("s-r1"));
+    assert_eq!(h.current().as_deref(), Some("s-r1"));
     launch_and_open(&mut h, AGENT2, 1, &[record("s-L", AGENT2, ENV, 30)], "");
-    assert_eq!(current(&h).as_deref(), Some("s-L"));
+    assert_eq!(h.current().as_deref(), Some("s-L"));
     h.requested(Some("s-r2"));
-    assert_eq!(current(&h).as_deref(), Some("s-r2"));
+    assert_eq!(h.current().as_deref(), Some("s-r2"));
     h.command(Command::StartAgentSession {
         agent: agent_record(None, Some(AGENT)),
     });
     let id = start_new(&h);
     h.reply(id, 201, record("s-S", AGENT, ENV, 50));
-    assert_eq!(current(&h).as_deref(), Some("s-S"));
+    assert_eq!(h.current().as_deref(), Some("s-S"));
     h.command(open_latest(AGENT2));
     let id = agent_lookup(&h);
     h.reply(id, 200, page(&[record("s-O", AGENT2, ENV, 20)]));
-    assert_eq!(current(&h).as_deref(), Some("s-O"));
+    assert_eq!(h.current().as_deref(), Some("s-O"));
     h.command(start_by_id(AGENT));
     let id = start_new(&h);
     h.reply(id, 201, record("s-B", AGENT, ENV, 51));
-    assert_eq!(current(&h).as_deref(), Some("s-B"));
+    assert_eq!(h.current().as_deref(), Some("s-B"));
     h.requested(Some("s-r1"));
-    assert_eq!(current(&h).as_deref(), Some("s-r1"));
+    assert_eq!(h.current().as_deref(), Some("s-r1"));
 }
 
 /// SEL-14, OI-14: an unchanged requestedSessionId supplied again (also with surrounding spaces)
@@ -1199,11 +1195,11 @@ fn sel_14_unchanged_requested_id_is_not_a_new_event() {
     let mut h = with_list(&[]);
     h.requested(Some("s-r"));
     launch_and_open(&mut h, AGENT2, 1, &[record("s-L", AGENT2, ENV, 30)], "");
-    assert_eq!(current(&h).as_deref(), Some("s-L"));
+    assert_eq!(h.current().as_deref(), Some("s-L"));
     h.requested(Some("s-r"));
-    assert_eq!(current(&h).as_deref(), Some("s-L"));
+    assert_eq!(h.current().as_deref(), Some("s-L"));
     h.requested(Some("  s-r "));
-    assert_eq!(current(&h).as_deref(), Some("s-L"));
+    assert_eq!(h.current().as_deref(), Some("s-L"));
 }
 
 /// SEL-14, OI-14: requestedSessionId is trimmed, and a blank value means none (it selects
@@ -1216,10 +1212,10 @@ fn sel_14_requested_id_trimmed_and_blank_is_none() {
     h.answer_list(&[record("s-1", AGENT, ENV, 40)]);
     let mark = h.mark();
     h.requested(Some("   "));
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     assert!(h.sent_since(mark).is_empty());
     h.requested(Some("  s-3  "));
-    assert_eq!(current(&h).as_deref(), Some("s-3"));
+    assert_eq!(h.current().as_deref(), Some("s-3"));
     let id = h.detail_request("s-3");
     assert_eq!(h.request(id).request.path, "/api/v1/agent-sessions/s-3/");
 }
@@ -1231,7 +1227,7 @@ fn sel_14_list_load_does_not_replace_pending_requested() {
     let mut h = Harness::visible_in_env();
     h.requested(Some("s-9"));
     h.answer_list(&[record("s-1", AGENT, ENV, 59)]);
-    assert_eq!(current(&h).as_deref(), Some("s-9"));
+    assert_eq!(h.current().as_deref(), Some("s-9"));
     assert_eq!(origin(&h), Some(Origin::Requested));
 }
 
@@ -1247,9 +1243,9 @@ fn sel_14_newer_action_replaces_one_in_flight() {
     });
     let create = start_new(&h);
     h.reply(create, 201, record("s-S", AGENT, ENV, 50));
-    assert_eq!(current(&h).as_deref(), Some("s-S"));
+    assert_eq!(h.current().as_deref(), Some("s-S"));
     h.reply(lookup, 200, page(&[record("s-O", AGENT2, ENV, 20)]));
-    assert_eq!(current(&h).as_deref(), Some("s-S"));
+    assert_eq!(h.current().as_deref(), Some("s-S"));
     assert_eq!(request_visible_count(&h), 0);
 }
 
@@ -1269,7 +1265,7 @@ fn sel_15_request_visible_once_after_launch() {
     assert_eq!(request_visible_count(&h), 0, "not before the selection");
     let id = start_new(&h);
     h.reply(id, 201, record("s-new", AGENT, ENV, 50));
-    assert_eq!(current(&h).as_deref(), Some("s-new"));
+    assert_eq!(h.current().as_deref(), Some("s-new"));
     assert_eq!(request_visible_count(&h), 1);
     // Later steps do not call it again.
     h.hydrate("s-new", AGENT);
@@ -1288,14 +1284,14 @@ fn sel_15_request_visible_while_hidden() {
     let id = start_new(&h);
     assert_eq!(request_visible_count(&h), 0);
     h.reply(id, 201, record("s-b", AGENT, ENV, 50));
-    assert_eq!(current(&h).as_deref(), Some("s-b"));
+    assert_eq!(h.current().as_deref(), Some("s-b"));
     assert_eq!(request_visible_count(&h), 1);
 
     h.command(open_latest(AGENT2));
     let id = agent_lookup(&h);
     assert_eq!(request_visible_count(&h), 1);
     h.reply(id, 200, page(&[record("s-o", AGENT2, ENV, 30)]));
-    assert_eq!(current(&h).as_deref(), Some("s-o"));
+    assert_eq!(h.current().as_deref(), Some("s-o"));
     assert_eq!(request_visible_count(&h), 2);
     assert!(!h.snapshot().is_visible);
 }
@@ -1319,7 +1315,7 @@ fn sel_15_no_request_visible_for_other_selections() {
     h.command(start_by_id(AGENT));
     let id = start_new(&h);
     h.reply(id, 500, json!({"detail": "no"}));
-    assert_eq!(current(&h).as_deref(), Some("s-c"));
+    assert_eq!(h.current().as_deref(), Some("s-c"));
     assert_eq!(request_visible_count(&h), 0, "{}", h.transcript());
 }
 
@@ -1352,6 +1348,6 @@ fn sel_5_stale_launch_answer_after_environment_change() {
     let before = h.snapshot();
     h.reply(id, 200, page(&[record("s-a", AGENT2, ENV, 30)]));
     assert_eq!(h.snapshot(), before);
-    assert_eq!(current(&h), None);
+    assert_eq!(h.current(), None);
     assert_eq!(request_visible_count(&h), 0);
 }
