@@ -14,10 +14,11 @@ use crate::inputs::{Inputs, non_blank};
 use crate::intent::{ApiCall, Intent, RequestId, check_id};
 use crate::io::{Answer, Ctx, Io, Owner};
 use crate::machines::Signal;
-use crate::machines::default_session::{DefaultEvent, DefaultSessionMachine};
+use crate::machines::default_session::{self, DefaultEvent, DefaultSessionMachine};
 use crate::machines::environment::{EnvEvent, Environment};
 use crate::machines::hydration::{HydEvent, Hydration};
-use crate::machines::opening::{OpenEvent, OpenKind, OpenOp, Opening};
+use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
+use crate::machines::runtime_access::{self, RtaEvent, RuntimeAccessMachine};
 use crate::machines::selection::{self, Facts, Origin, SelEvent, Selection};
 use crate::response::{ResponseHead, TransportFailure};
 use crate::snapshot::Snapshot;
@@ -63,8 +64,13 @@ pub struct Engine {
     opening: InitializedStateMachine<Opening>,
     selection: InitializedStateMachine<Selection>,
     hydration: InitializedStateMachine<Hydration>,
+    runtime: InitializedStateMachine<RuntimeAccessMachine>,
+    /// Since when the page is hidden (RTA-10, RTA-22).
+    page_hidden_since: Option<Instant>,
     /// The launchKey last opened (SEL-7).
     opened_launch_key: Option<u64>,
+    /// Whether the last person/Environment pair had an Environment.
+    scope_had_environment: bool,
     removals: BTreeMap<RequestId, Removal>,
     /// A delete failure, shown as `latestSessionsError` (the reference's choice).
     delete_error: Option<String>,
@@ -84,11 +90,7 @@ impl Engine {
     /// Builds an engine at `now` (its time origin).
     pub fn new(config: Config, now: Instant) -> Engine {
         let inputs = Inputs::default();
-        let mut io = Io::new(
-            config.platform_base_url.clone(),
-            config.max_body_bytes,
-            config.seed,
-        );
+        let mut io = Io::new(&config, now);
         let mut ctx = Ctx {
             now,
             inputs: &inputs,
@@ -103,10 +105,11 @@ impl Engine {
         let opening = Opening
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
-        let selection = Selection::default()
+        let selection = Selection::default().uninitialized_state_machine().init();
+        let hydration = Hydration::default()
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
-        let hydration = Hydration::default()
+        let runtime = RuntimeAccessMachine::default()
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
         let mut engine = Engine {
@@ -119,7 +122,10 @@ impl Engine {
             opening,
             selection,
             hydration,
+            runtime,
+            page_hidden_since: None,
             opened_launch_key: None,
+            scope_had_environment: false,
             removals: BTreeMap::new(),
             delete_error: None,
         };
@@ -200,7 +206,8 @@ impl Engine {
     /// When [`Engine::handle_timeout`] should next be called; `None` when no timer runs.
     /// The engine of this release keeps no timers yet (runtime-access polling adds them).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        None
+        let page_hidden = self.inputs.page_hidden;
+        runtime_access::deadline(self.runtime.inner(), self.runtime.state(), page_hidden)
     }
 
     /// Answers dropped because their request was unknown (aborted, finished or never issued).
@@ -217,6 +224,7 @@ impl Engine {
             opening,
             selection,
             hydration,
+            runtime,
             ..
         } = self;
         (
@@ -227,6 +235,7 @@ impl Engine {
                 opening,
                 selection,
                 hydration,
+                runtime,
             },
         )
     }
@@ -254,13 +263,27 @@ impl Engine {
                 }
             }
             Input::IsVisible(v) => self.inputs.visible = v,
-            Input::PageVisible(v) => self.inputs.page_hidden = !v,
+            Input::PageVisible(visible) => {
+                let was_hidden = self.inputs.page_hidden;
+                self.inputs.page_hidden = !visible;
+                match (was_hidden, visible) {
+                    (false, false) => self.page_hidden_since = Some(now),
+                    (true, true) => {
+                        let since = self.page_hidden_since.take().unwrap_or(now);
+                        let hidden_for = now.saturating_duration_since(since);
+                        let (mut ctx, p) = self.ctx(now);
+                        p.runtime
+                            .handle_with_context(&RtaEvent::PageShown { hidden_for }, &mut ctx);
+                    }
+                    _ => {}
+                }
+            }
             Input::RequestedSessionId(id) => {
                 let id = non_blank(id.as_deref());
                 if id != self.inputs.requested_session_id {
                     self.inputs.requested_session_id = id.clone();
                     if let Some(id) = id {
-                        self.choose_requested(&id, now);
+                        self.choose_requested(&id);
                     }
                 }
             }
@@ -271,7 +294,7 @@ impl Engine {
                 if was && !shows {
                     // OI-14: outside the default-session surface a requested id wins.
                     if let Some(id) = self.inputs.requested_session_id.clone() {
-                        self.choose_requested(&id, now);
+                        self.choose_requested(&id);
                     }
                 }
             }
@@ -293,49 +316,60 @@ impl Engine {
         }
     }
 
-    fn choose_requested(&mut self, id: &str, now: Instant) {
-        let (mut ctx, p) = self.ctx(now);
-        if !ctx.inputs.shows_default_session || p.is_launched() {
-            p.selection.handle_with_context(
-                &SelEvent::Choose {
-                    session_uid: id,
-                    origin: Origin::Requested,
-                },
-                &mut ctx,
-            );
+    fn choose_requested(&mut self, id: &str) {
+        // OI-14: on the default-session surface a requested id never wins (DEF-2, DEF-18).
+        if !self.inputs.shows_default_session {
+            self.selection.handle(&SelEvent::Choose {
+                session_uid: id,
+                origin: Origin::Requested,
+            });
         }
     }
 
     /// ENV-1 to ENV-4: a new person or Environment.
     fn scope_changed(&mut self, now: Instant) {
+        // SEL-7: a launch cancelled before it opened is opened again for the new pair.
+        if opening::in_flight(self.opening.state()).is_some_and(|op| op.kind == OpenKind::Launch) {
+            self.opened_launch_key = None;
+        }
         let scope = self.inputs.scope();
         let (mut ctx, p) = self.ctx(now);
         p.env
             .handle_with_context(&EnvEvent::ScopeChanged(scope), &mut ctx);
         p.opening.handle_with_context(&OpenEvent::Cancel, &mut ctx);
-        p.selection.handle_with_context(&SelEvent::Clear, &mut ctx);
+        p.selection.handle(&SelEvent::Clear);
         p.hydration.handle_with_context(&HydEvent::Reset, &mut ctx);
+        p.runtime.handle_with_context(&RtaEvent::Reset, &mut ctx);
         for id in std::mem::take(&mut self.removals).into_keys() {
             self.io.abort(id);
+        }
+        self.delete_error = None;
+        // ENV-2 clears the selection. A session requested before any Environment was active
+        // could not be read yet, so it carries into the first Environment (OI-14: a requested
+        // id wins outside the default surface); otherwise the request was consumed.
+        let had_environment = std::mem::replace(
+            &mut self.scope_had_environment,
+            self.inputs.environment_uid.is_some(),
+        );
+        if !had_environment && let Some(id) = self.inputs.requested_session_id.clone() {
+            self.choose_requested(&id);
         }
     }
 
     fn command(&mut self, command: Command, now: Instant) {
         match command {
             Command::RetryDefaultSession => {
-                let key = self.inputs.default_key();
+                let key = self.inputs.default_combination();
                 let (mut ctx, p) = self.ctx(now);
                 p.default
                     .handle_with_context(&DefaultEvent::Retry(key.as_ref()), &mut ctx);
-                p.selection
-                    .handle_with_context(&SelEvent::Notice(None), &mut ctx);
+                p.selection.handle(&SelEvent::Notice(None));
                 p.env.handle_with_context(&EnvEvent::Reread, &mut ctx);
             }
             Command::RestoreDefaultSessionSelection => {
-                let (mut ctx, p) = self.ctx(now);
-                if p.is_launched() {
+                if launched_now(&self.selection) {
                     // DEF-17: leave the launched session; the settle loop selects the default.
-                    p.selection.handle_with_context(&SelEvent::Clear, &mut ctx);
+                    self.selection.handle(&SelEvent::Clear);
                 }
             }
             Command::StartAgentSession { agent } => {
@@ -390,6 +424,15 @@ impl Engine {
                 let (mut ctx, p) = self.ctx(now);
                 p.hydration
                     .handle_with_context(&HydEvent::RefreshDetail, &mut ctx);
+            }
+            Command::RefreshActiveSessionRuntimeAccess => {
+                let (mut ctx, p) = self.ctx(now);
+                p.runtime.handle_with_context(&RtaEvent::Refresh, &mut ctx);
+            }
+            Command::RevalidateStaleRuntimeAccess => {
+                let (mut ctx, p) = self.ctx(now);
+                p.runtime
+                    .handle_with_context(&RtaEvent::Revalidate, &mut ctx);
             }
         }
     }
@@ -499,6 +542,11 @@ impl Engine {
                     Owner::Hydration => p
                         .hydration
                         .handle_with_context(&HydEvent::Answer(answer), &mut ctx),
+                    Owner::RuntimeAccess => {
+                        p.runtime
+                            .handle_with_context(&RtaEvent::Answer(answer), &mut ctx);
+                    }
+                    // Finished above, before the context was borrowed.
                     Owner::Archive => {}
                 }
             }
@@ -515,6 +563,8 @@ impl Engine {
                 return;
             }
         }
+        // A rule that keeps changing state is a bug; release builds stop here and stay usable.
+        debug_assert!(false, "the settle loop did not reach a fixed point");
     }
 
     fn fingerprint(&self) -> Fingerprint {
@@ -524,20 +574,21 @@ impl Engine {
             self.opening.state().clone(),
             self.selection.state().clone(),
             self.hydration.state().clone(),
+            self.runtime.state().clone(),
         )
     }
 
     /// One round of the level rules, in dependency order.
     fn evaluate(&mut self, now: Instant) {
+        // SEL-5 to SEL-7: once per launchKey, only while visible and an Environment is active.
         let launch = self
             .inputs
             .launch_target
             .clone()
-            .filter(|_| self.inputs.visible);
+            .filter(|_| self.inputs.visible && self.inputs.environment_uid.is_some());
         if let Some(target) = launch
             && self.opened_launch_key != Some(target.launch_key)
         {
-            // SEL-5 to SEL-7: once per launchKey, only while visible.
             self.opened_launch_key = Some(target.launch_key);
             let agent = non_blank(Some(&target.agent_id));
             self.open(
@@ -549,6 +600,7 @@ impl Engine {
             );
         }
         let key = self.inputs.default_key();
+        let combination = self.inputs.default_combination();
         let (mut ctx, p) = self.ctx(now);
         let launched = p.is_launched();
         let inputs = ctx.inputs;
@@ -565,27 +617,19 @@ impl Engine {
             .unwrap_or_default();
         p.default.handle_with_context(
             &DefaultEvent::Evaluate {
-                key: key.as_ref(),
-                may_request: default_state,
+                key: combination.as_ref(),
+                may_request: default_state && key.is_some(),
                 name,
             },
             &mut ctx,
         );
 
         let list = p.env.inner().current();
-        let default_uid = key.as_ref().and_then(|k| {
-            p.default.inner().opened(k).or_else(|| {
-                // DEF-7, DEF-8: a listed session matching both the handle and the Agent uid.
-                list?
-                    .sessions
-                    .iter()
-                    .find(|s| {
-                        s.handle_unique_id.as_deref() == Some(k.handle.as_str())
-                            && s.agent_uid.as_deref() == Some(k.agent_uid.as_str())
-                    })
-                    .map(|s| s.uid.as_str())
-            })
-        });
+        let default_uid = default_session::default_session_uid(
+            key.as_ref(),
+            p.default.inner(),
+            p.env.inner().sessions(),
+        );
         let facts = Facts {
             default_state,
             default_uid,
@@ -594,8 +638,7 @@ impl Engine {
                 .filter(|l| l.from_platform)
                 .map(|l| l.sessions.as_slice()),
         };
-        p.selection
-            .handle_with_context(&SelEvent::Evaluate(&facts), &mut ctx);
+        p.selection.handle(&SelEvent::Evaluate(&facts));
         let selected = selection::selected(p.selection.state()).map(|(uid, _)| uid);
         p.hydration.handle_with_context(
             &HydEvent::Evaluate {
@@ -607,13 +650,34 @@ impl Engine {
         // REQ-3: a selected session whose detail has loaded stays in the list, whatever a later
         // list read (which may not name it) says.
         let loaded = p.hydration.inner().detail.value();
-        if let Some(record) = loaded.filter(|r| selected == Some(r.uid.as_str()))
+        if let Some(record) = loaded.filter(|r| selected == Some(r.uid.as_str()) && !r.is_archived)
             && !p.env.inner().sessions().iter().any(|s| s.uid == record.uid)
         {
             let summary = crate::input::SessionSummary::from(record);
             p.env
                 .handle_with_context(&EnvEvent::Upsert(&summary), &mut ctx);
         }
+        // RTA-1, RTA-2, RTA-25: the session in view is checked, unless it is a launched session
+        // before its first send.
+        let active = selected.filter(|_| inputs.visible && !launched_now(p.selection));
+        let agent_name = active.and_then(|uid| {
+            let from_detail = p
+                .hydration
+                .inner()
+                .detail
+                .value()
+                .and_then(|r| r.agent_name.as_deref());
+            from_detail.or_else(|| {
+                p.env
+                    .inner()
+                    .sessions()
+                    .iter()
+                    .find(|s| s.uid == uid)
+                    .and_then(|s| s.agent_name.as_deref())
+            })
+        });
+        p.runtime
+            .handle_with_context(&RtaEvent::Evaluate { active, agent_name }, &mut ctx);
     }
 
     /// Relays queued signals; true when there were any.
@@ -635,42 +699,32 @@ impl Engine {
                     } else {
                         Origin::Created
                     };
-                    p.selection.handle_with_context(
-                        &SelEvent::Choose {
-                            session_uid: &session.uid,
-                            origin,
-                        },
-                        &mut ctx,
-                    );
+                    p.selection.handle(&SelEvent::Choose {
+                        session_uid: &session.uid,
+                        origin,
+                    });
                     if launched {
                         // SEL-15, OI-15: ordered after the selection it follows.
                         ctx.emit(Event::RequestVisible);
                     }
                 }
                 Signal::DetailLoaded { session_uid } => {
-                    p.selection.handle_with_context(
-                        &SelEvent::DetailLoaded {
-                            session_uid: &session_uid,
-                        },
-                        &mut ctx,
-                    );
+                    p.selection.handle(&SelEvent::DetailLoaded {
+                        session_uid: &session_uid,
+                    });
                 }
                 Signal::DetailFailed { session_uid, error } => {
-                    let facts = list_facts(p.env);
-                    p.selection.handle_with_context(
-                        &SelEvent::DetailFailed {
-                            session_uid: &session_uid,
-                            error: &error,
-                            facts: &facts,
-                        },
-                        &mut ctx,
-                    );
+                    let facts = list_facts(p.env, ctx.inputs.avoid_implicit);
+                    p.selection.handle(&SelEvent::DetailFailed {
+                        session_uid: &session_uid,
+                        error: &error,
+                        facts: &facts,
+                    });
                 }
                 Signal::Notice { session_uid, text } => {
                     let current = selection::selected(p.selection.state()).map(|s| s.0);
                     if current == Some(session_uid.as_str()) {
-                        p.selection
-                            .handle_with_context(&SelEvent::Notice(Some(&text)), &mut ctx);
+                        p.selection.handle(&SelEvent::Notice(Some(&text)));
                     }
                 }
                 Signal::Removed {
@@ -679,14 +733,14 @@ impl Engine {
                 } => {
                     p.env
                         .handle_with_context(&EnvEvent::Remove(&session_uid), &mut ctx);
-                    let facts = list_facts(p.env);
-                    p.selection.handle_with_context(
-                        &SelEvent::Removed {
-                            session_uid: &session_uid,
-                            facts: &facts,
-                        },
-                        &mut ctx,
-                    );
+                    // An archived or deleted default session is asked for again.
+                    p.default
+                        .handle_with_context(&DefaultEvent::Forget(&session_uid), &mut ctx);
+                    let facts = list_facts(p.env, ctx.inputs.avoid_implicit);
+                    p.selection.handle(&SelEvent::Removed {
+                        session_uid: &session_uid,
+                        facts: &facts,
+                    });
                     if archived && requested.as_deref() == Some(session_uid.as_str()) {
                         // REQ-7: only the engine's own archive of the requested session.
                         ctx.emit(Event::RequestedSessionRemoved { session_uid });
@@ -709,6 +763,7 @@ type Fingerprint = (
     crate::machines::opening::State,
     crate::machines::selection::State,
     crate::machines::hydration::State,
+    crate::machines::runtime_access::State,
 );
 
 /// The machines, borrowed apart from the context.
@@ -718,14 +773,12 @@ struct Parts<'a> {
     opening: &'a mut InitializedStateMachine<Opening>,
     selection: &'a mut InitializedStateMachine<Selection>,
     hydration: &'a mut InitializedStateMachine<Hydration>,
+    runtime: &'a mut InitializedStateMachine<RuntimeAccessMachine>,
 }
 
 impl Parts<'_> {
     fn is_launched(&self) -> bool {
-        matches!(
-            selection::selected(self.selection.state()),
-            Some((_, Origin::Launched))
-        )
+        launched_now(self.selection)
     }
 }
 
@@ -737,6 +790,7 @@ pub(crate) struct View<'a> {
     pub opening: &'a InitializedStateMachine<Opening>,
     pub selection: &'a InitializedStateMachine<Selection>,
     pub hydration: &'a InitializedStateMachine<Hydration>,
+    pub runtime: &'a InitializedStateMachine<RuntimeAccessMachine>,
     pub delete_error: Option<&'a str>,
 }
 
@@ -749,18 +803,26 @@ impl Engine {
             opening: &self.opening,
             selection: &self.selection,
             hydration: &self.hydration,
+            runtime: &self.runtime,
             delete_error: self.delete_error.as_deref(),
         }
     }
 }
 
+fn launched_now(selection: &InitializedStateMachine<Selection>) -> bool {
+    matches!(
+        selection::selected(selection.state()),
+        Some((_, Origin::Launched))
+    )
+}
+
 /// Facts for list-based reselection (REQ-5, archive and delete).
-fn list_facts(env: &InitializedStateMachine<Environment>) -> Facts<'_> {
+fn list_facts(env: &InitializedStateMachine<Environment>, avoid_implicit: bool) -> Facts<'_> {
     let list = env.inner().current();
     Facts {
         default_state: false,
         default_uid: None,
-        implicit_allowed: true,
+        implicit_allowed: !avoid_implicit,
         list: list
             .filter(|l| l.from_platform)
             .map(|l| l.sessions.as_slice()),

@@ -229,4 +229,10 @@ pub enum Command {
     },
     /// `refreshSessionDetail()`: read the detail again (a loaded session stays ready).
     RefreshSessionDetail,
+    /// `refreshActiveSessionRuntimeAccess()`: ask for runtime access once, at once (the "Check
+    /// again" action, RTA-27).
+    RefreshActiveSessionRuntimeAccess,
+    /// `revalidateStaleRuntimeAccess()`: confirm a decision one minute old or older again (the
+    /// composer calls it when it takes focus, RTA-23).
+    RevalidateStaleRuntimeAccess,
 }

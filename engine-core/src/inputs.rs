@@ -77,17 +77,22 @@ impl Inputs {
             .unwrap_or_default()
     }
 
-    /// The combination the default session is asked for, once the source is ready, an
-    /// Environment is active and an Agent is named (DEF-4, DEF-5, DEF-6).
-    pub(crate) fn default_key(&self) -> Option<DefaultKey> {
+    /// The combination (person, Environment, Agent, handle) the default session belongs to, once
+    /// an Environment is active and an Agent is named, whatever the source's status.
+    pub(crate) fn default_combination(&self) -> Option<DefaultKey> {
         let d = self.default_session.as_ref()?;
-        if d.status != SourceStatus::Ready || self.environment_uid.is_none() {
-            return None;
-        }
+        self.environment_uid.as_ref()?;
         Some(DefaultKey {
             scope: self.scope(),
             agent_uid: self.default_agent()?,
             handle: d.handle_unique_id.clone(),
         })
+    }
+
+    /// The combination, while the source is ready: only then is the default session asked for or
+    /// selected (DEF-4, DEF-5, DEF-6).
+    pub(crate) fn default_key(&self) -> Option<DefaultKey> {
+        self.default_combination()
+            .filter(|_| self.default_source_status() == SourceStatus::Ready)
     }
 }

@@ -158,6 +158,19 @@ pub enum ApiCall {
         /// The session.
         session_uid: String,
     },
+    /// P11: the admission decision, `rpc_url` and runtime token for a session.
+    ResolveRuntimeAccess {
+        /// The session.
+        session_uid: String,
+    },
+    /// R1: `GET {rpc_url}/api/chat`, the Agent confirmation of ADR 093, with the runtime token
+    /// of that session's latest runtime access.
+    ConfirmAgent {
+        /// The session the runtime access belongs to (INV-11).
+        session_uid: String,
+        /// The runtime base.
+        rpc_url: String,
+    },
 }
 
 /// HTTP method.
@@ -402,6 +415,11 @@ pub fn check_id(what: &'static str, id: &str) -> Result<(), InvalidId> {
     }
 }
 
+/// A credential can go into a header: no control characters (no CR/LF header injection).
+fn header_safe(value: &str) -> bool {
+    !value.chars().any(char::is_control)
+}
+
 /// Percent-encodes an id as exactly one path segment.
 pub fn segment(id: &str) -> String {
     utf8_percent_encode(id, SEGMENT).to_string()
@@ -414,14 +432,56 @@ pub(crate) struct Credential<'a> {
     pub token: &'a str,
 }
 
+/// Which credential a request carries: the person's for the platform, the runtime token for an
+/// Agent runtime. The person's credential never reaches a runtime.
+#[derive(Clone, Copy)]
+pub(crate) enum Auth<'a> {
+    Platform(Option<Credential<'a>>),
+    Runtime { token: &'a str },
+}
+
 impl ApiCall {
     /// Renders the call against the platform base. Fails, before any request exists, when an id
     /// in the path is invalid.
-    pub(crate) fn render(
-        &self,
-        base: &str,
-        credential: Option<Credential<'_>>,
-    ) -> Result<HttpRequest, InvalidId> {
+    pub(crate) fn render(&self, base: &str, auth: Auth<'_>) -> Result<HttpRequest, InvalidId> {
+        if let ApiCall::ConfirmAgent { rpc_url, .. } = self {
+            let token = match auth {
+                Auth::Runtime { token } if header_safe(token) => token,
+                _ => {
+                    return Err(InvalidId {
+                        what: "runtime token",
+                        shown: String::new(),
+                    });
+                }
+            };
+            return Ok(HttpRequest {
+                method: Method::Get,
+                target: Target::AgentRuntime,
+                base: rpc_url.trim_end_matches('/').to_owned(),
+                path: "/api/chat".to_owned(),
+                query: Vec::new(),
+                headers: vec![
+                    Header::sensitive("Authorization", format!("Bearer {token}")),
+                    Header::new("Accept", "application/json"),
+                    Header::new("Cache-Control", "no-cache"),
+                ],
+                body: None,
+                body_mode: BodyMode::Buffered,
+            });
+        }
+        let credential = match auth {
+            Auth::Platform(c)
+                if c.is_none_or(|c| header_safe(c.token) && header_safe(c.token_type)) =>
+            {
+                c
+            }
+            _ => {
+                return Err(InvalidId {
+                    what: "platform credential",
+                    shown: String::new(),
+                });
+            }
+        };
         let seg = |what, id: &str| check_id(what, id).map(|()| segment(id));
         let mut query = Vec::new();
         let mut body = None;
@@ -506,6 +566,22 @@ impl ApiCall {
                 Method::Delete,
                 format!("/api/v1/agent-sessions/{}/", seg("session", session_uid)?),
             ),
+            ApiCall::ResolveRuntimeAccess { session_uid } => {
+                body = Some(Value::Object(Map::new()));
+                (
+                    Method::Post,
+                    format!(
+                        "/api/v1/agent-sessions/{}/resolve-runtime-access/",
+                        seg("session", session_uid)?
+                    ),
+                )
+            }
+            ApiCall::ConfirmAgent { .. } => {
+                return Err(InvalidId {
+                    what: "call",
+                    shown: String::new(),
+                });
+            }
         };
         let mut headers = Vec::new();
         if let Some(c) = credential {
@@ -543,6 +619,8 @@ impl ApiCall {
             ApiCall::GetOrCreateSession { .. } => O::GetOrCreateSession,
             ApiCall::ArchiveSession { .. } => O::ArchiveSession,
             ApiCall::DeleteSession { .. } => O::DeleteSession,
+            ApiCall::ResolveRuntimeAccess { .. } => O::ResolveRuntimeAccess,
+            ApiCall::ConfirmAgent { .. } => O::ConfirmAgent,
         }
     }
 }
@@ -555,10 +633,10 @@ mod tests {
     fn render(call: &ApiCall) -> Result<HttpRequest, InvalidId> {
         call.render(
             "https://p.test/",
-            Some(Credential {
+            Auth::Platform(Some(Credential {
                 token_type: "Bearer",
                 token: "tok-secret",
-            }),
+            })),
         )
     }
 

@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 use crate::api::ApiError;
 use crate::event::Event;
 use crate::inputs::Inputs;
-use crate::intent::{ApiCall, Credential, Intent, RequestId};
+use crate::intent::{ApiCall, Auth, Credential, Intent, RequestId};
 use crate::response::{ResponseHead, TransportFailure};
 use crate::rng::Rng;
 
@@ -22,6 +22,7 @@ pub(crate) enum Owner {
     Opening,
     Hydration,
     Archive,
+    RuntimeAccess,
 }
 
 #[derive(Debug)]
@@ -74,10 +75,25 @@ pub(crate) struct Io {
     pub events: VecDeque<Event>,
     /// Answers dropped because their id was unknown (aborted, finished, or never issued).
     pub ignored_answers: u64,
+    /// The engine's time origin and the wall-clock reading (Unix ms) it stands for (OI-32).
+    clock_origin: (Instant, u64),
 }
 
 impl Io {
-    pub(crate) fn new(base: String, max_body_bytes: usize, seed: u64) -> Io {
+    /// Wall-clock Unix milliseconds at `now`, for absolute values (OI-32).
+    pub(crate) fn wall_ms(&self, now: Instant) -> u64 {
+        let (origin, unix_ms) = self.clock_origin;
+        let elapsed =
+            u64::try_from(now.saturating_duration_since(origin).as_millis()).unwrap_or(u64::MAX);
+        unix_ms.saturating_add(elapsed)
+    }
+
+    pub(crate) fn new(config: &crate::config::Config, origin: Instant) -> Io {
+        let (base, max_body_bytes, seed) = (
+            config.platform_base_url.clone(),
+            config.max_body_bytes,
+            config.seed,
+        );
         Io {
             base,
             max_body_bytes,
@@ -88,6 +104,7 @@ impl Io {
             signals: VecDeque::new(),
             events: VecDeque::new(),
             ignored_answers: 0,
+            clock_origin: (origin, config.start_unix_ms),
         }
     }
 
@@ -103,10 +120,19 @@ impl Io {
             token: t.expose(),
         });
         let request = call
-            .render(&self.base, credential)
+            .render(&self.base, Auth::Platform(credential))
             .map_err(|e| ApiError::Refused {
                 message: e.to_string(),
             })?;
+        Ok(self.issue(owner, call, request))
+    }
+
+    fn issue(
+        &mut self,
+        owner: Owner,
+        call: ApiCall,
+        request: crate::intent::HttpRequest,
+    ) -> RequestId {
         self.next_id += 1;
         let id = RequestId(self.next_id);
         self.in_flight.insert(
@@ -119,7 +145,23 @@ impl Io {
             },
         );
         self.outbox.push_back(Intent::Http { id, call, request });
-        Ok(id)
+        id
+    }
+
+    /// Issues a request to an Agent runtime with its runtime token (never the person's
+    /// credential).
+    pub(crate) fn send_runtime(
+        &mut self,
+        owner: Owner,
+        call: ApiCall,
+        token: &str,
+    ) -> Result<RequestId, ApiError> {
+        let request = call
+            .render(&self.base, Auth::Runtime { token })
+            .map_err(|e| ApiError::Refused {
+                message: e.to_string(),
+            })?;
+        Ok(self.issue(owner, call, request))
     }
 
     /// Aborts a request if it is still in flight; a no-op otherwise.
@@ -216,8 +258,7 @@ impl Io {
 
 /// The context every machine handler receives.
 pub(crate) struct Ctx<'a> {
-    /// The time of the input being handled (monotonic). Timers of later machines read it.
-    #[allow(dead_code)]
+    /// The time of the input being handled (monotonic).
     pub now: Instant,
     pub inputs: &'a Inputs,
     pub io: &'a mut Io,

@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::api::{RuntimeInteraction, RuntimePresence};
 use crate::input::SessionSummary;
 use crate::machines::selection::Origin;
 use crate::message::Message;
@@ -132,4 +133,14 @@ pub struct Snapshot {
     pub session_notice: Option<String>,
     /// The thread: the selected session's messages.
     pub thread: Vec<Message>,
+    /// `activeRuntimeInteraction`: the admission decision of the selected session, with its
+    /// notice and support reference (RTA-3); absent when never checked.
+    pub active_runtime_interaction: Option<RuntimeInteraction>,
+    /// `activeRuntimePresence`: diagnostic progress; never decides admission (RTA-4, RTA-5).
+    pub active_runtime_presence: Option<RuntimePresence>,
+    /// `isAssistantRuntimeStarting`: the decision is transient (SHR-5).
+    pub is_assistant_runtime_starting: bool,
+    /// Composer admission: the session is ready and its decision admits (`can_submit`, confirmed
+    /// by the Agent); for a launched session before its first send, readiness alone (RTA-25).
+    pub composer_admission: bool,
 }

@@ -68,6 +68,34 @@ pub(crate) fn unix_ms(s: &str) -> Option<i64> {
     Some(((days * 24 + hour) * 60 + minute - offset_min) * 60_000 + second * 1000 + millis)
 }
 
+/// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SS.sssZ` (UTC).
+pub(crate) fn iso_from_unix_ms(ms: u64) -> String {
+    let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+    let days = ms.div_euclid(86_400_000);
+    let rem = ms.rem_euclid(86_400_000);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000
+    )
+}
+
+/// The civil date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
 /// Days since 1970-01-01 (Howard Hinnant's algorithm).
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -82,6 +110,30 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::unix_ms;
+
+    #[test]
+    fn formats_and_reads_back() {
+        assert_eq!(super::iso_from_unix_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            super::iso_from_unix_ms(1_790_928_900_123),
+            "2026-10-02T08:15:00.123Z"
+        );
+        assert_eq!(
+            super::iso_from_unix_ms(951_782_400_000),
+            "2000-02-29T00:00:00.000Z"
+        );
+        for ms in [
+            0u64,
+            1,
+            86_399_999,
+            951_782_400_000,
+            1_790_928_900_123,
+            4_102_444_800_000,
+        ] {
+            let back = unix_ms(&super::iso_from_unix_ms(ms)).and_then(|v| u64::try_from(v).ok());
+            assert_eq!(back, Some(ms));
+        }
+    }
 
     #[test]
     fn reads_common_forms() {

@@ -7,6 +7,7 @@ use crate::machines::default_session;
 use crate::machines::environment::State as EnvState;
 use crate::machines::hydration::Load;
 use crate::machines::opening::State as OpenState;
+use crate::machines::runtime_access::Decision;
 use crate::machines::selection::{self, Origin};
 use crate::snapshot::{
     DefaultSessionStatus, DetailSnapshot, DetailStatus, Readiness, ReadinessStatus, Snapshot,
@@ -33,6 +34,7 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         opening,
         selection: sel,
         hydration: hyd,
+        runtime,
         delete_error,
     } = engine.view();
     let selected = selection::selected(sel.state());
@@ -40,18 +42,8 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
     let default_state = inputs.shows_default_session && !launched;
     let key = inputs.default_key();
     let list = env.inner().current();
-    let default_uid = key.as_ref().and_then(|k| {
-        default.inner().opened(k).or_else(|| {
-            list?
-                .sessions
-                .iter()
-                .find(|s| {
-                    s.handle_unique_id.as_deref() == Some(k.handle.as_str())
-                        && s.agent_uid.as_deref() == Some(k.agent_uid.as_str())
-                })
-                .map(|s| s.uid.as_str())
-        })
-    });
+    let default_uid =
+        default_session::default_session_uid(key.as_ref(), default.inner(), env.inner().sessions());
 
     // OI-23: the first matching case wins.
     let (default_session_status, default_session_error) = if !default_state {
@@ -84,7 +76,7 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         engine,
         selected.map(|s| s.0),
         default_state,
-        latest_error.as_deref(),
+        matches!(env.state(), EnvState::Failed { .. }),
     );
     let active_session_detail = h.session_uid.as_ref().map(|uid| {
         let (status, error) = match &h.detail {
@@ -109,7 +101,18 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             }),
         }
     });
+    // RTA-25: a launched session has no decision before its first send; admission then depends
+    // on readiness alone.
+    let decision = selected
+        .filter(|_| !launched)
+        .and_then(|(uid, _)| runtime.inner().decision(uid));
+    let ready = readiness.status == ReadinessStatus::Ready;
+    let composer_admission = ready && (launched || decision.is_some_and(Decision::admits));
     Snapshot {
+        active_runtime_interaction: decision.map(|d| d.interaction.clone()),
+        active_runtime_presence: decision.and_then(|d| d.presence.clone()),
+        is_assistant_runtime_starting: decision.is_some_and(Decision::is_starting),
+        composer_admission,
         environment_uid: inputs.environment_uid.clone(),
         is_visible: inputs.visible,
         current_session_id: selected.map(|s| s.0.to_owned()),
@@ -133,7 +136,7 @@ fn readiness(
     engine: &Engine,
     selected: Option<&str>,
     default_state: bool,
-    latest_error: Option<&str>,
+    list_failed: bool,
 ) -> Readiness {
     let crate::engine::View {
         inputs,
@@ -169,9 +172,8 @@ fn readiness(
         }
     } else if default_state || inputs.avoid_implicit || inputs.environment_uid.is_none() {
         (ReadinessStatus::Idle, None) // SHR-3: nothing selected on purpose
-    } else if let Some(message) = latest_error {
+    } else if list_failed {
         // FAIL-7: the list was needed to choose a session and failed.
-        let _ = message;
         (
             ReadinessStatus::Error,
             Some("Choose or start a session before writing.".into()),

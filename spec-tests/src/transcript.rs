@@ -13,10 +13,13 @@ pub(crate) fn intent_line(intent: &Intent) -> String {
                 .map(|b| format!(" {}", body_text(b)))
                 .unwrap_or_default();
             let _ = call;
-            let path_and_query = request
-                .url()
-                .trim_start_matches(request.base.as_str())
-                .to_owned();
+            let path_and_query = match request.target {
+                engine_core::Target::Platform => request
+                    .url()
+                    .trim_start_matches(request.base.as_str())
+                    .to_owned(),
+                engine_core::Target::AgentRuntime => request.url(),
+            };
             format!("-> {id} {} {path_and_query}{body}", request.method.as_str())
         }
         Intent::Abort { id } => format!("-> abort {id}"),
@@ -118,5 +121,7 @@ pub(crate) fn call_name(call: &ApiCall) -> &'static str {
         ApiCall::GetOrCreateSession { .. } => "get-or-create",
         ApiCall::ArchiveSession { .. } => "archive",
         ApiCall::DeleteSession { .. } => "delete",
+        ApiCall::ResolveRuntimeAccess { .. } => "resolve-runtime-access",
+        ApiCall::ConfirmAgent { .. } => "confirm-agent",
     }
 }

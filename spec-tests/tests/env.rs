@@ -268,7 +268,6 @@ fn env2_environment_change_clears_the_selection() {
         after.active_session_readiness,
         before.active_session_readiness
     );
-    h.assert_no_runtime_request();
 }
 
 /// ENV-2: a change of person (a new user uid) clears the selection, an implicitly chosen

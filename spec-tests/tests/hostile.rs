@@ -963,8 +963,13 @@ fn hostile_requested_ids_never_escape_their_segment() {
                 ApiCall::GetSessionHistory { session_uid } if session_uid == id => {
                     assert_one_segment(&r.path, "/api/v1/agent-sessions/", "/history/", id);
                 }
+                ApiCall::ResolveRuntimeAccess { session_uid } if session_uid == id => {
+                    let tail = "/resolve-runtime-access/";
+                    assert_one_segment(&r.path, "/api/v1/agent-sessions/", tail, id);
+                }
                 ApiCall::GetSessionDetail { session_uid, .. }
-                | ApiCall::GetSessionHistory { session_uid } => {
+                | ApiCall::GetSessionHistory { session_uid }
+                | ApiCall::ResolveRuntimeAccess { session_uid } => {
                     assert_eq!(session_uid, "s-1", "{raw:?}");
                 }
                 other => panic!("{raw:?}: unexpected {other:?}"),

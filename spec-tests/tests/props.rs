@@ -10,6 +10,11 @@
 //! HYD-12: while the chat is hidden no detail, history, insights or latest-sessions read is emitted.
 //! DEF-6: no get-or-create without a default Agent uid.
 //! INV-9: every request matches an endpoint of the catalog (OI-11), with every id one segment.
+//! RTA-3, RTA-6, RTA-15, RTA-17: composer admission is open only while the selected session's
+//! decision has `can_submit: true` and the Agent confirmed it (or its chat URL was remembered
+//! serving), and RTA-10: no poll timer fires while the page is hidden. SHR-5: the starting flag
+//! is exactly "the decision is transient". INV-11: a confirmation uses its own session's access.
+//! RTA-25: a launched session is not checked and shows no decision.
 //! Timer sanity: `poll_timeout` never lies at or before now.
 
 #![allow(
@@ -67,6 +72,8 @@ enum Op {
     Archive(usize),
     Delete(usize),
     Refresh,
+    RefreshRuntime,
+    Revalidate,
     /// Answer the open request at this index (modulo), with this kind and variant.
     Answer(usize, Kind, u8),
     /// Answer an id that was already answered or aborted (late or duplicate).
@@ -113,6 +120,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..4usize).prop_map(Op::Archive),
         1 => (0..4usize).prop_map(Op::Delete),
         1 => Just(Op::Refresh),
+        1 => Just(Op::RefreshRuntime),
+        1 => Just(Op::Revalidate),
         12 => ((0..8usize), kind(), any::<u8>()).prop_map(|(i, k, v)| Op::Answer(i, k, v)),
         2 => ((0..64usize), kind()).prop_map(|(i, k)| Op::Late(i, k)),
         1 => kind().prop_map(Op::Unknown),
@@ -213,6 +222,16 @@ fn answer(call: &ApiCall, kind: Kind, variant: u8) -> (u16, Vec<u8>) {
             json(200, record(session_uid, "agent-1", "env-1", 1))
         }
         ApiCall::DeleteSession { .. } => (204, Vec::new()),
+        ApiCall::ResolveRuntimeAccess { session_uid } => {
+            json(200, runtime_answer(session_uid, variant))
+        }
+        ApiCall::ConfirmAgent { .. } => {
+            if variant.is_multiple_of(3) {
+                (503, Vec::new())
+            } else {
+                (200, br#"{"status":"ready"}"#.to_vec())
+            }
+        }
     }
 }
 
@@ -221,10 +240,13 @@ fn allowed(r: &engine_core::HttpRequest) -> bool {
     use engine_core::Method::{Delete, Get, Post};
     let segs: Vec<&str> = r.path.split('/').collect();
     let id = |s: &str| !s.is_empty() && !s.contains(['?', '#', ' ']) && s != "." && s != "..";
-    if r.target != engine_core::Target::Platform
-        || !r.path.ends_with('/')
-        || r.base != spec_tests::BASE
-    {
+    if r.target == engine_core::Target::AgentRuntime {
+        // R1 only, on the runtime base of the answer (INV-11: the session's own rpc_url).
+        return r.method == Get
+            && r.path == "/api/chat"
+            && r.base.starts_with("https://rt.test/agents/");
+    }
+    if !r.path.ends_with('/') || r.base != spec_tests::BASE {
         return false;
     }
     match (r.method, segs.as_slice()) {
@@ -257,7 +279,40 @@ fn allowed(r: &engine_core::HttpRequest) -> bool {
                 "",
             ],
         ) => id(a),
+        (
+            Post,
+            [
+                "",
+                "api",
+                "v1",
+                "agent-sessions",
+                s,
+                "resolve-runtime-access",
+                "",
+            ],
+        ) => id(s),
         _ => false,
+    }
+}
+
+/// A P11 answer: ready, waking with an interval, terminal, or checking without one.
+fn runtime_answer(session: &str, variant: u8) -> Value {
+    let presence = json!({"phase": "serving", "detail": "Running.", "replicas": {"desired": 1, "actual": 1}, "observed_at": null, "wake": null});
+    match variant % 4 {
+        0 => {
+            json!({"mode": "token", "rpc_url": format!("https://rt.test/agents/{session}"), "token": "rt-token",
+            "runtime_interaction": {"state": "ready", "can_submit": true, "notice": null, "operation": null, "retry_after_ms": null},
+            "runtime_presence": presence})
+        }
+        1 => json!({"mode": "unavailable", "rpc_url": null, "token": null,
+            "runtime_interaction": {"state": "waking", "can_submit": false, "notice": null, "operation": null, "retry_after_ms": 2500},
+            "runtime_presence": presence}),
+        2 => json!({"mode": "unavailable", "rpc_url": null, "token": null,
+            "runtime_interaction": {"state": "update_failed", "can_submit": false, "notice": {"code": "x", "severity": "error", "title": "Update failed", "message": "No."}, "operation": null, "retry_after_ms": null},
+            "runtime_presence": presence}),
+        _ => json!({"mode": "unavailable", "rpc_url": null, "token": null,
+            "runtime_interaction": {"state": "checking", "can_submit": false, "notice": null, "operation": null, "retry_after_ms": null},
+            "runtime_presence": presence}),
     }
 }
 
@@ -281,6 +336,11 @@ struct Model {
     shows: bool,
     default_agent: Option<String>,
     seen: usize,
+    page_hidden: bool,
+    /// Per session: the Agent confirmed its latest ready decision (RTA-3).
+    confirmed: BTreeMap<String, bool>,
+    /// Per chat URL: when a serving confirmation was last fed (OI-9).
+    served_at: BTreeMap<String, u64>,
 }
 
 fn is_hydration(call: &ApiCall) -> bool {
@@ -293,6 +353,38 @@ fn is_hydration(call: &ApiCall) -> bool {
 }
 
 impl Model {
+    /// Mirrors what an answer tells about admission, for the RTA invariant.
+    fn track_runtime(&mut self, call: &ApiCall, kind: Kind, variant: u8) {
+        let now = self.h.now_ms();
+        let ok = matches!(kind, Kind::Ok | Kind::OtherEnv);
+        match call {
+            ApiCall::ResolveRuntimeAccess { session_uid } if ok => {
+                let url = format!("https://rt.test/agents/{session_uid}/api/chat");
+                let ready = variant.is_multiple_of(4);
+                let remembered = self.served_at.get(&url).is_some_and(|t| now - t < 15_000);
+                if !ready {
+                    self.confirmed.insert(session_uid.clone(), false);
+                } else if remembered {
+                    self.confirmed.insert(session_uid.clone(), true);
+                }
+            }
+            ApiCall::ConfirmAgent {
+                session_uid,
+                rpc_url,
+            } => {
+                let url = format!("{rpc_url}/api/chat");
+                let serving = ok && !variant.is_multiple_of(3);
+                self.confirmed.insert(session_uid.clone(), serving);
+                if serving {
+                    self.served_at.insert(url, now);
+                } else {
+                    self.served_at.remove(&url);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn new() -> Model {
         let mut h = Harness::new();
         h.input(Input::Person(Person {
@@ -312,6 +404,9 @@ impl Model {
             shows: false,
             default_agent: None,
             seen: 0,
+            page_hidden: false,
+            confirmed: BTreeMap::new(),
+            served_at: BTreeMap::new(),
         }
     }
 
@@ -327,12 +422,14 @@ impl Model {
                 self.h.visible(*v);
             }
             Op::PageVisible(v) => {
+                self.page_hidden = !*v;
                 self.h.input(Input::PageVisible(*v));
             }
             Op::Env(e) => {
                 if self.scope.0 != *e {
                     self.scope.0 = *e;
                     self.scope_epoch += 1;
+                    self.confirmed.clear();
                 }
                 self.h.env(e.map(|i| ENVS[i]));
             }
@@ -340,6 +437,7 @@ impl Model {
                 if self.scope.1 != *p {
                     self.scope.1 = *p;
                     self.scope_epoch += 1;
+                    self.confirmed.clear();
                 }
                 self.h.input(Input::Person(Person {
                     user_uid: Some(USERS[*p].into()),
@@ -421,6 +519,12 @@ impl Model {
                 self.h.command(Command::DeleteAgentSession {
                     session_uid: SESSIONS[*s].into(),
                 });
+            }
+            Op::RefreshRuntime => {
+                self.h.command(Command::RefreshActiveSessionRuntimeAccess);
+            }
+            Op::Revalidate => {
+                self.h.command(Command::RevalidateStaleRuntimeAccess);
             }
             Op::Refresh => {
                 self.h.command(Command::RefreshSessionDetail);
@@ -544,6 +648,57 @@ impl Model {
                 );
             }
         }
+        // INV-11: a confirmation uses the runtime access of its own session.
+        for s in &new_sent {
+            if let ApiCall::ConfirmAgent {
+                session_uid,
+                rpc_url,
+            } = &s.call
+            {
+                assert_eq!(rpc_url, &format!("https://rt.test/agents/{session_uid}"));
+                assert_eq!(s.request.base, *rpc_url);
+            }
+        }
+        // RTA-25: a launched session gets no runtime check and shows no decision.
+        if after.selection_origin == Some(Origin::Launched) {
+            let launched = after.current_session_id.clone().unwrap_or_default();
+            assert!(after.active_runtime_interaction.is_none());
+            assert!(!new_sent.iter().any(|s| matches!(&s.call,
+                ApiCall::ResolveRuntimeAccess { session_uid } if *session_uid == launched)));
+        }
+        // RTA-10: no poll timer fires while the page is hidden.
+        if self.page_hidden && matches!(op, Op::Advance(_)) {
+            assert!(
+                !new_sent
+                    .iter()
+                    .any(|s| matches!(s.call, ApiCall::ResolveRuntimeAccess { .. })),
+                "a runtime poll fired while the page was hidden"
+            );
+        }
+        // RTA-3, RTA-6: admission only on a confirmed can_submit decision (or, for a launched
+        // session before its first send, readiness alone: RTA-25).
+        if after.composer_admission && after.selection_origin != Some(Origin::Launched) {
+            let session = after.current_session_id.clone().unwrap_or_default();
+            let interaction = after
+                .active_runtime_interaction
+                .as_ref()
+                .expect("a decision");
+            assert!(
+                interaction.can_submit,
+                "admission on a decision that cannot submit"
+            );
+            assert_eq!(
+                self.confirmed.get(&session),
+                Some(&true),
+                "admission without a confirmation by the Agent"
+            );
+        }
+        // SHR-5.
+        let transient = after
+            .active_runtime_interaction
+            .as_ref()
+            .is_some_and(|i| !i.can_submit && i.state.is_transient());
+        assert_eq!(after.is_assistant_runtime_starting, transient);
         // INV-5 and INV-4.
         if self.shows && after.selection_origin != Some(Origin::Launched) {
             assert!(
@@ -571,6 +726,10 @@ impl Model {
             .unwrap_or(ApiCall::GetSessionHistory {
                 session_uid: "s-1".into(),
             });
+        let open = self.h.open_requests().iter().any(|s| s.id == id);
+        if open {
+            self.track_runtime(&call, kind, variant);
+        }
         if matches!(kind, Kind::NoAnswer) {
             self.h.fail(id);
             return;

@@ -29,6 +29,10 @@ pub enum Operation {
     UnarchiveSession,
     /// P4, delete.
     DeleteSession,
+    /// P11, resolve-runtime-access.
+    ResolveRuntimeAccess,
+    /// R1, the Agent confirmation.
+    ConfirmAgent,
 }
 
 impl Operation {
@@ -44,6 +48,8 @@ impl Operation {
             Operation::ArchiveSession => "Session archive failed",
             Operation::UnarchiveSession => "Session restore failed",
             Operation::DeleteSession => "Delete session failed",
+            Operation::ResolveRuntimeAccess => "Runtime access request failed",
+            Operation::ConfirmAgent => "Agent readiness check failed",
         }
     }
 }
@@ -97,6 +103,13 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// The refusal of a session request while no Environment is active (section 1).
+    pub fn no_environment() -> ApiError {
+        ApiError::Refused {
+            message: "Session requests require organization_environment_uid.".to_owned(),
+        }
+    }
+
     /// The platform's own message, when the failure carries one (HTTP error bodies only).
     pub fn server_message(&self) -> Option<&str> {
         match self {

@@ -7,12 +7,17 @@
 mod error;
 mod history;
 mod insights;
+mod runtime;
 mod session;
 
 pub use error::{ApiError, Operation, error_message, model_required_fields};
 pub use history::{History, HistoryStatus, parse_history};
 pub use insights::{Insights, parse_insights};
+pub use runtime::{
+    AccessMode, InteractionState, PresencePhase, RuntimeAccess, RuntimeEndpoint,
+    RuntimeInteraction, RuntimeNotice, RuntimePresence, Severity, Wake, parse_runtime_access,
+};
 pub use session::{
     SessionRecord, parse_created_session, parse_get_or_create_session, parse_session_list,
-    parse_session_record,
+    parse_session_list_in, parse_session_record,
 };

@@ -66,6 +66,29 @@ impl SessionRecord {
         }
     }
 
+    /// Checks a record read for `environment_uid` (list and detail reads, `platform-api.md`
+    /// section 1): a uid that can be placed in a path, and that Environment, which must be named.
+    pub fn check_for(&self, environment_uid: &str) -> Result<(), ApiError> {
+        self.check_uid()?;
+        self.check_environment(environment_uid)
+    }
+
+    /// Checks a record a creation returned: a usable uid, and no other Environment (a record that
+    /// names none is accepted, since creation answers are not reads).
+    pub fn check_created_in(&self, environment_uid: &str) -> Result<(), ApiError> {
+        self.check_uid()?;
+        match self.environment_uid.as_deref() {
+            Some(e) if e != environment_uid => self.check_environment(environment_uid),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_uid(&self) -> Result<(), ApiError> {
+        crate::intent::check_id("session", &self.uid).map_err(|e| ApiError::Malformed {
+            message: e.to_string(),
+        })
+    }
+
     /// Normalizes one record from JSON. Fails when the value is not an object or has no uid.
     ///
     /// Extraction is tolerant: an optional field of the wrong type, or a blank string, reads
@@ -200,6 +223,22 @@ pub fn parse_session_list(body: &[u8]) -> Result<Vec<SessionRecord>, ApiError> {
     Ok(rows
         .into_iter()
         .filter_map(|row| SessionRecord::from_value(row).ok())
+        .collect())
+}
+
+/// P1 read for `environment_uid`: a record from another Environment (or naming none) fails the
+/// whole read; archived rows and rows whose uid cannot be a path segment are left out (OI-13).
+pub fn parse_session_list_in(
+    body: &[u8],
+    environment_uid: &str,
+) -> Result<Vec<SessionRecord>, ApiError> {
+    let records = parse_session_list(body)?;
+    records
+        .iter()
+        .try_for_each(|r| r.check_environment(environment_uid))?;
+    Ok(records
+        .into_iter()
+        .filter(|r| !r.is_archived && r.check_uid().is_ok())
         .collect())
 }
 

@@ -24,7 +24,8 @@ pub(crate) struct DefaultSessionMachine {
 }
 
 pub(crate) enum DefaultEvent<'a> {
-    /// The current combination, and whether the surface may ask for it now.
+    /// The current combination (whatever the source's status), and whether the surface may ask
+    /// for it now (the default-session state with the source ready).
     Evaluate {
         key: Option<&'a DefaultKey>,
         may_request: bool,
@@ -32,6 +33,8 @@ pub(crate) enum DefaultEvent<'a> {
     },
     /// `retryDefaultSession()` for this combination.
     Retry(Option<&'a DefaultKey>),
+    /// A session was archived or deleted: combinations that opened it are asked again.
+    Forget(&'a str),
     Answer(&'a Answer),
 }
 
@@ -71,6 +74,10 @@ impl DefaultSessionMachine {
                 self.forget(*key);
                 Handled
             }
+            DefaultEvent::Forget(uid) => {
+                self.forget_session(uid);
+                Handled
+            }
             _ => Handled,
         }
     }
@@ -86,8 +93,9 @@ impl DefaultSessionMachine {
     ) -> Outcome<State> {
         match event {
             DefaultEvent::Evaluate { key: current, .. } if *current != Some(key) => {
-                // ENV-4, DEF-9: the combination changed; its answer must select nothing. It was
-                // never answered, so it may be asked again when the combination comes back.
+                // ENV-4, DEF-9: the person, Environment, Agent or handle changed; its answer must
+                // select nothing. It was never answered, so it may be asked again when the
+                // combination comes back. (A status flicker keeps the request: DEF-12.)
                 self.asked.remove(key);
                 Transition(State::idle())
             }
@@ -95,12 +103,23 @@ impl DefaultSessionMachine {
                 self.forget(*current);
                 Transition(State::idle())
             }
+            DefaultEvent::Forget(uid) => {
+                self.forget_session(uid);
+                Handled
+            }
             DefaultEvent::Answer(a) if a.id == *pending => {
                 match a
                     .outcome
                     .ok_body(&a.call)
                     .and_then(parse_get_or_create_session)
-                {
+                    .and_then(|r| {
+                        let env = context
+                            .inputs
+                            .environment_uid
+                            .as_deref()
+                            .unwrap_or_default();
+                        r.check_created_in(env).map(|()| r)
+                    }) {
                     Ok(record) => {
                         self.failed.remove(key);
                         self.opened.insert(key.clone(), record.uid.clone());
@@ -158,8 +177,41 @@ impl DefaultSessionMachine {
         self.opened.get(key).map(String::as_str)
     }
 
+    /// Forgets every combination that opened `session_uid` (archived or deleted), so the
+    /// default session is asked for again.
+    fn forget_session(&mut self, session_uid: &str) {
+        let keys: Vec<DefaultKey> = self
+            .opened
+            .iter()
+            .filter(|(_, uid)| uid.as_str() == session_uid)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in keys {
+            self.opened.remove(&key);
+            self.asked.remove(&key);
+        }
+    }
+
     /// The failure of `key`'s last get-or-create.
     pub(crate) fn failure(&self, key: &DefaultKey) -> Option<&str> {
         self.failed.get(key).map(String::as_str)
     }
+}
+
+/// The default session of `key` (DEF-1, DEF-7, DEF-8): what get-or-create returned, else a listed
+/// session matching both the handle and the Agent uid.
+pub(crate) fn default_session_uid<'a>(
+    key: Option<&DefaultKey>,
+    machine: &'a DefaultSessionMachine,
+    list: &'a [SessionSummary],
+) -> Option<&'a str> {
+    let key = key?;
+    machine.opened(key).or_else(|| {
+        list.iter()
+            .find(|s| {
+                s.handle_unique_id.as_deref() == Some(key.handle.as_str())
+                    && s.agent_uid.as_deref() == Some(key.agent_uid.as_str())
+            })
+            .map(|s| s.uid.as_str())
+    })
 }

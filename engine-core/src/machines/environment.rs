@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use statig::prelude::*;
 
-use crate::api::{ApiError, parse_session_list};
+use crate::api::{ApiError, parse_session_list_in};
 use crate::input::SessionSummary;
 use crate::inputs::ScopeKey;
 use crate::intent::{AgentFilter, ApiCall, Intent, RequestId, StorageRequest, check_id};
@@ -130,19 +130,16 @@ impl Environment {
     ) -> Outcome<State> {
         match event {
             EnvEvent::Answer(a) if a.id == *pending => {
+                let env = context
+                    .inputs
+                    .environment_uid
+                    .as_deref()
+                    .unwrap_or_default();
                 match a
                     .outcome
                     .ok_body(&a.call)
-                    .and_then(parse_session_list)
-                    .and_then(|records| {
-                        let env = context
-                            .inputs
-                            .environment_uid
-                            .as_deref()
-                            .unwrap_or_default();
-                        records.iter().try_for_each(|r| r.check_environment(env))?;
-                        Ok(records)
-                    }) {
+                    .and_then(|body| parse_session_list_in(body, env))
+                {
                     Ok(records) => {
                         let sessions = records.iter().map(SessionSummary::from).collect();
                         self.replace_current(context, sessions);

@@ -7,7 +7,6 @@ use super::Signal;
 use crate::api::{
     ApiError, History, Insights, SessionRecord, parse_history, parse_insights, parse_session_record,
 };
-use crate::input::SessionSummary;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Outcome as Done, Owner};
 use crate::message::Message;
@@ -85,8 +84,6 @@ pub(crate) struct Hydration {
     history_requested: bool,
     /// Insights are read once per selection, after the first loaded detail (OI-26).
     insights_requested: bool,
-    /// An answer of this session is streaming: no history is read or applied (HYD-10, HYD-11).
-    pub streaming: bool,
 }
 
 pub(crate) enum HydEvent<'a> {
@@ -166,6 +163,11 @@ impl Hydration {
 
     #[action]
     fn load(&mut self, context: &mut Ctx<'_>) {
+        // Without an Environment nothing is read yet (section 1); the scope change that brings
+        // one starts a new selection.
+        if context.inputs.environment_uid.is_none() {
+            return;
+        }
         // A detail that loaded while the chat was hidden still owes its insights (HYD-3).
         if self.detail.value().is_some() && !self.insights_requested {
             self.request_insights(context);
@@ -173,7 +175,7 @@ impl Hydration {
         self.request_detail(context);
         // A session whose detail read was refused (an invalid id) is not loadable at all.
         let refused = matches!(self.detail, Load::Failed(ApiError::Refused { .. }));
-        if !self.history_requested && !self.streaming && !refused {
+        if !self.history_requested && !refused {
             self.request_history(context);
         }
     }
@@ -213,13 +215,8 @@ impl Hydration {
         if let Some(id) = self.detail.pending() {
             context.io.abort(id);
         }
+        // Without an Environment nothing can be read yet: the detail waits (readiness loading).
         let Some(environment_uid) = context.inputs.environment_uid.clone() else {
-            self.detail_failed(
-                context,
-                ApiError::Refused {
-                    message: "Session requests require organization_environment_uid.".into(),
-                },
-            );
             return;
         };
         match context.send(
@@ -284,20 +281,26 @@ impl Hydration {
         let id = Some(a.id);
         if id == self.detail.pending() {
             let env = context.inputs.environment_uid.clone().unwrap_or_default();
+            let asked = self.session_uid.clone().unwrap_or_default();
             let read = a
                 .outcome
                 .ok_body(&a.call)
                 .and_then(parse_session_record)
-                .and_then(|r| r.check_environment(&env).map(|()| r));
+                .and_then(|r| r.check_for(&env).map(|()| r))
+                .and_then(|r| {
+                    if r.uid == asked {
+                        Ok(r)
+                    } else {
+                        Err(ApiError::Malformed {
+                            message: "The session detail answer names another session.".into(),
+                        })
+                    }
+                });
             match read {
                 Ok(record) => {
                     context.io.signals.push_back(Signal::DetailLoaded {
                         session_uid: record.uid.clone(),
                     });
-                    context
-                        .io
-                        .signals
-                        .push_back(Signal::Upsert(SessionSummary::from(&record)));
                     self.detail = Load::Loaded(record);
                     // HYD-3, HYD-12: after a loaded detail, and only while visible.
                     if !self.insights_requested && context.inputs.visible {
@@ -307,12 +310,6 @@ impl Hydration {
                 Err(e) => self.detail_failed(context, e),
             }
         } else if id == self.history.pending() {
-            if self.streaming {
-                // HYD-11: never applied into a streaming answer.
-                self.history = Load::Idle;
-                self.history_requested = false;
-                return;
-            }
             let read = match &a.outcome {
                 Done::Http { status: 404, .. } => Ok(History::empty()),
                 other => other.ok_body(&a.call).and_then(parse_history),

@@ -5,6 +5,7 @@ pub(crate) mod default_session;
 pub(crate) mod environment;
 pub(crate) mod hydration;
 pub(crate) mod opening;
+pub(crate) mod runtime_access;
 pub(crate) mod selection;
 
 use crate::api::ApiError;

@@ -5,7 +5,7 @@
 use statig::prelude::*;
 
 use super::Signal;
-use crate::api::{ApiError, parse_created_session, parse_session_list};
+use crate::api::{ApiError, parse_created_session, parse_session_list_in};
 use crate::event::{Event, Notice, NoticeVariant};
 use crate::input::SessionSummary;
 use crate::intent::{AgentFilter, ApiCall, RequestId, check_id};
@@ -116,11 +116,8 @@ impl Opening {
                 let found = a
                     .outcome
                     .ok_body(&a.call)
-                    .and_then(parse_session_list)
-                    .and_then(|rows| {
-                        rows.iter().try_for_each(|r| r.check_environment(&env))?;
-                        Ok(rows.into_iter().next())
-                    });
+                    .and_then(|body| parse_session_list_in(body, &env))
+                    .map(|rows| rows.into_iter().next());
                 match found {
                     Ok(Some(record)) => {
                         opened(context, op, SessionSummary::from(&record));
@@ -144,7 +141,13 @@ impl Opening {
     ) -> Outcome<State> {
         match event {
             OpenEvent::Answer(a) if a.id == *pending => {
-                match a.outcome.ok_body(&a.call).and_then(parse_created_session) {
+                let env = context.inputs.environment_uid.clone().unwrap_or_default();
+                let created = a
+                    .outcome
+                    .ok_body(&a.call)
+                    .and_then(parse_created_session)
+                    .and_then(|r| r.check_created_in(&env).map(|()| r));
+                match created {
                     Ok(record) => {
                         opened(context, op, SessionSummary::from(&record));
                         Transition(State::idle())
@@ -175,7 +178,7 @@ fn start(context: &mut Ctx<'_>, op: &OpenOp) -> Outcome<State> {
         return create(context, op);
     }
     let Some(environment_uid) = context.inputs.environment_uid.clone() else {
-        return fail(context, op, Some(&no_environment()));
+        return fail(context, op, Some(&ApiError::no_environment()));
     };
     let call = ApiCall::ListSessions {
         environment_uid,
@@ -185,12 +188,6 @@ fn start(context: &mut Ctx<'_>, op: &OpenOp) -> Outcome<State> {
     match context.send(Owner::Opening, call) {
         Ok(pending) => Transition(State::looking_up(op.clone(), pending)),
         Err(e) => fail(context, op, Some(&e)),
-    }
-}
-
-fn no_environment() -> ApiError {
-    ApiError::Refused {
-        message: "Session requests require organization_environment_uid.".into(),
     }
 }
 
@@ -229,4 +226,12 @@ fn notify_failure(context: &mut Ctx<'_>, kind: OpenKind, description: Option<Str
         description: Some(description),
         variant: NoticeVariant::Error,
     }));
+}
+
+/// The operation in flight, if any.
+pub(crate) fn in_flight(state: &State) -> Option<&OpenOp> {
+    match state {
+        State::LookingUp { op, .. } | State::Creating { op, .. } => Some(op),
+        State::Idle {} => None,
+    }
 }

@@ -8,7 +8,6 @@ use serde::Serialize;
 use statig::prelude::*;
 
 use crate::api::ApiError;
-use crate::io::Ctx;
 
 /// What selected the session (SEL-11).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -79,8 +78,8 @@ pub(crate) struct Facts<'a> {
 impl Selection {
     /// Nothing is selected.
     #[state]
-    fn empty(&mut self, context: &mut Ctx<'_>, event: &SelEvent<'_>) -> Outcome<State> {
-        self.on_event(context, None, event)
+    fn empty(&mut self, event: &SelEvent<'_>) -> Outcome<State> {
+        self.on_event(None, event)
     }
 
     /// One session is selected (SEL-1).
@@ -90,10 +89,9 @@ impl Selection {
         &mut self,
         session_uid: &String,
         origin: &Origin,
-        context: &mut Ctx<'_>,
         event: &SelEvent<'_>,
     ) -> Outcome<State> {
-        self.on_event(context, Some((session_uid.as_str(), *origin)), event)
+        self.on_event(Some((session_uid.as_str(), *origin)), event)
     }
 }
 
@@ -102,11 +100,9 @@ const UNAVAILABLE_PREFIX: &str = "The session referenced by this link is unavail
 impl Selection {
     fn on_event(
         &mut self,
-        context: &mut Ctx<'_>,
         current: Option<(&str, Origin)>,
         event: &SelEvent<'_>,
     ) -> Outcome<State> {
-        let _ = &context;
         match event {
             SelEvent::Choose {
                 session_uid,
@@ -155,8 +151,10 @@ impl Selection {
                 if current.map(|c| c.0) != Some(*session_uid) {
                     return Handled;
                 }
+                // The newest remaining session, unless implicit selection is avoided (SEL-3).
                 let next = facts
                     .list
+                    .filter(|_| facts.implicit_allowed)
                     .and_then(|l| l.iter().find(|s| s.uid != *session_uid))
                     .map(|s| (s.uid.as_str(), Origin::Newest));
                 self.go(current, next)
@@ -208,6 +206,9 @@ impl Selection {
         if current.map(|c| c.0) != next.map(|n| n.0) {
             self.notice = None;
             self.requested_loaded = false;
+        }
+        if next.is_some() {
+            self.newest_wanted = false;
         }
         match next {
             Some((uid, origin)) => Transition(State::selected(uid.to_owned(), origin)),

@@ -1,0 +1,594 @@
+//! RTA: runtime access and client-verified readiness (ADR 093) for the session whose chat is on
+//! screen: resolve-runtime-access, the Agent confirmation, polling with the backend's interval and
+//! the backoff of OI-1, the engine's own waking decision (OI-5), and staleness (OI-7, OI-8).
+//!
+//! The decision a surface shows changes only when an answer arrives, except when a session comes
+//! into view without a young decision: it then drops to a silent `checking` first (RTA-19, RTA-21).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use statig::prelude::*;
+
+use crate::api::{
+    AccessMode, InteractionState, PresencePhase, RuntimeEndpoint, RuntimeInteraction,
+    RuntimeNotice, RuntimePresence, Severity, Wake, parse_runtime_access,
+};
+use crate::intent::{ApiCall, RequestId};
+use crate::io::{Answer, Ctx, Outcome as Done, Owner};
+use crate::timestamp::iso_from_unix_ms;
+
+/// A decision one minute old or older is confirmed again (OI-7, inclusive).
+pub(crate) const STALE: Duration = Duration::from_millis(60_000);
+/// A serving confirmation is remembered this long per chat URL (OI-9, exclusive).
+pub(crate) const MEMORY: Duration = Duration::from_millis(15_000);
+/// Confirmation limit when no wake is followed for the chat URL (OI-5).
+pub(crate) const FIRST_CONFIRM_LIMIT: Duration = Duration::from_millis(3_000);
+/// Confirmation limit while a wake is followed (OI-5).
+pub(crate) const WAKING_CONFIRM_LIMIT: Duration = Duration::from_millis(20_000);
+/// The interval of the engine's own waking decision (OI-5).
+const CLIENT_WAKING_RETRY_MS: u64 = 3_000;
+/// The deadline of the engine's own wake, after its first failed confirmation (OI-5).
+const CLIENT_WAKE_DEADLINE_MS: u64 = 300_000;
+/// The wait after a transient answer without an interval (OI-2).
+const DEFAULT_POLL_MS: u64 = 2_000;
+
+/// A decision as the engine holds it for one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Decision {
+    pub interaction: RuntimeInteraction,
+    pub presence: Option<RuntimePresence>,
+    /// Where a ready decision's requests go; kept by the engine's waking decision (OI-5).
+    pub endpoint: Option<RuntimeEndpoint>,
+    /// When it was last received or confirmed: its age counts from here (OI-7).
+    pub at: Instant,
+    /// A ready decision the Agent confirmed (or whose chat URL was remembered serving).
+    pub confirmed: bool,
+    /// When the next round is due, while the decision is followed (transient, waking, failing).
+    pub next_round: Option<Instant>,
+    /// The wait that led to `next_round`: the "previous delay" of the backoff (OI-1).
+    pub delay_ms: u64,
+}
+
+impl Decision {
+    /// Admission: `can_submit` and confirmed by the Agent (RTA-3, RTA-6).
+    pub(crate) fn admits(&self) -> bool {
+        self.interaction.can_submit && self.confirmed
+    }
+
+    /// Transient: locks the composer and sets `isAssistantRuntimeStarting` (RTA-7, SHR-5).
+    pub(crate) fn is_starting(&self) -> bool {
+        !self.interaction.can_submit && self.interaction.state.is_transient()
+    }
+
+    fn age(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.at)
+    }
+
+    /// The silent `checking` of a session that comes into view (RTA-19, RTA-21).
+    fn silent_checking(now: Instant) -> Decision {
+        Decision {
+            interaction: RuntimeInteraction {
+                state: InteractionState::Checking,
+                can_submit: false,
+                notice: None,
+                support_reference: None,
+                retry_after_ms: None,
+            },
+            presence: None,
+            endpoint: None,
+            at: now,
+            confirmed: false,
+            // Due at once: a check left unanswered (the session went out of view meanwhile)
+            // is asked again when it comes back.
+            next_round: Some(now),
+            delay_ms: 0,
+        }
+    }
+}
+
+/// `{Agent}` of OI-6.
+fn agent_or_default(name: Option<&str>, capital: bool) -> String {
+    match name.map(str::trim).filter(|n| !n.is_empty()) {
+        Some(n) => n.to_owned(),
+        None if capital => "The agent".to_owned(),
+        None => "the agent".to_owned(),
+    }
+}
+
+/// The notice of a failing first check (RTA-20, OI-6).
+fn still_checking(agent: Option<&str>) -> RuntimeNotice {
+    RuntimeNotice {
+        code: "agent_runtime_client_check_retrying".into(),
+        severity: Severity::Warning,
+        title: "Still checking".into(),
+        message: format!(
+            "Could not confirm that {} is ready. Trying again.",
+            agent_or_default(agent, false)
+        ),
+    }
+}
+
+/// The wait after a transient answer (OI-2): `retry_after_ms` held between 500 ms and 30 s, 0 at
+/// once, two seconds when absent.
+fn poll_interval_ms(retry_after_ms: Option<u64>) -> u64 {
+    match retry_after_ms {
+        None => DEFAULT_POLL_MS,
+        Some(0) => 0,
+        Some(ms) => ms.clamp(500, 30_000),
+    }
+}
+
+/// The backoff after a failed request (OI-1).
+fn backoff_ms(previous_ms: u64) -> u64 {
+    previous_ms.saturating_mul(2).clamp(2_000, 30_000)
+}
+
+/// `{rpc_url}/api/chat`: the key of the confirmation memory and the wake clocks.
+fn chat_url(endpoint: &RuntimeEndpoint) -> String {
+    format!("{}/api/chat", endpoint.rpc_url.trim_end_matches('/'))
+}
+
+/// Shared storage.
+#[derive(Debug, Default)]
+pub(crate) struct RuntimeAccessMachine {
+    /// The decision of each session of the current person and Environment (ENV-3).
+    decisions: BTreeMap<String, Decision>,
+    /// Serving confirmations per chat URL (OI-9); they belong to the URL alone.
+    served: BTreeMap<String, Instant>,
+    /// One wake clock per chat URL (OI-5): the wall-clock ms of its first failed confirmation.
+    wakes: BTreeMap<String, u64>,
+    /// The silent first check of the session in view has not answered yet (RTA-20).
+    first_check: bool,
+    /// The last focus-triggered check (RTA-23: at most one per minute).
+    last_revalidate: Option<Instant>,
+    /// The Agent name of the session in view, for notices (OI-6).
+    agent_name: Option<String>,
+}
+
+pub(crate) enum RtaEvent<'a> {
+    /// Level facts: the session whose chat is on screen and may be checked (selected, visible,
+    /// not a launched session before its first send), and its Agent's name.
+    Evaluate {
+        active: Option<&'a str>,
+        agent_name: Option<&'a str>,
+    },
+    Answer(&'a Answer),
+    /// `refreshActiveSessionRuntimeAccess()` (RTA-27).
+    Refresh,
+    /// `revalidateStaleRuntimeAccess()` (RTA-23).
+    Revalidate,
+    /// The page was shown again after being hidden this long (RTA-22).
+    PageShown {
+        hidden_for: Duration,
+    },
+    /// The person or Environment changed (ENV-3).
+    Reset,
+}
+
+#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+impl RuntimeAccessMachine {
+    /// No session in view: nothing is checked (RTA-2, RTA-25).
+    #[state]
+    fn idle(&mut self, context: &mut Ctx<'_>, event: &RtaEvent<'_>) -> Outcome<State> {
+        match event {
+            RtaEvent::Evaluate {
+                active: Some(session),
+                agent_name,
+            } => {
+                self.agent_name = agent_name.map(str::to_owned);
+                self.come_into_view(context, session)
+            }
+            RtaEvent::Reset => {
+                self.reset();
+                Handled
+            }
+            _ => Handled,
+        }
+    }
+
+    /// A resolve-runtime-access is in flight.
+    #[state(exit_action = "abort_pending")]
+    #[allow(clippy::ptr_arg)] // statig hands state-local fields by reference
+    fn resolving(
+        &mut self,
+        session: &String,
+        pending: &RequestId,
+        context: &mut Ctx<'_>,
+        event: &RtaEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            RtaEvent::Answer(a) if a.id == *pending => {
+                let access = a
+                    .outcome
+                    .ok_body(&a.call)
+                    .and_then(|body| parse_runtime_access(body, &context.io.base));
+                match access {
+                    Ok(access) => self.on_access(context, session, access),
+                    Err(_) => self.round_failed(context, session),
+                }
+            }
+            // OI-8: a focus or page-return trigger joins the round in flight.
+            RtaEvent::Revalidate | RtaEvent::PageShown { .. } => Handled,
+            other => self.common(context, Some(session), other),
+        }
+    }
+
+    /// The Agent confirmation of a ready decision is in flight (RTA-14).
+    #[state(exit_action = "abort_pending")]
+    #[allow(clippy::ptr_arg, clippy::borrowed_box)] // statig hands state-local fields by reference
+    fn confirming(
+        &mut self,
+        session: &String,
+        pending: &RequestId,
+        deadline: &Instant,
+        candidate: &Box<Decision>,
+        context: &mut Ctx<'_>,
+        event: &RtaEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            RtaEvent::Answer(a) if a.id == *pending => {
+                let serving =
+                    matches!(&a.outcome, Done::Http { status, .. } if !matches!(status, 502..=504));
+                if serving {
+                    self.serving(context, session, candidate)
+                } else {
+                    self.not_serving(context, session, candidate)
+                }
+            }
+            RtaEvent::Evaluate { active, .. }
+                if *active == Some(session.as_str()) && context.now >= *deadline =>
+            {
+                // OI-5: giving up counts as no answer.
+                context.io.abort(*pending);
+                self.not_serving(context, session, candidate)
+            }
+            RtaEvent::Revalidate | RtaEvent::PageShown { .. } => Handled,
+            other => self.common(context, Some(session), other),
+        }
+    }
+
+    /// A followed decision (transient, waking, or a failing request) waits for its next round.
+    #[state]
+    #[allow(clippy::ptr_arg)]
+    fn following(
+        &mut self,
+        session: &String,
+        context: &mut Ctx<'_>,
+        event: &RtaEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            RtaEvent::Evaluate { active, .. } if *active == Some(session.as_str()) => {
+                let due = self
+                    .decisions
+                    .get(session.as_str())
+                    .and_then(|d| d.next_round);
+                // RTA-10: no poll while the page is hidden; a poll due meanwhile goes when shown.
+                match due {
+                    Some(due) if due <= context.now && !context.inputs.page_hidden => {
+                        self.start_round(context, session)
+                    }
+                    Some(_) => Handled,
+                    None => Transition(State::settled(session.clone())),
+                }
+            }
+            other => self.common(context, Some(session), other),
+        }
+    }
+
+    /// A ready (confirmed) or terminal decision: no polling (RTA-11).
+    #[state]
+    #[allow(clippy::ptr_arg)]
+    fn settled(
+        &mut self,
+        session: &String,
+        context: &mut Ctx<'_>,
+        event: &RtaEvent<'_>,
+    ) -> Outcome<State> {
+        self.common(context, Some(session), event)
+    }
+
+    #[action]
+    fn abort_pending(pending: &RequestId, context: &mut Ctx<'_>) {
+        context.io.abort(*pending);
+    }
+}
+
+impl RuntimeAccessMachine {
+    /// What every state with a session in view does.
+    fn common(
+        &mut self,
+        context: &mut Ctx<'_>,
+        current: Option<&String>,
+        event: &RtaEvent<'_>,
+    ) -> Outcome<State> {
+        let Some(session) = current else {
+            return Handled;
+        };
+        match event {
+            RtaEvent::Evaluate { active, agent_name } => {
+                self.agent_name = agent_name.map(str::to_owned);
+                match active {
+                    Some(a) if *a == session.as_str() => Handled,
+                    Some(other) => self.come_into_view(context, other),
+                    None => Transition(State::idle()),
+                }
+            }
+            // RTA-27: at once, whatever the decision; a round in flight is aborted (exit action).
+            RtaEvent::Refresh => self.start_round(context, session),
+            RtaEvent::Revalidate => {
+                let recent = self
+                    .last_revalidate
+                    .is_some_and(|t| context.now.saturating_duration_since(t) < STALE);
+                if self.is_stale(session, context.now) && !recent {
+                    self.last_revalidate = Some(context.now);
+                    self.start_round(context, session)
+                } else {
+                    Handled
+                }
+            }
+            RtaEvent::PageShown { hidden_for } => {
+                if *hidden_for >= STALE && self.is_stale(session, context.now) {
+                    self.start_round(context, session)
+                } else {
+                    Handled
+                }
+            }
+            RtaEvent::Reset => {
+                self.reset();
+                Transition(State::idle())
+            }
+            RtaEvent::Answer(_) => Handled,
+        }
+    }
+
+    fn reset(&mut self) {
+        // ENV-3: decisions and cached access go; the confirmation memory and the wake clocks
+        // belong to chat URLs and stay (OI-9).
+        self.decisions.clear();
+        self.first_check = false;
+        self.last_revalidate = None;
+    }
+
+    fn is_stale(&self, session: &str, now: Instant) -> bool {
+        self.decisions
+            .get(session)
+            .is_none_or(|d| d.age(now) >= STALE)
+    }
+
+    /// OI-7: the chat came into view on `session`.
+    fn come_into_view(&mut self, context: &mut Ctx<'_>, session: &str) -> Outcome<State> {
+        let now = context.now;
+        match self.decisions.get(session) {
+            // RTA-19, RTA-24: a young decision is kept, and followed if it was followed.
+            Some(d) if d.age(now) < STALE => {
+                self.first_check = false;
+                if d.next_round.is_some() {
+                    Transition(State::following(session.to_owned()))
+                } else {
+                    Transition(State::settled(session.to_owned()))
+                }
+            }
+            // RTA-19, RTA-21: locked and silent until the check answers; the first check goes
+            // out at once (OI-2).
+            _ => {
+                self.decisions
+                    .insert(session.to_owned(), Decision::silent_checking(now));
+                self.first_check = true;
+                self.start_round(context, session)
+            }
+        }
+    }
+
+    fn start_round(&mut self, context: &mut Ctx<'_>, session: &str) -> Outcome<State> {
+        let call = ApiCall::ResolveRuntimeAccess {
+            session_uid: session.to_owned(),
+        };
+        match context.send(Owner::RuntimeAccess, call) {
+            Ok(pending) => Transition(State::resolving(session.to_owned(), pending)),
+            Err(_) => self.round_failed(context, session),
+        }
+    }
+
+    /// RTA-12, OI-1: keep the decision, back off, keep asking; a failing first check gains the
+    /// still-checking notice (RTA-20).
+    fn round_failed(&mut self, context: &mut Ctx<'_>, session: &str) -> Outcome<State> {
+        let now = context.now;
+        let notice = self
+            .first_check
+            .then(|| still_checking(self.agent_name.as_deref()));
+        let d = self
+            .decisions
+            .entry(session.to_owned())
+            .or_insert_with(|| Decision::silent_checking(now));
+        let delay = backoff_ms(d.delay_ms);
+        d.delay_ms = delay;
+        d.next_round = Some(now + Duration::from_millis(delay));
+        if let Some(notice) = notice {
+            d.interaction.notice = Some(notice);
+        }
+        Transition(State::following(session.to_owned()))
+    }
+
+    fn on_access(
+        &mut self,
+        context: &mut Ctx<'_>,
+        session: &str,
+        access: crate::api::RuntimeAccess,
+    ) -> Outcome<State> {
+        let now = context.now;
+        self.first_check = false;
+        let endpoint = match &access.mode {
+            AccessMode::Token(e) => Some(e.clone()),
+            _ => None,
+        };
+        let mut decision = Decision {
+            interaction: access.interaction,
+            presence: Some(access.presence),
+            endpoint,
+            at: now,
+            confirmed: false,
+            next_round: None,
+            delay_ms: 0,
+        };
+        if !decision.interaction.can_submit {
+            // RTA-15: a transient or terminal decision is shown as it is, never confirmed.
+            let transient = decision.interaction.state.is_transient();
+            if transient {
+                let delay = poll_interval_ms(decision.interaction.retry_after_ms);
+                decision.delay_ms = delay;
+                decision.next_round = Some(now + Duration::from_millis(delay));
+            }
+            self.decisions.insert(session.to_owned(), decision);
+            return if transient {
+                // RTA-9; an interval of 0 asks again at once (the next settle round).
+                Transition(State::following(session.to_owned()))
+            } else {
+                Transition(State::settled(session.to_owned()))
+            };
+        }
+        let Some(endpoint) = decision.endpoint.clone() else {
+            // can_submit with mode "unavailable": shown, never confirmed, no admission.
+            self.decisions.insert(session.to_owned(), decision);
+            return Transition(State::settled(session.to_owned()));
+        };
+        let url = chat_url(&endpoint);
+        if self
+            .served
+            .get(&url)
+            .is_some_and(|t| now.saturating_duration_since(*t) < MEMORY)
+        {
+            // RTA-14, OI-9: a remembered serving answer confirms without a request.
+            decision.confirmed = true;
+            self.decisions.insert(session.to_owned(), decision);
+            return Transition(State::settled(session.to_owned()));
+        }
+        let limit = if self.wakes.contains_key(&url) {
+            WAKING_CONFIRM_LIMIT
+        } else {
+            FIRST_CONFIRM_LIMIT
+        };
+        let call = ApiCall::ConfirmAgent {
+            session_uid: session.to_owned(),
+            rpc_url: endpoint.rpc_url.clone(),
+        };
+        match context
+            .io
+            .send_runtime(Owner::RuntimeAccess, call, endpoint.token.expose())
+        {
+            Ok(pending) => Transition(State::confirming(
+                session.to_owned(),
+                pending,
+                now + limit,
+                Box::new(decision),
+            )),
+            Err(_) => self.not_serving(context, session, &decision),
+        }
+    }
+
+    /// RTA-16: the Agent answered; the ready decision takes effect.
+    fn serving(
+        &mut self,
+        context: &mut Ctx<'_>,
+        session: &str,
+        candidate: &Decision,
+    ) -> Outcome<State> {
+        let now = context.now;
+        if let Some(endpoint) = &candidate.endpoint {
+            let url = chat_url(endpoint);
+            self.wakes.remove(&url);
+            self.served.insert(url, now);
+        }
+        let mut decision = candidate.clone();
+        decision.confirmed = true;
+        decision.at = now;
+        self.decisions.insert(session.to_owned(), decision);
+        Transition(State::settled(session.to_owned()))
+    }
+
+    /// RTA-17, OI-5: no answer, or 502/503/504: the engine's own waking decision, polled every
+    /// 3 s on one wake clock per chat URL.
+    fn not_serving(
+        &mut self,
+        context: &mut Ctx<'_>,
+        session: &str,
+        candidate: &Decision,
+    ) -> Outcome<State> {
+        let now = context.now;
+        let wall = context.io.wall_ms(now);
+        let requested_ms = match &candidate.endpoint {
+            Some(endpoint) => {
+                let url = chat_url(endpoint);
+                self.served.remove(&url);
+                *self.wakes.entry(url).or_insert(wall)
+            }
+            None => wall,
+        };
+        let agent = self.agent_name.as_deref();
+        let title = match agent.map(str::trim).filter(|n| !n.is_empty()) {
+            Some(name) => format!("Starting {name}"),
+            None => "Starting the agent".to_owned(),
+        };
+        let message = format!(
+            "{} was idle and is starting now. You can write as soon as it is ready.",
+            agent_or_default(agent, true)
+        );
+        let decision = Decision {
+            interaction: RuntimeInteraction {
+                state: InteractionState::Waking,
+                can_submit: false,
+                notice: Some(RuntimeNotice {
+                    code: "agent_runtime_client_waking".into(),
+                    severity: Severity::Info,
+                    title,
+                    message: message.clone(),
+                }),
+                support_reference: None,
+                retry_after_ms: Some(CLIENT_WAKING_RETRY_MS),
+            },
+            presence: Some(RuntimePresence {
+                phase: PresencePhase::Starting,
+                detail: message,
+                desired_replicas: None,
+                actual_replicas: None,
+                observed_at: None,
+                wake: Some(Wake {
+                    operation_uid: format!("client-wake-{requested_ms}"),
+                    state: "in_progress".into(),
+                    requested_at: iso_from_unix_ms(requested_ms),
+                    deadline_at: iso_from_unix_ms(
+                        requested_ms.saturating_add(CLIENT_WAKE_DEADLINE_MS),
+                    ),
+                }),
+            }),
+            endpoint: candidate.endpoint.clone(),
+            at: now,
+            confirmed: false,
+            next_round: Some(now + Duration::from_millis(CLIENT_WAKING_RETRY_MS)),
+            delay_ms: CLIENT_WAKING_RETRY_MS,
+        };
+        self.decisions.insert(session.to_owned(), decision);
+        Transition(State::following(session.to_owned()))
+    }
+
+    /// The decision held for `session`.
+    pub(crate) fn decision(&self, session: &str) -> Option<&Decision> {
+        self.decisions.get(session)
+    }
+}
+
+/// The next deadline of the machine's state: a poll (not while the page is hidden, RTA-10) or a
+/// confirmation limit.
+pub(crate) fn deadline(
+    machine: &RuntimeAccessMachine,
+    state: &State,
+    page_hidden: bool,
+) -> Option<Instant> {
+    match state {
+        State::Confirming { deadline, .. } => Some(*deadline),
+        State::Following { session } if !page_hidden => {
+            machine.decision(session).and_then(|d| d.next_round)
+        }
+        _ => None,
+    }
+}
