@@ -68,3 +68,59 @@ pub fn history(session: &str) -> Value {
 pub fn insights(session: &str) -> Value {
     json!({"agent_session_uid": session, "has_insights": true, "harness": "tau"})
 }
+
+/// The runtime base the fixtures hand out for `session`.
+pub fn rpc_url(session: &str) -> String {
+    format!("https://rt.test/agents/{session}")
+}
+
+/// The runtime token the fixtures hand out.
+pub const RUNTIME_TOKEN: &str = "rt-token-secret";
+
+fn presence(phase: &str) -> Value {
+    json!({"phase": phase, "replicas": {"desired": 1, "actual": 1}, "detail": "Observed.", "observed_at": "2026-10-02T08:20:00Z", "wake": null})
+}
+
+/// A ready P11 answer (`can_submit: true`, mode token) for `session`.
+pub fn runtime_ready(session: &str) -> Value {
+    json!({
+        "session_uid": session,
+        "mode": "token",
+        "rpc_url": rpc_url(session),
+        "token": RUNTIME_TOKEN,
+        "is_ready": true,
+        "runtime_interaction": {"state": "ready", "can_submit": true, "notice": null, "operation": null, "retry_after_ms": null},
+        "runtime_presence": presence("serving")
+    })
+}
+
+/// A transient P11 answer in `state` (checking, starting, waking, updating) with this interval.
+pub fn runtime_transient(state: &str, retry_after_ms: Option<i64>) -> Value {
+    json!({
+        "mode": "unavailable",
+        "rpc_url": null,
+        "token": null,
+        "is_ready": false,
+        "detail": "Starting.",
+        "runtime_interaction": {"state": state, "can_submit": false,
+            "notice": {"code": "agent_waking", "severity": "info", "title": "Starting Ledger Helper", "message": "Ledger Helper is starting."},
+            "operation": null, "retry_after_ms": retry_after_ms},
+        "runtime_presence": presence("provisioning")
+    })
+}
+
+/// A terminal P11 answer (`update_failed`), with a support reference when given.
+pub fn runtime_terminal(support_reference: Option<&str>) -> Value {
+    let operation = support_reference.map(|r| {
+        json!({"uid": "op-18", "status": "failed", "created_at": "2026-10-02T08:00:00Z", "started_at": null, "finished_at": null, "support_reference": r})
+    });
+    json!({
+        "mode": "unavailable",
+        "rpc_url": null,
+        "token": null,
+        "runtime_interaction": {"state": "update_failed", "can_submit": false,
+            "notice": {"code": "agent_update_failed", "severity": "error", "title": "Update failed", "message": "Ledger Helper could not be updated."},
+            "operation": operation, "retry_after_ms": null},
+        "runtime_presence": presence("failed")
+    })
+}

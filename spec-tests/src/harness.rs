@@ -313,7 +313,7 @@ impl Harness {
     fn deliver(&mut self, id: RequestId, reply: Reply, chunk: Option<usize>) {
         let at = self.at();
         let label = match &reply {
-            Reply::Json(status, v) => format!("<- {id} {status} {v}"),
+            Reply::Json(status, v) => format!("<- {id} {status} {}", redacted(v)),
             Reply::Raw { status, body, .. } => {
                 format!(
                     "<- {id} {status} {:?}",
@@ -500,6 +500,46 @@ impl Harness {
         })
     }
 
+    /// The open resolve-runtime-access request for `uid`.
+    pub fn runtime_request(&self, uid: &str) -> RequestId {
+        self.expect_pending(
+            "resolve-runtime-access",
+            |c| matches!(c, ApiCall::ResolveRuntimeAccess { session_uid } if session_uid == uid),
+        )
+    }
+
+    /// The open Agent confirmation (GET {rpc_url}/api/chat) for `uid`.
+    pub fn confirm_request(&self, uid: &str) -> RequestId {
+        self.expect_pending(
+            "confirm-agent",
+            |c| matches!(c, ApiCall::ConfirmAgent { session_uid, .. } if session_uid == uid),
+        )
+    }
+
+    /// A visible chat with `uid` selected (requested) and hydrated: detail and history loaded,
+    /// its first resolve-runtime-access open.
+    pub fn hydrated(uid: &str) -> Harness {
+        let mut h = Harness::visible_in_env();
+        h.requested(Some(uid));
+        h.hydrate(uid, crate::fixtures::AGENT);
+        h
+    }
+
+    /// Answers the open resolve-runtime-access of `uid` ready, then its confirmation with
+    /// `status` (200: the Agent serves).
+    pub fn runtime_ready(&mut self, uid: &str, status: u16) -> &mut Self {
+        let id = self.runtime_request(uid);
+        self.reply(id, 200, crate::fixtures::runtime_ready(uid));
+        let id = self.confirm_request(uid);
+        self.reply_raw(
+            id,
+            status,
+            Some("application/json"),
+            br#"{"status":"ready"}"#,
+            None,
+        )
+    }
+
     /// Answers the open latest-sessions request with these records (a page).
     pub fn answer_list(&mut self, records: &[Value]) -> &mut Self {
         let id = self.list_request();
@@ -583,5 +623,25 @@ impl Harness {
     /// The transcript so far, one block per step.
     pub fn transcript(&self) -> String {
         self.transcript.join("\n")
+    }
+}
+
+/// The answer as the transcript shows it: credentials (`token` fields) redacted, as traces must.
+fn redacted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let shown = if k == "token" && v.is_string() {
+                        Value::String("[redacted]".into())
+                    } else {
+                        redacted(v)
+                    };
+                    (k.clone(), shown)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redacted).collect()),
+        other => other.clone(),
     }
 }
