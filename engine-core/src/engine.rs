@@ -210,7 +210,8 @@ impl Engine {
         runtime_access::deadline(self.runtime.inner(), self.runtime.state(), page_hidden)
     }
 
-    /// Answers dropped because their request was unknown (aborted, finished or never issued).
+    /// Answer parts dropped because their request was not in flight (aborted, finished or never
+    /// issued), a repeated head included. For diagnostics.
     pub fn ignored_answers(&self) -> u64 {
         self.io.ignored_answers
     }

@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 /// A credential string that never shows in `Debug` or serialized output.
+///
+/// Serializing writes `"[redacted]"`, so a serialized `Person` cannot be read back with its
+/// credential: hosts keep credentials in their own store and hand them in.
 #[derive(Clone, PartialEq, Eq, Deserialize)]
 #[serde(transparent)]
 pub struct Secret(String);

@@ -73,7 +73,7 @@ pub(crate) struct Io {
     pub outbox: VecDeque<Intent>,
     pub signals: VecDeque<crate::machines::Signal>,
     pub events: VecDeque<Event>,
-    /// Answers dropped because their id was unknown (aborted, finished, or never issued).
+    /// Answer parts dropped because their request was not in flight, or repeated a head.
     pub ignored_answers: u64,
     /// The engine's time origin and the wall-clock reading (Unix ms) it stands for (OI-32).
     clock_origin: (Instant, u64),

@@ -2,7 +2,8 @@
 //!
 //! Selecting events (a requested id, an opened or created session) arrive as `Choose`; the level
 //! rules (the default session in the default-session state, the implicit newest session) are
-//! applied on `Evaluate`, in the precedence of OI-14.
+//! applied on `Evaluate`. Together with the engine (which keeps a requested id off the default
+//! surface) this gives the precedence of OI-14.
 
 use serde::Serialize;
 use statig::prelude::*;
@@ -17,7 +18,8 @@ pub enum Origin {
     Requested,
     /// The default session.
     Default,
-    /// The implicit newest session (SEL-2), or the fallback of REQ-5.
+    /// The implicit newest session (SEL-2), the fallback of REQ-5, or the reselection after the
+    /// selected session was archived or deleted.
     Newest,
     /// `launchTarget`, `startAgentSessionById` or `openLatestOrStartAgentSessionById`.
     Launched,
