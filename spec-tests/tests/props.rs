@@ -373,7 +373,12 @@ impl Model {
                 rpc_url,
             } => {
                 let url = format!("{rpc_url}/api/chat");
-                let serving = ok && !variant.is_multiple_of(3);
+                // Any HTTP answer but 502/503/504 serves (RTA-16): only the Ok kinds answer 503.
+                let serving = match kind {
+                    Kind::NoAnswer => false,
+                    Kind::Ok | Kind::OtherEnv => !variant.is_multiple_of(3),
+                    _ => true,
+                };
                 self.confirmed.insert(session_uid.clone(), serving);
                 if serving {
                     self.served_at.insert(url, now);

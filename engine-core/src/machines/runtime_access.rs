@@ -48,6 +48,8 @@ pub(crate) struct Decision {
     pub next_round: Option<Instant>,
     /// The wait that led to `next_round`: the "previous delay" of the backoff (OI-1).
     pub delay_ms: u64,
+    /// The engine's silent `checking`, not yet replaced by any answer (RTA-19, RTA-20).
+    pub unanswered: bool,
 }
 
 impl Decision {
@@ -83,6 +85,7 @@ impl Decision {
             // is asked again when it comes back.
             next_round: Some(now),
             delay_ms: 0,
+            unanswered: true,
         }
     }
 }
@@ -138,8 +141,6 @@ pub(crate) struct RuntimeAccessMachine {
     served: BTreeMap<String, Instant>,
     /// One wake clock per chat URL (OI-5): the wall-clock ms of its first failed confirmation.
     wakes: BTreeMap<String, u64>,
-    /// The silent first check of the session in view has not answered yet (RTA-20).
-    first_check: bool,
     /// The last focus-triggered check (RTA-23: at most one per minute).
     last_revalidate: Option<Instant>,
     /// The Agent name of the session in view, for notices (OI-6).
@@ -346,7 +347,6 @@ impl RuntimeAccessMachine {
         // ENV-3: decisions and cached access go; the confirmation memory and the wake clocks
         // belong to chat URLs and stay (OI-9).
         self.decisions.clear();
-        self.first_check = false;
         self.last_revalidate = None;
     }
 
@@ -362,7 +362,6 @@ impl RuntimeAccessMachine {
         match self.decisions.get(session) {
             // RTA-19, RTA-24: a young decision is kept, and followed if it was followed.
             Some(d) if d.age(now) < STALE => {
-                self.first_check = false;
                 if d.next_round.is_some() {
                     Transition(State::following(session.to_owned()))
                 } else {
@@ -374,7 +373,6 @@ impl RuntimeAccessMachine {
             _ => {
                 self.decisions
                     .insert(session.to_owned(), Decision::silent_checking(now));
-                self.first_check = true;
                 self.start_round(context, session)
             }
         }
@@ -394,9 +392,6 @@ impl RuntimeAccessMachine {
     /// still-checking notice (RTA-20).
     fn round_failed(&mut self, context: &mut Ctx<'_>, session: &str) -> Outcome<State> {
         let now = context.now;
-        let notice = self
-            .first_check
-            .then(|| still_checking(self.agent_name.as_deref()));
         let d = self
             .decisions
             .entry(session.to_owned())
@@ -404,8 +399,9 @@ impl RuntimeAccessMachine {
         let delay = backoff_ms(d.delay_ms);
         d.delay_ms = delay;
         d.next_round = Some(now + Duration::from_millis(delay));
-        if let Some(notice) = notice {
-            d.interaction.notice = Some(notice);
+        // The session's check has never been answered: it gains the notice (RTA-20).
+        if d.unanswered {
+            d.interaction.notice = Some(still_checking(self.agent_name.as_deref()));
         }
         Transition(State::following(session.to_owned()))
     }
@@ -417,7 +413,6 @@ impl RuntimeAccessMachine {
         access: crate::api::RuntimeAccess,
     ) -> Outcome<State> {
         let now = context.now;
-        self.first_check = false;
         let endpoint = match &access.mode {
             AccessMode::Token(e) => Some(e.clone()),
             _ => None,
@@ -430,6 +425,7 @@ impl RuntimeAccessMachine {
             confirmed: false,
             next_round: None,
             delay_ms: 0,
+            unanswered: false,
         };
         if !decision.interaction.can_submit {
             // RTA-15: a transient or terminal decision is shown as it is, never confirmed.
@@ -566,6 +562,7 @@ impl RuntimeAccessMachine {
             confirmed: false,
             next_round: Some(now + Duration::from_millis(CLIENT_WAKING_RETRY_MS)),
             delay_ms: CLIENT_WAKING_RETRY_MS,
+            unanswered: false,
         };
         self.decisions.insert(session.to_owned(), decision);
         Transition(State::following(session.to_owned()))
