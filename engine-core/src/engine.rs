@@ -383,41 +383,17 @@ impl Engine {
                         &mut ctx,
                     );
                 }
-                self.open(
-                    OpenOp {
-                        kind: OpenKind::StartAgent,
-                        agent: id,
-                    },
-                    now,
-                );
+                self.open(OpenKind::StartAgent, id, now);
             }
             Command::StartAgentSessionById { agent_id, .. } => {
-                self.open(
-                    OpenOp {
-                        kind: OpenKind::StartById,
-                        agent: non_blank(Some(&agent_id)),
-                    },
-                    now,
-                );
+                self.open(OpenKind::StartById, non_blank(Some(&agent_id)), now);
             }
             Command::OpenLatestOrStartAgentSessionById { agent_id, .. } => {
-                self.open(
-                    OpenOp {
-                        kind: OpenKind::OpenLatest,
-                        agent: non_blank(Some(&agent_id)),
-                    },
-                    now,
-                );
+                self.open(OpenKind::OpenLatest, non_blank(Some(&agent_id)), now);
             }
             Command::CreateAgentSession => {
                 let agent = self.selected_agent();
-                self.open(
-                    OpenOp {
-                        kind: OpenKind::Create,
-                        agent,
-                    },
-                    now,
-                );
+                self.open(OpenKind::Create, agent, now);
             }
             Command::ArchiveAgentSession { session_uid } => self.remove(session_uid, true, now),
             Command::DeleteAgentSession { session_uid } => self.remove(session_uid, false, now),
@@ -457,7 +433,8 @@ impl Engine {
         })
     }
 
-    fn open(&mut self, op: OpenOp, now: Instant) {
+    fn open(&mut self, kind: OpenKind, agent: Option<String>, now: Instant) {
+        let op = OpenOp { kind, agent };
         let (mut ctx, p) = self.ctx(now);
         p.opening
             .handle_with_context(&OpenEvent::Start(&op), &mut ctx);
@@ -592,13 +569,7 @@ impl Engine {
         {
             self.opened_launch_key = Some(target.launch_key);
             let agent = non_blank(Some(&target.agent_id));
-            self.open(
-                OpenOp {
-                    kind: OpenKind::Launch,
-                    agent,
-                },
-                now,
-            );
+            self.open(OpenKind::Launch, agent, now);
         }
         let key = self.inputs.default_key();
         let combination = self.inputs.default_combination();
