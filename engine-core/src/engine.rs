@@ -156,8 +156,11 @@ impl Engine {
 
     /// The head of an answer to request `id`. Unknown ids are ignored.
     pub fn handle_response(&mut self, id: RequestId, head: ResponseHead, now: Instant) {
-        self.tick(now);
-        self.io.on_head(id, head);
+        let now = self.tick(now);
+        if let Some(answer) = self.io.on_head(id, head) {
+            self.route(&answer, now);
+            self.settle(now);
+        }
     }
 
     /// A piece of the body of request `id`, in any chunking.
@@ -203,8 +206,9 @@ impl Engine {
         self.io.events.pop_front()
     }
 
-    /// When [`Engine::handle_timeout`] should next be called; `None` when no timer runs.
-    /// The engine of this release keeps no timers yet (runtime-access polling adds them).
+    /// When [`Engine::handle_timeout`] should next be called; `None` when no timer runs. The
+    /// timers are runtime access's: the next poll (never while the page is hidden) and the
+    /// confirmation limit. After a drain it always lies after the last `now`.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let page_hidden = self.inputs.page_hidden;
         runtime_access::deadline(self.runtime.inner(), self.runtime.state(), page_hidden)

@@ -25,7 +25,7 @@ pub(crate) enum Owner {
     RuntimeAccess,
 }
 
-#[derive(Debug)]
+/// Bodies never show in `Debug`: a runtime-access answer carries the runtime token.
 struct Pending {
     owner: Owner,
     call: ApiCall,
@@ -43,12 +43,35 @@ pub(crate) struct Answer {
 }
 
 /// How a request ended.
-#[derive(Debug)]
 pub(crate) enum Outcome {
     /// An HTTP answer with its whole body.
     Http { status: u16, body: Bytes },
     /// No answer, a broken answer, or an oversized body.
     Failed(ApiError),
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("owner", &self.owner)
+            .field("call", &self.call)
+            .field("head", &self.head)
+            .field("body_bytes", &self.body.len())
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Http { status, body } => f
+                .debug_struct("Http")
+                .field("status", status)
+                .field("body_bytes", &body.len())
+                .finish(),
+            Outcome::Failed(e) => f.debug_tuple("Failed").field(e).finish(),
+        }
+    }
 }
 
 impl Outcome {
@@ -171,10 +194,23 @@ impl Io {
         }
     }
 
-    pub(crate) fn on_head(&mut self, id: RequestId, head: ResponseHead) {
+    /// Stores the head. A request whose answer is its status alone (the Agent confirmation,
+    /// RTA-16) is finished at once, and the rest of its body is dropped (an abort intent).
+    pub(crate) fn on_head(&mut self, id: RequestId, head: ResponseHead) -> Option<Answer> {
         match self.in_flight.get_mut(&id) {
-            Some(p) if p.head.is_none() => p.head = Some(head),
-            _ => self.ignored_answers += 1,
+            Some(p) if p.head.is_none() => {
+                let status_only = matches!(p.call, ApiCall::ConfirmAgent { .. });
+                p.head = Some(head);
+                if status_only {
+                    self.outbox.push_back(Intent::Abort { id });
+                    return self.finish(id, Ok(()));
+                }
+                None
+            }
+            _ => {
+                self.ignored_answers += 1;
+                None
+            }
         }
     }
 

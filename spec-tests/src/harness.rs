@@ -391,6 +391,14 @@ impl Harness {
         self
     }
 
+    /// Only the head of an answer arrives for request `id` (its body is still on the way).
+    pub fn head(&mut self, id: RequestId, status: u16) -> &mut Self {
+        self.engine
+            .handle_response(id, ResponseHead::json(status), self.at());
+        self.step(&format!("<- {id} {status} (head only)"));
+        self
+    }
+
     /// Request `id` gets no answer.
     pub fn fail(&mut self, id: RequestId) -> &mut Self {
         self.deliver(id, Reply::NoAnswer, None);

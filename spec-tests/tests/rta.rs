@@ -2189,3 +2189,91 @@ fn rta_transcript_failing_first_check_then_starting() {
     h.runtime_ready("s-1", 200);
     insta::assert_snapshot!(h.transcript());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Review regressions
+// ---------------------------------------------------------------------------------------------
+
+/// RTA-16: the confirmation is decided by its status line alone: a 200 whose body is still on the
+/// way (or never ends) confirms the Agent at once, the rest of the body is dropped (an abort), and
+/// the 3 s limit does not turn it into waking later.
+#[test]
+fn rta_16_confirmation_decided_on_its_head() {
+    let mut h = Harness::hydrated("s-1");
+    let id = h.runtime_request("s-1");
+    h.reply(id, 200, runtime_ready("s-1"));
+    let confirm = h.confirm_request("s-1");
+    h.advance(100);
+    h.head(confirm, 200);
+    assert!(
+        h.was_aborted(confirm),
+        "the body of a confirmation is not read"
+    );
+    let s = h.snapshot();
+    assert!(s.composer_admission);
+    h.advance(5_000);
+    let s = h.snapshot();
+    let i = s.active_runtime_interaction.unwrap();
+    assert_eq!(i.state, InteractionState::Ready);
+    assert!(s.composer_admission);
+    assert!(
+        h.pending(|c| matches!(c, ApiCall::ResolveRuntimeAccess { .. }))
+            .is_none()
+    );
+}
+
+/// RTA-10, OI-1: the silent first check of a session that comes into view while the page is
+/// hidden waits for the page, then goes out at once.
+#[test]
+fn rta_10_first_check_waits_for_a_hidden_page() {
+    let mut h = Harness::visible_in_env();
+    h.input(Input::PageVisible(false));
+    h.requested(Some("s-1"));
+    let s = h.snapshot();
+    assert_eq!(
+        s.active_runtime_interaction.unwrap().state,
+        InteractionState::Checking
+    );
+    assert_eq!(
+        h.count(|c| matches!(c, ApiCall::ResolveRuntimeAccess { .. })),
+        0
+    );
+    assert_eq!(
+        h.engine().poll_timeout(),
+        None,
+        "no poll timer while the page is hidden"
+    );
+    h.advance(30_000);
+    assert_eq!(
+        h.count(|c| matches!(c, ApiCall::ResolveRuntimeAccess { .. })),
+        0
+    );
+    let mark = h.mark();
+    h.input(Input::PageVisible(true));
+    let sent: Vec<_> = h.sent_since(mark).iter().map(|s| s.call.clone()).collect();
+    assert!(sent.contains(&ApiCall::ResolveRuntimeAccess {
+        session_uid: "s-1".into()
+    }));
+}
+
+/// RTA-12, RTA-20, OI-3: a token that cannot go into a header (a control character) makes the
+/// answer malformed: no confirmation, the still-checking notice, the backoff.
+#[test]
+fn rta_12_token_with_control_characters_is_malformed() {
+    let mut h = Harness::hydrated("s-1");
+    let id = h.runtime_request("s-1");
+    let mut answer = runtime_ready("s-1");
+    answer["token"] = Value::String("rt\u{7}tok".into());
+    h.reply(id, 200, answer);
+    assert_eq!(h.count(|c| matches!(c, ApiCall::ConfirmAgent { .. })), 0);
+    let i = h.snapshot().active_runtime_interaction.unwrap();
+    assert_eq!(i.state, InteractionState::Checking);
+    assert_eq!(i.notice.map(|n| n.title), Some("Still checking".to_owned()));
+    h.advance(1_999);
+    assert!(
+        h.pending(|c| matches!(c, ApiCall::ResolveRuntimeAccess { .. }))
+            .is_none()
+    );
+    h.advance(1);
+    h.runtime_request("s-1");
+}

@@ -400,9 +400,10 @@ fn unavailable_detail(map: &Map<String, Value>) -> Option<String> {
     })
 }
 
-/// The endpoint of a `mode: "token"` answer: a resolvable `rpc_url` and a non-blank token.
+/// The endpoint of a `mode: "token"` answer: a resolvable `rpc_url` and a non-blank token that
+/// can go into a header (no control characters).
 fn endpoint_from(map: &Map<String, Value>, platform_base: &str) -> Option<RuntimeEndpoint> {
-    let token = text(map, "token", "token")?;
+    let token = text(map, "token", "token").filter(|t| !t.chars().any(char::is_control))?;
     let rpc_url = field(map, "rpc_url", "rpcUrl")
         .and_then(Value::as_str)
         .and_then(|rpc_url| resolve_rpc_url(rpc_url, platform_base))?;

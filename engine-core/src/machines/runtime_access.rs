@@ -42,8 +42,6 @@ pub(crate) struct Decision {
     pub endpoint: Option<RuntimeEndpoint>,
     /// When it was last received or confirmed: its age counts from here (OI-7).
     pub at: Instant,
-    /// A ready decision the Agent confirmed (or whose chat URL was remembered serving).
-    pub confirmed: bool,
     /// When the next round is due, while the decision is followed (transient, waking, failing).
     pub next_round: Option<Instant>,
     /// The wait that led to `next_round`: the "previous delay" of the backoff (OI-1).
@@ -53,9 +51,12 @@ pub(crate) struct Decision {
 }
 
 impl Decision {
-    /// Admission: `can_submit` and confirmed by the Agent (RTA-3, RTA-6).
+    /// Admission: `can_submit` and confirmed by the Agent (RTA-3, RTA-6). A ready decision is
+    /// stored only once the Agent confirmed it (or its chat URL was remembered serving), so a
+    /// stored decision with `can_submit` and a runtime endpoint is a confirmed one; without an
+    /// endpoint (mode `unavailable`) nothing can confirm it.
     pub(crate) fn admits(&self) -> bool {
-        self.interaction.can_submit && self.confirmed
+        self.interaction.can_submit && self.endpoint.is_some()
     }
 
     /// Transient: locks the composer and sets `isAssistantRuntimeStarting` (RTA-7, SHR-5).
@@ -80,7 +81,6 @@ impl Decision {
             presence: None,
             endpoint: None,
             at: now,
-            confirmed: false,
             // Due at once: a check left unanswered (the session went out of view meanwhile)
             // is asked again when it comes back.
             next_round: Some(now),
@@ -211,7 +211,7 @@ impl RuntimeAccessMachine {
             }
             // OI-8: a focus or page-return trigger joins the round in flight.
             RtaEvent::Revalidate | RtaEvent::PageShown { .. } => Handled,
-            other => self.common(context, Some(session), other),
+            other => self.common(context, session, other),
         }
     }
 
@@ -245,7 +245,7 @@ impl RuntimeAccessMachine {
                 self.not_serving(context, session, candidate)
             }
             RtaEvent::Revalidate | RtaEvent::PageShown { .. } => Handled,
-            other => self.common(context, Some(session), other),
+            other => self.common(context, session, other),
         }
     }
 
@@ -273,7 +273,7 @@ impl RuntimeAccessMachine {
                     None => Transition(State::settled(session.clone())),
                 }
             }
-            other => self.common(context, Some(session), other),
+            other => self.common(context, session, other),
         }
     }
 
@@ -286,7 +286,7 @@ impl RuntimeAccessMachine {
         context: &mut Ctx<'_>,
         event: &RtaEvent<'_>,
     ) -> Outcome<State> {
-        self.common(context, Some(session), event)
+        self.common(context, session, event)
     }
 
     #[action]
@@ -300,17 +300,14 @@ impl RuntimeAccessMachine {
     fn common(
         &mut self,
         context: &mut Ctx<'_>,
-        current: Option<&String>,
+        session: &str,
         event: &RtaEvent<'_>,
     ) -> Outcome<State> {
-        let Some(session) = current else {
-            return Handled;
-        };
         match event {
             RtaEvent::Evaluate { active, agent_name } => {
                 self.agent_name = agent_name.map(str::to_owned);
                 match active {
-                    Some(a) if *a == session.as_str() => Handled,
+                    Some(a) if *a == session => Handled,
                     Some(other) => self.come_into_view(context, other),
                     None => Transition(State::idle()),
                 }
@@ -368,12 +365,13 @@ impl RuntimeAccessMachine {
                     Transition(State::settled(session.to_owned()))
                 }
             }
-            // RTA-19, RTA-21: locked and silent until the check answers; the first check goes
-            // out at once (OI-2).
+            // RTA-19, RTA-21: locked and silent until the check answers. The check is due at
+            // once (OI-2) and goes out through the poller, so not while the page is hidden
+            // (RTA-10, OI-1).
             _ => {
                 self.decisions
                     .insert(session.to_owned(), Decision::silent_checking(now));
-                self.start_round(context, session)
+                Transition(State::following(session.to_owned()))
             }
         }
     }
@@ -422,7 +420,6 @@ impl RuntimeAccessMachine {
             presence: Some(access.presence),
             endpoint,
             at: now,
-            confirmed: false,
             next_round: None,
             delay_ms: 0,
             unanswered: false,
@@ -455,7 +452,6 @@ impl RuntimeAccessMachine {
             .is_some_and(|t| now.saturating_duration_since(*t) < MEMORY)
         {
             // RTA-14, OI-9: a remembered serving answer confirms without a request.
-            decision.confirmed = true;
             self.decisions.insert(session.to_owned(), decision);
             return Transition(State::settled(session.to_owned()));
         }
@@ -496,7 +492,6 @@ impl RuntimeAccessMachine {
             self.served.insert(url, now);
         }
         let mut decision = candidate.clone();
-        decision.confirmed = true;
         decision.at = now;
         self.decisions.insert(session.to_owned(), decision);
         Transition(State::settled(session.to_owned()))
@@ -559,7 +554,6 @@ impl RuntimeAccessMachine {
             }),
             endpoint: candidate.endpoint.clone(),
             at: now,
-            confirmed: false,
             next_round: Some(now + Duration::from_millis(CLIENT_WAKING_RETRY_MS)),
             delay_ms: CLIENT_WAKING_RETRY_MS,
             unanswered: false,
