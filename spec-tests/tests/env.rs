@@ -9,8 +9,8 @@
 //! OI-31 (the storage port) and the list query of OI-11, plus INV-10 for answers that belong to
 //! an earlier person or Environment.
 //!
-//! Not covered here: the runtime-decision rule of this section (runtime access does not exist in
-//! the engine yet) and the catalog rule (no catalog yet).
+//! The runtime-decision rule of this section (ENV-3) is covered with runtime access in rta.rs; the
+//! catalog rule of this section waits for the model catalog.
 
 use engine_core::{
     AgentFilter, ApiCall, DefaultSessionStatus, Input, Person, ReadinessStatus, Secret,

@@ -7,8 +7,8 @@
 )]
 //! FAIL: how failures of the session reads and of session creation surface.
 //!
-//! The runtime and catalog failure rules of this section need runtime access and the model
-//! catalog, which the engine does not have yet: they are not covered here.
+//! The runtime failure rule (FAIL-14) is covered with runtime access in rta.rs; the catalog
+//! failure rules wait for the model catalog.
 
 use std::time::{Duration, Instant};
 

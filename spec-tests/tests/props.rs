@@ -10,11 +10,10 @@
 //! HYD-12: while the chat is hidden no detail, history, insights or latest-sessions read is emitted.
 //! DEF-6: no get-or-create without a default Agent uid.
 //! INV-9: every request matches an endpoint of the catalog (OI-11), with every id one segment.
-//! RTA-3, RTA-6, RTA-15, RTA-17: composer admission is open only while the selected session's
-//! decision has `can_submit: true` and the Agent confirmed it (or its chat URL was remembered
-//! serving), and RTA-10: no poll timer fires while the page is hidden. SHR-5: the starting flag
-//! is exactly "the decision is transient". INV-11: a confirmation uses its own session's access.
-//! RTA-25: a launched session is not checked and shows no decision.
+//! RTA-10: no poll timer fires while the page is hidden. SHR-5: the starting flag is exactly "the
+//! decision is transient". INV-11: a confirmation uses its own session's access. RTA-25: a
+//! launched session is not checked and shows no decision. (Admission against confirmations is
+//! the property of rta_props.rs, whose generator reaches it far more often.)
 //! Timer sanity: `poll_timeout` never lies at or before now.
 
 #![allow(
@@ -321,7 +320,6 @@ fn runtime_answer(session: &str, variant: u8) -> Value {
 struct Issued {
     scope_epoch: u64,
     selection_epoch: u64,
-    call: ApiCall,
 }
 
 struct Model {
@@ -331,16 +329,10 @@ struct Model {
     selection_epoch: u64,
     last_selected: Option<String>,
     issued: BTreeMap<RequestId, Issued>,
-    answered: Vec<RequestId>,
     visible: bool,
     shows: bool,
     default_agent: Option<String>,
-    seen: usize,
     page_hidden: bool,
-    /// Per session: the Agent confirmed its latest ready decision (RTA-3).
-    confirmed: BTreeMap<String, bool>,
-    /// Per chat URL: when a serving confirmation was last fed (OI-9).
-    served_at: BTreeMap<String, u64>,
 }
 
 fn is_hydration(call: &ApiCall) -> bool {
@@ -353,43 +345,6 @@ fn is_hydration(call: &ApiCall) -> bool {
 }
 
 impl Model {
-    /// Mirrors what an answer tells about admission, for the RTA invariant.
-    fn track_runtime(&mut self, call: &ApiCall, kind: Kind, variant: u8) {
-        let now = self.h.now_ms();
-        let ok = matches!(kind, Kind::Ok | Kind::OtherEnv);
-        match call {
-            ApiCall::ResolveRuntimeAccess { session_uid } if ok => {
-                let url = format!("https://rt.test/agents/{session_uid}/api/chat");
-                let ready = variant.is_multiple_of(4);
-                let remembered = self.served_at.get(&url).is_some_and(|t| now - t < 15_000);
-                if !ready {
-                    self.confirmed.insert(session_uid.clone(), false);
-                } else if remembered {
-                    self.confirmed.insert(session_uid.clone(), true);
-                }
-            }
-            ApiCall::ConfirmAgent {
-                session_uid,
-                rpc_url,
-            } => {
-                let url = format!("{rpc_url}/api/chat");
-                // Any HTTP answer but 502/503/504 serves (RTA-16): only the Ok kinds answer 503.
-                let serving = match kind {
-                    Kind::NoAnswer => false,
-                    Kind::Ok | Kind::OtherEnv => !variant.is_multiple_of(3),
-                    _ => true,
-                };
-                self.confirmed.insert(session_uid.clone(), serving);
-                if serving {
-                    self.served_at.insert(url, now);
-                } else {
-                    self.served_at.remove(&url);
-                }
-            }
-            _ => {}
-        }
-    }
-
     fn new() -> Model {
         let mut h = Harness::new();
         h.input(Input::Person(Person {
@@ -404,14 +359,10 @@ impl Model {
             selection_epoch: 0,
             last_selected: None,
             issued: BTreeMap::new(),
-            answered: Vec::new(),
             visible: false,
             shows: false,
             default_agent: None,
-            seen: 0,
             page_hidden: false,
-            confirmed: BTreeMap::new(),
-            served_at: BTreeMap::new(),
         }
     }
 
@@ -419,7 +370,6 @@ impl Model {
         let mark = self.h.mark();
         let events_before = self.h.events().len();
         let before = self.h.snapshot();
-        let mut answered_id = None;
         let mut unknown_or_closed = false;
         match op {
             Op::Visible(v) => {
@@ -434,7 +384,6 @@ impl Model {
                 if self.scope.0 != *e {
                     self.scope.0 = *e;
                     self.scope_epoch += 1;
-                    self.confirmed.clear();
                 }
                 self.h.env(e.map(|i| ENVS[i]));
             }
@@ -442,7 +391,6 @@ impl Model {
                 if self.scope.1 != *p {
                     self.scope.1 = *p;
                     self.scope_epoch += 1;
-                    self.confirmed.clear();
                 }
                 self.h.input(Input::Person(Person {
                     user_uid: Some(USERS[*p].into()),
@@ -538,7 +486,6 @@ impl Model {
                 let open: Vec<RequestId> = self.h.open_requests().iter().map(|s| s.id).collect();
                 if !open.is_empty() {
                     let id = open[i % open.len()];
-                    answered_id = Some(id);
                     self.deliver(id, *kind, *variant);
                 }
             }
@@ -582,26 +529,6 @@ impl Model {
             );
             assert_eq!(self.h.events().len(), events_before, "... or events");
         }
-        if let Some(id) = answered_id {
-            let issued = &self.issued[&id];
-            let stale = issued.scope_epoch != self.scope_epoch
-                || (is_hydration(&issued.call) && issued.selection_epoch != self.selection_epoch);
-            // INV-10 (checked before the selection epoch moves on for this step).
-            if stale {
-                assert_eq!(
-                    before.current_session_id, after.current_session_id,
-                    "stale answer moved the selection"
-                );
-                assert_eq!(
-                    before.active_session_readiness,
-                    after.active_session_readiness
-                );
-                assert_eq!(before.thread, after.thread);
-                assert_eq!(before.active_session_detail, after.active_session_detail);
-            }
-            self.answered.push(id);
-        }
-
         // Track epochs and issue contexts.
         if after.current_session_id != self.last_selected {
             self.selection_epoch += 1;
@@ -613,7 +540,6 @@ impl Model {
                 Issued {
                     scope_epoch: self.scope_epoch,
                     selection_epoch: self.selection_epoch,
-                    call: s.call.clone(),
                 },
             );
             // HYD-12: nothing read for the chat while it is hidden.
@@ -680,24 +606,6 @@ impl Model {
                 "a runtime poll fired while the page was hidden"
             );
         }
-        // RTA-3, RTA-6: admission only on a confirmed can_submit decision (or, for a launched
-        // session before its first send, readiness alone: RTA-25).
-        if after.composer_admission && after.selection_origin != Some(Origin::Launched) {
-            let session = after.current_session_id.clone().unwrap_or_default();
-            let interaction = after
-                .active_runtime_interaction
-                .as_ref()
-                .expect("a decision");
-            assert!(
-                interaction.can_submit,
-                "admission on a decision that cannot submit"
-            );
-            assert_eq!(
-                self.confirmed.get(&session),
-                Some(&true),
-                "admission without a confirmation by the Agent"
-            );
-        }
         // SHR-5.
         let transient = after
             .active_runtime_interaction
@@ -718,7 +626,6 @@ impl Model {
                 );
             }
         }
-        self.seen += 1;
     }
 
     fn deliver(&mut self, id: RequestId, kind: Kind, variant: u8) {
@@ -731,10 +638,6 @@ impl Model {
             .unwrap_or(ApiCall::GetSessionHistory {
                 session_uid: "s-1".into(),
             });
-        let open = self.h.open_requests().iter().any(|s| s.id == id);
-        if open {
-            self.track_runtime(&call, kind, variant);
-        }
         if matches!(kind, Kind::NoAnswer) {
             self.h.fail(id);
             return;
@@ -756,7 +659,6 @@ proptest! {
         for op in &ops {
             m.apply(op);
         }
-        prop_assert_eq!(m.seen, ops.len());
     }
 
 }

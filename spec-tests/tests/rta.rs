@@ -272,7 +272,7 @@ fn rta_2_hiding_the_chat_stops_checks_and_polls() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// RTA-3 to RTA-8: the decision and admission
+// RTA-3 to RTA-7: the decision and admission
 // ---------------------------------------------------------------------------------------------
 
 /// RTA-3, RTA-19: runtime_interaction and runtime_presence are exposed as they were answered;
@@ -418,9 +418,8 @@ fn rta_7_transient_states_lock_and_start() {
     }
 }
 
-/// RTA-8 (the engine's part; the draft itself is the host's): while transient the engine sends
-/// nothing but runtime checks, and when can_submit turns true admission reopens without any
-/// message request going out on its own.
+/// RTA-9, RTA-14, OI-9: after a transient decision turns ready, admission reopens with one
+/// confirmation, and later reads within the confirmation memory send nothing more to the Agent.
 #[test]
 fn rta_8_nothing_sent_when_admission_reopens() {
     let mut h = Harness::hydrated("s-1");
@@ -728,7 +727,7 @@ fn rta_12_no_retry_while_chat_hidden() {
     assert_eq!(runtime_since(&h, mark), 0);
 }
 
-/// RTA-12, RTA-8: a failure while a ready decision is in force keeps it (and admission).
+/// RTA-12: a failure while a ready decision is in force keeps it (and admission).
 #[test]
 fn rta_12_failure_keeps_ready_decision() {
     let mut h = confirmed("s-1");

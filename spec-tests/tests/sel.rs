@@ -160,6 +160,30 @@ fn launch_and_open(h: &mut Harness, agent: &str, key: u64, rows: &[Value], creat
 }
 
 /// The rendered hydration requests (detail, history, insights), without ids.
+/// The runtime-access requests so far, rendered without ids.
+fn runtime_requests(h: &Harness) -> Vec<String> {
+    h.sent()
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.call,
+                ApiCall::ResolveRuntimeAccess { .. } | ApiCall::ConfirmAgent { .. }
+            )
+        })
+        .map(|s| {
+            let r = &s.request;
+            format!(
+                "{} {} {:?} {:?} base={}",
+                r.method.as_str(),
+                r.path,
+                r.query,
+                r.body,
+                r.base
+            )
+        })
+        .collect()
+}
+
 fn hydration_requests(h: &Harness) -> Vec<String> {
     h.sent()
         .iter()
@@ -355,8 +379,8 @@ fn sel_2_transcript_implicit_newest() {
 // ---------------------------------------------------------------------------------------------
 
 /// SEL-3: with avoidImplicitSessionSelection set and nothing requested, started or opened, a
-/// loaded list selects nothing, readiness is idle and no detail, history or insights request is
-/// emitted (this engine has no runtime-access request at all).
+/// loaded list selects nothing, readiness is idle and no detail, history, insights or
+/// resolve-runtime-access request is emitted.
 #[test]
 fn sel_3_avoid_implicit_selects_nothing() {
     let mut h = Harness::new();
@@ -374,6 +398,11 @@ fn sel_3_avoid_implicit_selects_nothing() {
     h.visible(false).visible(true);
     assert_eq!(h.current(), None);
     assert_eq!(count_hydration(&h), 0);
+    assert_eq!(
+        h.count(|c| matches!(c, ApiCall::ResolveRuntimeAccess { .. })),
+        0
+    );
+    assert!(h.snapshot().active_runtime_interaction.is_none());
 }
 
 /// SEL-3: avoidImplicitSessionSelection set after the list request went out still keeps the
@@ -415,6 +444,8 @@ fn sel_4_avoid_implicit_requested_session_selected_and_hydrated() {
         ReadinessStatus::Ready
     );
     h.insights_request("s-7");
+    h.runtime_ready("s-7", 200);
+    assert!(h.snapshot().composer_admission, "checked like any other");
 }
 
 /// SEL-4: with avoidImplicitSessionSelection set, a start action still selects the session it
@@ -433,6 +464,8 @@ fn sel_4_avoid_implicit_start_action_selected_and_hydrated() {
         h.snapshot().active_session_readiness.status,
         ReadinessStatus::Ready
     );
+    h.runtime_ready("s-new", 200);
+    assert!(h.snapshot().composer_admission, "checked like any other");
 }
 
 /// SEL-4: with avoidImplicitSessionSelection set, an open action still selects the Agent's
@@ -448,6 +481,13 @@ fn sel_4_avoid_implicit_open_action_selected_and_hydrated() {
     assert_eq!(
         h.snapshot().active_session_readiness.status,
         ReadinessStatus::Ready
+    );
+    // An opened session is a launched one: its check waits for its first send (RTA-25), and
+    // admission follows readiness alone.
+    assert!(h.snapshot().composer_admission);
+    assert_eq!(
+        h.count(|c| matches!(c, ApiCall::ResolveRuntimeAccess { .. })),
+        0
     );
 }
 
@@ -1102,13 +1142,26 @@ fn sel_12_direct_flag_lost_after_archive() {
 // ---------------------------------------------------------------------------------------------
 
 /// SEL-13: the detail, history and insights requests of a session are identical whatever
-/// selected it (requested, newest, launched, startAgentSessionById, startAgentSession).
+/// selected it (requested, newest, launched, startAgentSessionById, startAgentSession), and so
+/// are its runtime-access requests, except that a launched session has none before its first
+/// send (RTA-25).
 #[test]
 fn sel_13_hydration_requests_do_not_depend_on_origin() {
     let finish = |h: &mut Harness| {
         h.hydrate("s-1", AGENT);
         h.insights_request("s-1");
-        hydration_requests(h)
+        if h.snapshot().is_direct_launch_session {
+            assert!(
+                h.pending(|c| matches!(c, ApiCall::ResolveRuntimeAccess { .. }))
+                    .is_none()
+            );
+        } else {
+            h.runtime_ready("s-1", 200);
+            assert!(h.snapshot().composer_admission);
+        }
+        let mut all = hydration_requests(h);
+        all.extend(runtime_requests(h));
+        all
     };
     let requested = {
         let mut h = Harness::visible_in_env();
@@ -1141,16 +1194,16 @@ fn sel_13_hydration_requests_do_not_depend_on_origin() {
         h.reply(id, 201, record("s-1", AGENT, ENV, 0));
         finish(&mut h)
     };
-    assert_eq!(requested.len(), 3, "{requested:#?}");
+    assert_eq!(requested.len(), 5, "{requested:#?}");
     assert!(requested[0].starts_with("GET /api/v1/agent-sessions/s-1/ "));
     assert!(requested[0].contains("organization_environment_uid"));
-    for (name, other) in [
-        ("newest", &newest),
-        ("launched", &launched),
-        ("by_id", &by_id),
-        ("started", &started),
-    ] {
+    assert!(requested[3].starts_with("POST /api/v1/agent-sessions/s-1/resolve-runtime-access/"));
+    assert!(requested[4].starts_with("GET /api/chat"));
+    for (name, other) in [("newest", &newest), ("started", &started)] {
         assert_eq!(&requested, other, "{name}");
+    }
+    for (name, other) in [("launched", &launched), ("by_id", &by_id)] {
+        assert_eq!(&requested[..3], other.as_slice(), "{name}");
     }
 }
 

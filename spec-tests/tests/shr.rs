@@ -8,9 +8,9 @@
 //! SHR: the shared states every surface renders, computed once.
 //!
 //! The surface stages themselves (connecting state, configuration prerequisite, transcript) are
-//! the host's; these tests check the snapshot values they render from. The runtime values
-//! (activeRuntimeInteraction, isAssistantRuntimeStarting) and sessionModelSelectionRequest do not
-//! exist in the engine yet, so the rules built on them are checked only for their session part.
+//! the host's; these tests check the snapshot values they render from. The runtime values are
+//! covered with runtime access in rta.rs (SHR-5, SHR-11, SHR-12); sessionModelSelectionRequest
+//! does not exist in the engine yet (it belongs to the model-required fallback).
 
 use engine_core::{
     ApiCall, DefaultSession, DefaultSessionStatus, Input, ReadinessStatus, SourceStatus,
@@ -73,6 +73,8 @@ fn shared(h: &Harness) -> Value {
         "defaultSessionStatus": v["defaultSessionStatus"],
         "defaultSessionError": v["defaultSessionError"],
         "activeSessionReadiness": v["activeSessionReadiness"],
+        "activeRuntimeInteraction": v["activeRuntimeInteraction"],
+        "isAssistantRuntimeStarting": v["isAssistantRuntimeStarting"],
         "sessionNotice": v["sessionNotice"],
     })
 }
@@ -116,26 +118,39 @@ fn shr_1_two_surfaces_observe_identical_shared_states() {
             h.visible(false);
         }),
     ];
+    // One engine computes the states once; every surface reads the same snapshot, and reading
+    // it is free of effects: no intent, no event, no timer change, so two surfaces reading in
+    // any order, any number of times, see the same values.
     let check = |h: &Harness| {
-        let a = h.snapshot();
-        let b = h.engine().snapshot();
+        let engine = h.engine();
+        let timer = engine.poll_timeout();
+        let ignored = engine.ignored_answers();
+        let first = shared(h);
+        let a = engine.snapshot();
+        let b = engine.snapshot();
         assert_eq!(a, b);
-        assert_eq!(shared(h), shared(h));
-        assert_eq!(
-            serde_json::to_string(&a).unwrap(),
-            serde_json::to_string(&b).unwrap()
-        );
+        assert_eq!(shared(h), first);
+        assert_eq!(engine.poll_timeout(), timer);
+        assert_eq!(engine.ignored_answers(), ignored);
     };
     check(&h);
     for step in steps.drain(..) {
+        let (marks, events) = (h.mark(), h.events().len());
         step(&mut h);
         check(&h);
+        // The reads above added nothing to what the step itself produced.
+        let (marks2, events2) = (h.mark(), h.events().len());
+        check(&h);
+        assert_eq!((h.mark(), h.events().len()), (marks2, events2));
+        assert!(marks2 >= marks && events2 >= events);
     }
     let v = serde_json::to_value(h.snapshot()).unwrap();
     for key in [
         "defaultSessionStatus",
         "defaultSessionError",
         "activeSessionReadiness",
+        "activeRuntimeInteraction",
+        "isAssistantRuntimeStarting",
         "sessionNotice",
     ] {
         assert!(v.get(key).is_some(), "snapshot lacks {key}: {v}");
