@@ -69,8 +69,9 @@ pub struct Engine {
     page_hidden_since: Option<Instant>,
     /// The launchKey last opened (SEL-7).
     opened_launch_key: Option<u64>,
-    /// Whether the last person/Environment pair had an Environment.
-    scope_had_environment: bool,
+    /// The requested id was set while the person or the Environment was still unknown: it carries
+    /// into the pair that completes them.
+    requested_before_scope: bool,
     removals: BTreeMap<RequestId, Removal>,
     /// A delete failure, shown as `latestSessionsError` (the reference's choice).
     delete_error: Option<String>,
@@ -125,7 +126,7 @@ impl Engine {
             runtime,
             page_hidden_since: None,
             opened_launch_key: None,
-            scope_had_environment: false,
+            requested_before_scope: false,
             removals: BTreeMap::new(),
             delete_error: None,
         };
@@ -287,8 +288,9 @@ impl Engine {
                 let id = non_blank(id.as_deref());
                 if id != self.inputs.requested_session_id {
                     self.inputs.requested_session_id = id.clone();
+                    self.requested_before_scope = id.is_some() && !self.scope_complete();
                     if let Some(id) = id {
-                        self.choose_requested(&id);
+                        self.choose_requested(&id, now);
                     }
                 }
             }
@@ -299,7 +301,7 @@ impl Engine {
                 if was && !shows {
                     // OI-14: outside the default-session surface a requested id wins.
                     if let Some(id) = self.inputs.requested_session_id.clone() {
-                        self.choose_requested(&id);
+                        self.choose_requested(&id, now);
                     }
                 }
             }
@@ -321,13 +323,32 @@ impl Engine {
         }
     }
 
-    fn choose_requested(&mut self, id: &str) {
+    fn choose_requested(&mut self, id: &str, now: Instant) {
         // OI-14: on the default-session surface a requested id never wins (DEF-2, DEF-18).
-        if !self.inputs.shows_default_session {
-            self.selection.handle(&SelEvent::Choose {
-                session_uid: id,
-                origin: Origin::Requested,
-            });
+        if self.inputs.shows_default_session {
+            return;
+        }
+        let (mut ctx, p) = self.ctx(now);
+        // SEL-14: the latest selecting event wins; an open or create still running loses.
+        p.opening.handle_with_context(&OpenEvent::Cancel, &mut ctx);
+        p.selection.handle(&SelEvent::Choose {
+            session_uid: id,
+            origin: Origin::Requested,
+        });
+        // The session may already be loaded (or have failed) under another origin: REQ-4 to
+        // REQ-6 follow what its detail read already said.
+        let h = p.hydration.inner();
+        if h.session_uid.as_deref() == Some(id) {
+            if h.detail.value().is_some() {
+                p.selection
+                    .handle(&SelEvent::DetailLoaded { session_uid: id });
+            } else if let Some(error) = h.detail.error() {
+                let session_uid = id.to_owned();
+                let error = error.clone();
+                self.io
+                    .signals
+                    .push_back(Signal::DetailFailed { session_uid, error });
+            }
         }
     }
 
@@ -349,16 +370,22 @@ impl Engine {
             self.io.abort(id);
         }
         self.delete_error = None;
-        // ENV-2 clears the selection. A session requested before any Environment was active
-        // could not be read yet, so it carries into the first Environment (OI-14: a requested
-        // id wins outside the default surface); otherwise the request was consumed.
-        let had_environment = std::mem::replace(
-            &mut self.scope_had_environment,
-            self.inputs.environment_uid.is_some(),
-        );
-        if !had_environment && let Some(id) = self.inputs.requested_session_id.clone() {
-            self.choose_requested(&id);
+        // ENV-2 clears the selection. A session requested before the person and the
+        // Environment were both known could not be read for them yet, so it carries into the
+        // pair that completes them (OI-14: a requested id wins outside the default surface);
+        // otherwise the request was consumed.
+        if self.requested_before_scope
+            && let Some(id) = self.inputs.requested_session_id.clone()
+        {
+            self.choose_requested(&id, now);
         }
+        self.requested_before_scope &= !self.scope_complete();
+    }
+
+    /// Both the person's uid and an Environment are known.
+    fn scope_complete(&self) -> bool {
+        let scope = self.inputs.scope();
+        scope.person.is_some() && scope.environment.is_some()
     }
 
     fn command(&mut self, command: Command, now: Instant) {
@@ -667,9 +694,15 @@ impl Engine {
                 Signal::Upsert(session) => p
                     .env
                     .handle_with_context(&EnvEvent::Upsert(&session), &mut ctx),
-                Signal::Opened { session, launched } => {
-                    p.env
-                        .handle_with_context(&EnvEvent::Upsert(&session), &mut ctx);
+                Signal::Opened {
+                    session,
+                    launched,
+                    listed,
+                } => {
+                    if listed {
+                        p.env
+                            .handle_with_context(&EnvEvent::Upsert(&session), &mut ctx);
+                    }
                     let origin = if launched {
                         Origin::Launched
                     } else {
@@ -707,11 +740,21 @@ impl Engine {
                     session_uid,
                     archived,
                 } => {
+                    let key = ctx.inputs.default_key();
+                    let default_uid = default_session::default_session_uid(
+                        key.as_ref(),
+                        p.default.inner(),
+                        p.env.inner().sessions(),
+                    );
+                    let was_default = default_uid == Some(session_uid.as_str());
                     p.env
                         .handle_with_context(&EnvEvent::Remove(&session_uid), &mut ctx);
                     // An archived or deleted default session is asked for again.
-                    p.default
-                        .handle_with_context(&DefaultEvent::Forget(&session_uid), &mut ctx);
+                    let forget = DefaultEvent::Forget {
+                        session_uid: &session_uid,
+                        was_default,
+                    };
+                    p.default.handle_with_context(&forget, &mut ctx);
                     let facts = list_facts(p.env, ctx.inputs.avoid_implicit);
                     p.selection.handle(&SelEvent::Removed {
                         session_uid: &session_uid,

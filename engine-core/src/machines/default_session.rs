@@ -33,8 +33,13 @@ pub(crate) enum DefaultEvent<'a> {
     },
     /// `retryDefaultSession()` for this combination.
     Retry(Option<&'a DefaultKey>),
-    /// A session was archived or deleted: combinations that opened it are asked again.
-    Forget(&'a str),
+    /// A session was archived or deleted: combinations that opened it are asked again, and a
+    /// get-or-create in flight for the combination it was the default of is asked anew (its
+    /// answer may name the removed session).
+    Forget {
+        session_uid: &'a str,
+        was_default: bool,
+    },
     Answer(&'a Answer),
 }
 
@@ -74,8 +79,8 @@ impl DefaultSessionMachine {
                 self.forget(*key);
                 Handled
             }
-            DefaultEvent::Forget(uid) => {
-                self.forget_session(uid);
+            DefaultEvent::Forget { session_uid, .. } => {
+                self.forget_session(session_uid);
                 Handled
             }
             _ => Handled,
@@ -103,9 +108,17 @@ impl DefaultSessionMachine {
                 self.forget(*current);
                 Transition(State::idle())
             }
-            DefaultEvent::Forget(uid) => {
-                self.forget_session(uid);
-                Handled
+            DefaultEvent::Forget {
+                session_uid,
+                was_default,
+            } => {
+                self.forget_session(session_uid);
+                if *was_default {
+                    self.asked.remove(key);
+                    Transition(State::idle())
+                } else {
+                    Handled
+                }
             }
             DefaultEvent::Answer(a) if a.id == *pending => {
                 match a
@@ -123,10 +136,10 @@ impl DefaultSessionMachine {
                     Ok(record) => {
                         self.failed.remove(key);
                         self.opened.insert(key.clone(), record.uid.clone());
-                        context
-                            .io
-                            .signals
-                            .push_back(Signal::Upsert(SessionSummary::from(&record)));
+                        if !record.is_archived {
+                            let summary = SessionSummary::from(&record);
+                            context.io.signals.push_back(Signal::Upsert(summary));
+                        }
                     }
                     Err(e) => {
                         let message = e.server_message().map(str::to_owned);

@@ -20,6 +20,7 @@ pub(crate) enum Signal {
     Opened {
         session: SessionSummary,
         launched: bool,
+        listed: bool,
     },
     /// The selected session's detail loaded.
     DetailLoaded { session_uid: String },

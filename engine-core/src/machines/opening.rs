@@ -5,7 +5,7 @@
 use statig::prelude::*;
 
 use super::Signal;
-use crate::api::{ApiError, parse_created_session, parse_session_list_in};
+use crate::api::{ApiError, SessionRecord, parse_created_session, parse_session_list_in};
 use crate::event::{Event, Notice, NoticeVariant};
 use crate::input::SessionSummary;
 use crate::intent::{AgentFilter, ApiCall, RequestId, check_id};
@@ -120,7 +120,7 @@ impl Opening {
                     .map(|rows| rows.into_iter().next());
                 match found {
                     Ok(Some(record)) => {
-                        opened(context, op, SessionSummary::from(&record));
+                        opened(context, op, &record);
                         Transition(State::idle())
                     }
                     Ok(None) => create(context, op),
@@ -149,7 +149,7 @@ impl Opening {
                     .and_then(|r| r.check_created_in(&env).map(|()| r));
                 match created {
                     Ok(record) => {
-                        opened(context, op, SessionSummary::from(&record));
+                        opened(context, op, &record);
                         Transition(State::idle())
                     }
                     Err(e) => fail(context, op, Some(&e)),
@@ -174,12 +174,14 @@ fn start(context: &mut Ctx<'_>, op: &OpenOp) -> Outcome<State> {
         );
         return Transition(State::idle());
     };
-    if !op.kind.looks_up_latest() {
-        return create(context, op);
-    }
+    // Session requests need an Environment (section 1): refused before any request, so no
+    // session is created that the engine could not show.
     let Some(environment_uid) = context.inputs.environment_uid.clone() else {
         return fail(context, op, Some(&ApiError::no_environment()));
     };
+    if !op.kind.looks_up_latest() {
+        return create(context, op);
+    }
     let call = ApiCall::ListSessions {
         environment_uid,
         created_by_user_uid: context.inputs.scope().person,
@@ -203,10 +205,12 @@ fn create(context: &mut Ctx<'_>, op: &OpenOp) -> Outcome<State> {
     }
 }
 
-fn opened(context: &mut Ctx<'_>, op: &OpenOp, session: SessionSummary) {
+fn opened(context: &mut Ctx<'_>, op: &OpenOp, record: &SessionRecord) {
     context.io.signals.push_back(Signal::Opened {
-        session,
+        session: SessionSummary::from(record),
         launched: op.kind.launched(),
+        // OI-13: an archived session is never listed.
+        listed: !record.is_archived,
     });
 }
 
