@@ -158,34 +158,34 @@ impl Engine {
     /// The head of an answer to request `id`. Unknown ids are ignored.
     pub fn handle_response(&mut self, id: RequestId, head: ResponseHead, now: Instant) {
         let now = self.tick(now);
-        if let Some(answer) = self.io.on_head(id, head) {
-            self.route(&answer, now);
-            self.settle(now);
-        }
+        let answer = self.io.on_head(id, head);
+        self.finished(answer, now);
     }
 
     /// A piece of the body of request `id`, in any chunking.
     pub fn handle_body_chunk(&mut self, id: RequestId, chunk: Bytes, now: Instant) {
         let now = self.tick(now);
-        if let Some(answer) = self.io.on_chunk(id, &chunk) {
-            self.route(&answer, now);
-            self.settle(now);
-        }
+        let answer = self.io.on_chunk(id, &chunk);
+        self.finished(answer, now);
     }
 
     /// The end of the body of request `id`.
     pub fn handle_body_end(&mut self, id: RequestId, now: Instant) {
         let now = self.tick(now);
-        if let Some(answer) = self.io.on_end(id) {
-            self.route(&answer, now);
-            self.settle(now);
-        }
+        let answer = self.io.on_end(id);
+        self.finished(answer, now);
     }
 
     /// Request `id` failed below HTTP (no answer, or a broken body).
     pub fn handle_failure(&mut self, id: RequestId, failure: TransportFailure, now: Instant) {
         let now = self.tick(now);
-        if let Some(answer) = self.io.on_failure(id, &failure) {
+        let answer = self.io.on_failure(id, &failure);
+        self.finished(answer, now);
+    }
+
+    /// Hands a finished request to its owner and settles; nothing when the request goes on.
+    fn finished(&mut self, answer: Option<Answer>, now: Instant) {
+        if let Some(answer) = answer {
             self.route(&answer, now);
             self.settle(now);
         }

@@ -112,6 +112,35 @@ impl Harness {
         h
     }
 
+    /// A visible chat whose list (one session, `uid`) has loaded: `uid` is selected as the
+    /// newest session, its detail and history in flight.
+    pub fn selected(uid: &str) -> Harness {
+        let mut h = Harness::visible_in_env();
+        h.answer_list(&[crate::fixtures::record(
+            uid,
+            crate::fixtures::AGENT,
+            crate::fixtures::ENV,
+            0,
+        )]);
+        assert_eq!(h.current().as_deref(), Some(uid));
+        h
+    }
+
+    /// [`Harness::selected`] with detail, history and insights loaded: readiness is ready.
+    pub fn ready(uid: &str) -> Harness {
+        let mut h = Harness::selected(uid);
+        h.hydrate(uid, crate::fixtures::AGENT);
+        let id = h.insights_request(uid);
+        h.reply(id, 200, crate::fixtures::insights(uid));
+        assert_eq!(h.readiness(), engine_core::ReadinessStatus::Ready);
+        h
+    }
+
+    /// `activeSessionReadiness.status`.
+    pub fn readiness(&self) -> engine_core::ReadinessStatus {
+        self.engine.snapshot().active_session_readiness.status
+    }
+
     /// A visible chat for [`crate::fixtures::USER`] in [`crate::fixtures::ENV`].
     pub fn visible_in_env() -> Harness {
         let mut h = Harness::new();

@@ -19,35 +19,13 @@ use engine_core::{
     Secret, Snapshot, TransportFailure,
 };
 use serde_json::{Value, json};
-use spec_tests::fixtures::{AGENT, AGENT2, ENV, ENV2, USER, insights, page, record};
+use spec_tests::fixtures::{AGENT, AGENT2, ENV, ENV2, USER, page, record};
 use spec_tests::{BASE, Harness};
 
 const HISTORY_NOTICE: &str = "Failed to rehydrate the selected AgentSession. Interaction is disabled until session history loads.";
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-fn status(h: &Harness) -> ReadinessStatus {
-    h.snapshot().active_session_readiness.status
-}
-
-/// A visible chat whose list (one session, `uid`) has loaded: `uid` is selected as the newest.
-fn selected(uid: &str) -> Harness {
-    let mut h = Harness::visible_in_env();
-    h.answer_list(&[record(uid, AGENT, ENV, 0)]);
-    assert_eq!(h.snapshot().current_session_id.as_deref(), Some(uid));
-    h
-}
-
-/// `selected(uid)`, hydrated, with insights loaded.
-fn ready(uid: &str) -> Harness {
-    let mut h = selected(uid);
-    h.hydrate(uid, AGENT);
-    let id = h.insights_request(uid);
-    h.reply(id, 200, insights(uid));
-    assert_eq!(status(&h), ReadinessStatus::Ready);
-    h
-}
 
 fn start_new_pending(h: &Harness) -> RequestId {
     h.expect_pending("start-new-session", |c| {
@@ -217,7 +195,7 @@ fn fail_6_list_failure_without_message_uses_fallback_text() {
 #[test]
 fn fail_7_list_failure_with_nothing_selected_is_a_readiness_error() {
     let mut h = Harness::visible_in_env();
-    assert_eq!(status(&h), ReadinessStatus::Loading);
+    assert_eq!(h.readiness(), ReadinessStatus::Loading);
     let id = h.list_request();
     h.reply(id, 503, json!({"detail": "Try later."}));
     let s = h.snapshot();
@@ -284,7 +262,7 @@ fn fail_8_list_failure_while_selected_follows_hydration() {
     assert_eq!(s.current_session_id.as_deref(), Some("s-1"));
     assert_eq!(s.active_session_readiness.status, ReadinessStatus::Loading);
     h.hydrate("s-1", AGENT);
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
     assert!(h.snapshot().latest_sessions_error.is_some());
 }
 
@@ -294,7 +272,7 @@ fn fail_8_list_failure_after_ready_keeps_ready() {
     let mut h = Harness::visible_in_env();
     h.requested(Some("s-1"));
     h.hydrate("s-1", AGENT);
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
     let list = h.list_request();
     h.fail(list);
     let s = h.snapshot();
@@ -310,7 +288,7 @@ fn fail_8_list_failure_after_ready_keeps_ready() {
 /// snapshot not_found), with no notify.
 #[test]
 fn fail_9_detail_404_is_not_found() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     let id = h.detail_request("s-1");
     h.reply(id, 404, json!({"detail": "Not found."}));
     let s = h.snapshot();
@@ -322,7 +300,7 @@ fn fail_9_detail_404_is_not_found() {
     );
     // Still not_found after the history loads.
     h.answer_history("s-1");
-    assert_eq!(status(&h), ReadinessStatus::NotFound);
+    assert_eq!(h.readiness(), ReadinessStatus::NotFound);
     assert!(h.notices().is_empty());
 }
 
@@ -387,7 +365,7 @@ fn fail_10_other_detail_failures_are_readiness_errors_without_notify() {
         ),
     ];
     for (name, answer) in answers {
-        let mut h = selected("s-1");
+        let mut h = Harness::selected("s-1");
         h.answer_history("s-1");
         let id = h.detail_request("s-1");
         answer(&mut h, id);
@@ -417,7 +395,7 @@ fn fail_10_other_detail_failures_are_readiness_errors_without_notify() {
 /// (platform-api section 1).
 #[test]
 fn fail_10_wrong_environment_error_text() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     let id = h.detail_request("s-1");
     h.reply(id, 200, record("s-1", AGENT, ENV2, 0));
     assert_eq!(
@@ -467,7 +445,7 @@ fn fail_11_history_failure_is_an_error_with_the_rehydrate_notice() {
         ),
     ];
     for (name, answer) in answers {
-        let mut h = selected("s-1");
+        let mut h = Harness::selected("s-1");
         h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
         let id = h.history_request("s-1");
         answer(&mut h, id);
@@ -487,10 +465,10 @@ fn fail_11_history_failure_is_an_error_with_the_rehydrate_notice() {
 /// once the detail loads.
 #[test]
 fn fail_11_history_failure_before_the_detail() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     let id = h.history_request("s-1");
     h.reply(id, 502, json!({"detail": "Bad gateway."}));
-    assert_eq!(status(&h), ReadinessStatus::Error);
+    assert_eq!(h.readiness(), ReadinessStatus::Error);
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
     let s = h.snapshot();
     assert_eq!(s.active_session_readiness.status, ReadinessStatus::Error);
@@ -521,7 +499,7 @@ fn fail_11_history_failure_without_message() {
 /// ready session ready.
 #[test]
 fn fail_12_insights_failure_sets_insights_error_and_keeps_ready() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     h.hydrate("s-1", AGENT);
     let before = h.snapshot().active_session_readiness;
     let id = h.insights_request("s-1");
@@ -542,7 +520,7 @@ fn fail_12_insights_failure_sets_insights_error_and_keeps_ready() {
 /// the session still becomes ready when the history loads.
 #[test]
 fn fail_12_insights_failure_while_loading_keeps_loading() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
     let id = h.insights_request("s-1");
     h.fail(id);
@@ -551,7 +529,7 @@ fn fail_12_insights_failure_while_loading_keeps_loading() {
     let error = s.active_session_detail.unwrap().insights_error.unwrap();
     assert!(error.contains("connection refused"), "{error}");
     h.answer_history("s-1");
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
     assert!(
         h.snapshot()
             .active_session_detail
@@ -602,7 +580,7 @@ fn assert_still_on_s1(h: &Harness) {
 /// session not created", the platform's message) and leaves the selection unchanged.
 #[test]
 fn fail_13_start_by_id_failure_notifies_and_keeps_selection() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.command(Command::StartAgentSessionById {
         agent_id: AGENT2.to_owned(),
         label: None,
@@ -622,7 +600,7 @@ fn fail_13_start_by_id_failure_notifies_and_keeps_selection() {
 /// FAIL-13: startAgentSession(agent) with no answer notifies with the transport's message.
 #[test]
 fn fail_13_start_agent_session_no_answer_notifies() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.command(Command::StartAgentSession {
         agent: AgentRecord {
             id: None,
@@ -640,7 +618,7 @@ fn fail_13_start_agent_session_no_answer_notifies() {
 /// ("... no AgentSession uid was returned.").
 #[test]
 fn fail_13_create_agent_session_without_uid_notifies() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.command(Command::CreateAgentSession);
     let id = start_new_pending(&h);
     assert!(matches!(
@@ -689,7 +667,7 @@ fn fail_13_failure_without_message_uses_fallback_description() {
 #[test]
 fn fail_13_open_latest_failure_texts() {
     // The lookup fails.
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.command(Command::OpenLatestOrStartAgentSessionById {
         agent_id: AGENT2.to_owned(),
         label: None,
@@ -739,7 +717,7 @@ fn fail_13_open_latest_failure_texts() {
 /// FAIL-13: a launch target whose creation fails notifies (variant error) and selects nothing new.
 #[test]
 fn fail_13_launch_creation_failure_notifies() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.launch(AGENT2, 1);
     let lookup = h.expect_pending("agent lookup", |c| {
         matches!(c, ApiCall::ListSessions { agent: Some(_), .. })
@@ -793,7 +771,7 @@ fn fail_transcript_list_failure_with_nothing_selected() {
 /// FAIL-11, FAIL-12: history fails and insights fail for the selected session.
 #[test]
 fn fail_transcript_history_and_insights_failures() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
     let id = h.history_request("s-1");
     h.reply(id, 500, json!({"detail": "History store down."}));
@@ -805,7 +783,7 @@ fn fail_transcript_history_and_insights_failures() {
 /// FAIL-13: a failed startAgentSessionById next to a ready session.
 #[test]
 fn fail_transcript_start_by_id_failure() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.command(Command::StartAgentSessionById {
         agent_id: AGENT2.to_owned(),
         label: None,

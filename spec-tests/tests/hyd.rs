@@ -65,10 +65,6 @@ fn insights_reqs(h: &Harness, uid: &str) -> usize {
     h.count(|c| is_insights(c, uid))
 }
 
-fn status(h: &Harness) -> ReadinessStatus {
-    h.snapshot().active_session_readiness.status
-}
-
 fn thread_ids(h: &Harness) -> Vec<String> {
     h.snapshot().thread.iter().map(|m| m.id.clone()).collect()
 }
@@ -89,25 +85,6 @@ fn history_with(session: &str, messages: &[(&str, &str, &str)]) -> Value {
     })
 }
 
-/// A visible chat whose latest-sessions list (one session, `uid`) has loaded: `uid` is selected
-/// as the newest session and its detail and history are in flight.
-fn selected(uid: &str) -> Harness {
-    let mut h = Harness::visible_in_env();
-    h.answer_list(&[record(uid, AGENT, ENV, 0)]);
-    assert_eq!(h.snapshot().current_session_id.as_deref(), Some(uid));
-    h
-}
-
-/// `selected(uid)` with detail, history and insights loaded.
-fn ready(uid: &str) -> Harness {
-    let mut h = selected(uid);
-    h.hydrate(uid, AGENT);
-    let id = h.insights_request(uid);
-    h.reply(id, 200, insights(uid));
-    assert_eq!(status(&h), ReadinessStatus::Ready);
-    h
-}
-
 // ---------------------------------------------------------------------------------------------
 // HYD-1, HYD-2
 
@@ -115,7 +92,7 @@ fn ready(uid: &str) -> Harness {
 /// once, with the person's credential and the Environment (ENV-6).
 #[test]
 fn hyd_1_detail_is_requested_for_the_selected_session_while_visible() {
-    let h = selected("s-1");
+    let h = Harness::selected("s-1");
     assert_eq!(details(&h, "s-1"), 1);
     let sent = h.request(h.detail_request("s-1"));
     let r = &sent.request;
@@ -180,7 +157,7 @@ fn hyd_2_history_is_requested_together_with_the_detail() {
 /// the history, and exactly once after the detail answer.
 #[test]
 fn hyd_3_insights_follow_a_loaded_detail() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     assert_eq!(insights_reqs(&h, "s-1"), 0);
     h.answer_history("s-1");
     assert_eq!(
@@ -235,7 +212,7 @@ fn hyd_3_no_insights_after_a_failed_detail() {
         ),
     ];
     for (name, answer) in answers {
-        let mut h = selected("s-1");
+        let mut h = Harness::selected("s-1");
         let id = h.detail_request("s-1");
         answer(&mut h, id);
         h.answer_history("s-1");
@@ -246,7 +223,7 @@ fn hyd_3_no_insights_after_a_failed_detail() {
         );
         assert!(
             matches!(
-                status(&h),
+                h.readiness(),
                 ReadinessStatus::Error | ReadinessStatus::NotFound
             ),
             "{name}"
@@ -261,7 +238,7 @@ fn hyd_3_no_insights_after_a_failed_detail() {
 /// messages, in order, and none of the thread shown before (another session's).
 #[test]
 fn hyd_4_loaded_history_replaces_the_thread() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     let thread = h.snapshot().thread;
     assert_eq!(thread_ids(&h), ["m-1", "m-2"]);
     assert_eq!(thread[0].role, Role::User);
@@ -309,8 +286,8 @@ fn hyd_4_loaded_history_replaces_the_thread() {
 /// both have.
 #[test]
 fn hyd_5_hyd_6_ready_after_detail_then_history() {
-    let mut h = selected("s-1");
-    assert_eq!(status(&h), ReadinessStatus::Loading);
+    let mut h = Harness::selected("s-1");
+    assert_eq!(h.readiness(), ReadinessStatus::Loading);
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
     let r = h.snapshot().active_session_readiness;
     assert_eq!(r.status, ReadinessStatus::Loading);
@@ -327,26 +304,26 @@ fn hyd_5_hyd_6_ready_after_detail_then_history() {
 /// both have.
 #[test]
 fn hyd_5_hyd_6_ready_after_history_then_detail() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     h.answer_history("s-1");
     let r = h.snapshot().active_session_readiness;
     assert_eq!(r.status, ReadinessStatus::Loading);
     assert!(!r.detail_ready && r.history_ready);
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
 }
 
 /// HYD-5: both loaded while the chat is hidden part of the way: readiness is ready only while
 /// visible (idle while hidden, SHR-2), and ready again at once when the chat returns.
 #[test]
 fn hyd_5_ready_requires_visibility() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
     h.visible(false);
     h.answer_history("s-1");
-    assert_eq!(status(&h), ReadinessStatus::Idle);
+    assert_eq!(h.readiness(), ReadinessStatus::Idle);
     h.visible(true);
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -390,11 +367,11 @@ fn hyd_7_insights_never_gate_readiness() {
         ),
     ];
     for (name, answer) in answers {
-        let mut h = selected("s-1");
+        let mut h = Harness::selected("s-1");
         h.hydrate("s-1", AGENT);
         let id = h.insights_request("s-1");
         assert_eq!(
-            status(&h),
+            h.readiness(),
             ReadinessStatus::Ready,
             "{name}: insights pending"
         );
@@ -409,7 +386,7 @@ fn hyd_7_insights_never_gate_readiness() {
 /// HYD-7: insights that answer before the history do not make the session ready.
 #[test]
 fn hyd_7_loaded_insights_do_not_replace_history() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
     let id = h.insights_request("s-1");
     h.reply(id, 200, insights("s-1"));
@@ -425,7 +402,7 @@ fn hyd_7_loaded_insights_do_not_replace_history() {
 /// messages included), readiness becomes ready, and there is no error, notice or notify.
 #[test]
 fn hyd_8_history_404_is_an_empty_transcript() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     assert_eq!(thread_ids(&h), ["m-1", "m-2"]);
     h.requested(Some("s-2"));
     h.answer_detail("s-2", record("s-2", AGENT, ENV, 0));
@@ -443,7 +420,7 @@ fn hyd_8_history_404_is_an_empty_transcript() {
 /// HYD-8: a 404 with a non-JSON body counts the same way.
 #[test]
 fn hyd_8_history_404_with_a_text_body() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
     let id = h.history_request("s-1");
     h.reply_raw(id, 404, Some("text/html"), b"<h1>Not Found</h1>", None);
@@ -461,7 +438,7 @@ fn hyd_8_history_404_with_a_text_body() {
 /// while that read runs and after it answers.
 #[test]
 fn hyd_9_detail_refetch_keeps_readiness_ready() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.command(engine_core::Command::RefreshSessionDetail);
     assert_eq!(details(&h, "s-1"), 2);
     assert!(h.pending(|c| is_detail(c, "s-1")).is_some());
@@ -471,7 +448,7 @@ fn hyd_9_detail_refetch_keeps_readiness_ready() {
     let mut changed = record("s-1", AGENT, ENV, 0);
     changed["name"] = json!("Renamed");
     h.answer_detail("s-1", changed);
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
     assert_eq!(
         h.snapshot().active_session_detail.unwrap().record.unwrap()["name"],
         json!("Renamed")
@@ -481,7 +458,7 @@ fn hyd_9_detail_refetch_keeps_readiness_ready() {
 /// HYD-9: a new person token reads the detail again (OI-26); readiness stays ready meanwhile.
 #[test]
 fn hyd_9_token_change_refetches_detail_and_stays_ready() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.input(Input::Person(Person {
         user_uid: Some(USER.to_owned()),
         token: Some(Secret::new("a-new-token")),
@@ -493,10 +470,10 @@ fn hyd_9_token_change_refetches_detail_and_stays_ready() {
         h.request(id).request.header("Authorization"),
         Some("Bearer a-new-token")
     );
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
     assert_eq!(histories(&h, "s-1"), 1);
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -572,7 +549,7 @@ fn hyd_12_selection_changes_while_hidden_request_nothing() {
 /// exactly once.
 #[test]
 fn hyd_12_no_insights_request_while_hidden() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     let detail = h.detail_request("s-1");
     h.visible(false);
     let mark = h.mark();
@@ -590,7 +567,7 @@ fn hyd_12_no_insights_request_while_hidden() {
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
     assert_eq!(insights_reqs(&h, "s-1"), 1);
     assert_eq!(histories(&h, "s-1"), 1);
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -600,17 +577,17 @@ fn hyd_12_no_insights_request_while_hidden() {
 /// readiness is ready from that step on; history (and, OI-26, insights) are not read again.
 #[test]
 fn hyd_13_return_to_view_rereads_detail_only() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.visible(false);
-    assert_eq!(status(&h), ReadinessStatus::Idle);
+    assert_eq!(h.readiness(), ReadinessStatus::Idle);
     let mark = h.mark();
     h.visible(true);
     let step = hydration_calls(h.sent_since(mark));
     assert_eq!(step.len(), 1, "{step:?}");
     assert!(is_detail(step[0], "s-1"));
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
     assert_eq!(histories(&h, "s-1"), 1);
     assert_eq!(insights_reqs(&h, "s-1"), 1);
     assert_eq!(thread_ids(&h), ["m-1", "m-2"]);
@@ -628,7 +605,7 @@ fn hyd_13_return_to_view_rereads_detail_only() {
 /// again.
 #[test]
 fn hyd_13_new_selection_reads_history_again() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.requested(Some("s-2"));
     h.hydrate("s-2", AGENT);
     h.requested(Some("s-1"));
@@ -643,7 +620,7 @@ fn hyd_13_new_selection_reads_history_again() {
 /// shown again.
 #[test]
 fn hyd_transcript_hydrate_hide_and_return() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.visible(false);
     h.visible(true);
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
@@ -653,7 +630,7 @@ fn hyd_transcript_hydrate_hide_and_return() {
 /// HYD-4, HYD-8: moving to a session whose history answers 404 empties the thread.
 #[test]
 fn hyd_transcript_history_404_after_another_session() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.requested(Some("s-2"));
     h.answer_detail("s-2", record("s-2", AGENT, ENV, 0));
     let id = h.history_request("s-2");

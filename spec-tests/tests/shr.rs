@@ -17,30 +17,10 @@ use engine_core::{
 };
 use serde_json::{Value, json};
 use spec_tests::Harness;
-use spec_tests::fixtures::{AGENT, ENV, ENV2, HANDLE, USER, handle_record, insights, page, record};
+use spec_tests::fixtures::{AGENT, ENV, ENV2, HANDLE, USER, handle_record, page, record};
 
 const HISTORY_NOTICE: &str = "Failed to rehydrate the selected AgentSession. Interaction is disabled until session history loads.";
 const UNAVAILABLE_PREFIX: &str = "The session referenced by this link is unavailable. ";
-
-fn status(h: &Harness) -> ReadinessStatus {
-    h.snapshot().active_session_readiness.status
-}
-
-fn selected(uid: &str) -> Harness {
-    let mut h = Harness::visible_in_env();
-    h.answer_list(&[record(uid, AGENT, ENV, 0)]);
-    assert_eq!(h.snapshot().current_session_id.as_deref(), Some(uid));
-    h
-}
-
-fn ready(uid: &str) -> Harness {
-    let mut h = selected(uid);
-    h.hydrate(uid, AGENT);
-    let id = h.insights_request(uid);
-    h.reply(id, 200, insights(uid));
-    assert_eq!(status(&h), ReadinessStatus::Ready);
-    h
-}
 
 fn default_session_with_status(status: SourceStatus, agent: Option<&str>) -> Input {
     Input::DefaultSession(Some(DefaultSession {
@@ -165,26 +145,26 @@ fn shr_1_two_surfaces_observe_identical_shared_states() {
 /// have loaded; it returns to ready when the chat is visible again.
 #[test]
 fn shr_2_hidden_chat_is_idle_even_when_loaded() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     h.visible(false);
     let r = h.snapshot().active_session_readiness;
     assert_eq!(r.status, ReadinessStatus::Idle);
     assert_eq!(r.error, None);
     assert_eq!(r.session_id.as_deref(), Some("s-1"));
     h.visible(true);
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
 }
 
 /// SHR-2: a readiness error or a pending load does not show while hidden either.
 #[test]
 fn shr_2_hidden_chat_is_idle_for_failed_and_loading_sessions() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     h.visible(false);
-    assert_eq!(status(&h), ReadinessStatus::Idle);
+    assert_eq!(h.readiness(), ReadinessStatus::Idle);
     h.visible(true);
     let id = h.detail_request("s-1");
     h.reply(id, 500, json!({"detail": "Boom."}));
-    assert_eq!(status(&h), ReadinessStatus::Error);
+    assert_eq!(h.readiness(), ReadinessStatus::Error);
     h.visible(false);
     let r = h.snapshot().active_session_readiness;
     assert_eq!(r.status, ReadinessStatus::Idle);
@@ -199,7 +179,7 @@ fn shr_2_never_visible_is_idle() {
     h.env(Some(ENV));
     h.requested(Some("s-1"));
     assert_eq!(h.snapshot().current_session_id.as_deref(), Some("s-1"));
-    assert_eq!(status(&h), ReadinessStatus::Idle);
+    assert_eq!(h.readiness(), ReadinessStatus::Idle);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -214,7 +194,7 @@ fn shr_3_avoid_implicit_is_idle() {
     h.person(USER);
     h.env(Some(ENV));
     h.visible(true);
-    assert_eq!(status(&h), ReadinessStatus::Idle);
+    assert_eq!(h.readiness(), ReadinessStatus::Idle);
     h.answer_list(&[record("s-1", AGENT, ENV, 0)]);
     let s = h.snapshot();
     assert_eq!(s.current_session_id, None);
@@ -235,11 +215,11 @@ fn shr_3_default_state_with_empty_selection_is_idle() {
     ));
     h.answer_list(&[record("s-1", AGENT, ENV, 0)]);
     assert_eq!(h.snapshot().current_session_id, None);
-    assert_eq!(status(&h), ReadinessStatus::Idle);
+    assert_eq!(h.readiness(), ReadinessStatus::Idle);
 
     h.input(default_session_with_status(SourceStatus::Ready, None));
     assert_eq!(h.snapshot().current_session_id, None);
-    assert_eq!(status(&h), ReadinessStatus::Idle);
+    assert_eq!(h.readiness(), ReadinessStatus::Idle);
 
     h.default_session(Some(AGENT));
     assert!(
@@ -247,7 +227,7 @@ fn shr_3_default_state_with_empty_selection_is_idle() {
             .is_some()
     );
     assert_eq!(h.snapshot().current_session_id, None);
-    assert_eq!(status(&h), ReadinessStatus::Idle);
+    assert_eq!(h.readiness(), ReadinessStatus::Idle);
 }
 
 /// SHR-3: a latest-sessions list that loaded empty, with nothing else selecting, leaves readiness
@@ -269,17 +249,17 @@ fn shr_3_empty_list_is_idle() {
 fn shr_4_loading_while_list_detail_or_history_pending() {
     let mut h = Harness::visible_in_env();
     assert_eq!(h.snapshot().current_session_id, None);
-    assert_eq!(status(&h), ReadinessStatus::Loading);
+    assert_eq!(h.readiness(), ReadinessStatus::Loading);
     h.answer_list(&[record("s-1", AGENT, ENV, 0)]);
-    assert_eq!(status(&h), ReadinessStatus::Loading);
+    assert_eq!(h.readiness(), ReadinessStatus::Loading);
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
-    assert_eq!(status(&h), ReadinessStatus::Loading);
+    assert_eq!(h.readiness(), ReadinessStatus::Loading);
     h.answer_history("s-1");
-    assert_eq!(status(&h), ReadinessStatus::Ready);
+    assert_eq!(h.readiness(), ReadinessStatus::Ready);
 
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     h.answer_history("s-1");
-    assert_eq!(status(&h), ReadinessStatus::Loading);
+    assert_eq!(h.readiness(), ReadinessStatus::Loading);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -289,7 +269,7 @@ fn shr_4_loading_while_list_detail_or_history_pending() {
 /// moves to another session.
 #[test]
 fn shr_7_notice_cleared_when_selection_moves() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     let id = h.history_request("s-1");
     h.reply(id, 500, json!({"detail": "Down."}));
     assert_eq!(h.snapshot().session_notice.as_deref(), Some(HISTORY_NOTICE));
@@ -328,7 +308,7 @@ fn shr_7_requested_notice_survives_its_own_selection_step() {
 /// session.
 #[test]
 fn shr_7_notice_cleared_when_selection_is_cleared() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     let id = h.history_request("s-1");
     h.fail(id);
     assert_eq!(h.snapshot().session_notice.as_deref(), Some(HISTORY_NOTICE));
@@ -341,7 +321,7 @@ fn shr_7_notice_cleared_when_selection_is_cleared() {
 /// SHR-7: a late answer for a session that is no longer selected does not set a notice about it.
 #[test]
 fn shr_7_late_history_failure_of_an_old_session_sets_no_notice() {
-    let mut h = selected("s-1");
+    let mut h = Harness::selected("s-1");
     let old = h.history_request("s-1");
     h.requested(Some("s-2"));
     h.reply(old, 500, json!({"detail": "Down."}));
@@ -431,7 +411,7 @@ fn shr_9_missing_default_agent_is_calm() {
 /// progress: readiness loading with an empty thread until the history has loaded, and no error.
 #[test]
 fn shr_10_progress_without_transcript_reads_as_loading() {
-    let mut h = ready("s-1");
+    let mut h = Harness::ready("s-1");
     assert!(!h.snapshot().thread.is_empty());
     h.requested(Some("s-2"));
     let s = h.snapshot();
