@@ -1,6 +1,7 @@
-//! Drives the engine through a default-session scenario against a scripted platform, printing
-//! every intent, event and the final snapshot. This is how a shell uses the engine: feed an
-//! input, drain intents and events, answer requests, repeat.
+//! Drives the engine through a default-session scenario against a scripted platform and Agent:
+//! the default session opens and loads, its runtime access is confirmed, a message is sent and
+//! its answer streams back in pieces. Prints every intent and event, then the thread. This is how
+//! a shell uses the engine: feed an input, drain intents and events, answer requests, repeat.
 //!
 //! Run: `cargo run -p engine-core --example default_session`
 
@@ -9,10 +10,34 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use engine_core::{
-    ApiCall, Config, DefaultSession, Engine, Input, Intent, Person, RequestId, ResponseHead,
-    Secret, SourceStatus,
+    ApiCall, Command, Config, DefaultSession, Engine, Input, Intent, Person, RequestId,
+    ResponseHead, Secret, SourceStatus,
 };
 use serde_json::{Value, json};
+
+/// The Agent's answer to a turn: a ui-message-stream, in three pieces cut mid-event.
+const ANSWER: &str = concat!(
+    "data: {\"type\":\"start\",\"messageId\":\"msg-7\"}\n\n",
+    "data: {\"type\":\"text-start\",\"id\":\"t-7\"}\n\n",
+    "data: {\"type\":\"text-delta\",\"id\":\"t-7\",\"delta\":\"Q3 revenue rose \"}\n\n",
+    "data: {\"type\":\"text-delta\",\"id\":\"t-7\",\"delta\":\"4% over Q2.\"}\n\n",
+    "data: {\"type\":\"text-end\",\"id\":\"t-7\"}\n\n",
+    "data: {\"type\":\"finish\"}\n\n",
+    "data: [DONE]\n\n",
+);
+
+/// The scripted platform and Agent: the status and body pieces of each answer.
+fn answer(call: &ApiCall) -> (u16, Vec<Bytes>) {
+    if let ApiCall::SendMessage { .. } = call {
+        let pieces = [&ANSWER[..70], &ANSWER[70..200], &ANSWER[200..]];
+        return (
+            200,
+            pieces.iter().map(|p| Bytes::from(p.to_string())).collect(),
+        );
+    }
+    let (status, body) = platform(call);
+    (status, vec![Bytes::from(body.to_string())])
+}
 
 /// The scripted platform: one answer per call kind.
 fn platform(call: &ApiCall) -> (u16, Value) {
@@ -41,6 +66,15 @@ fn platform(call: &ApiCall) -> (u16, Value) {
             200,
             json!({"agent_session_uid": session_uid, "has_insights": false}),
         ),
+        ApiCall::ResolveRuntimeAccess { session_uid } => (
+            200,
+            json!({"session_uid": session_uid, "mode": "token",
+                   "rpc_url": "https://agent.example.test/rt/session-1", "token": "runtime-token",
+                   "runtime_interaction": {"state": "ready", "can_submit": true, "notice": null,
+                                           "operation": null, "retry_after_ms": null},
+                   "runtime_presence": {"phase": "serving", "detail": "Serving.", "wake": null}}),
+        ),
+        ApiCall::ConfirmAgent { .. } => (200, json!({"status": "ready"})),
         _ => (404, json!({"detail": "Not found."})),
     }
 }
@@ -96,16 +130,50 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         engine.handle_input(input, at(0));
         queue.extend(drain(&mut engine, 0));
     }
-    // The platform answers each request 20 ms after it was sent, in order.
     let mut t = 0;
-    while let Some((id, call)) = queue.pop_front() {
-        t += 20;
-        let (status, body) = platform(&call);
-        engine.handle_response(id, ResponseHead::json(status), at(t));
-        engine.handle_body_chunk(id, Bytes::from(body.to_string()), at(t));
-        engine.handle_body_end(id, at(t));
-        queue.extend(drain(&mut engine, t));
-    }
-    println!("{}", serde_json::to_string_pretty(&engine.snapshot())?);
+    answer_all(&mut engine, start, &mut queue, &mut t);
+    // The session is ready and its Agent confirmed: send a message.
+    let send = Command::SendMessage {
+        text: "How did Q3 go?".into(),
+    };
+    engine.handle_input(Input::Command(send), at(t));
+    queue.extend(drain(&mut engine, t));
+    answer_all(&mut engine, start, &mut queue, &mut t);
+    let snapshot = engine.snapshot();
+    println!("{}", serde_json::to_string_pretty(&snapshot.thread)?);
+    println!(
+        "defaultSessionStatus={:?} runStatus={:?}",
+        snapshot.default_session_status, snapshot.run_status
+    );
     Ok(())
+}
+
+/// The platform answers each request 20 ms after it was sent, in order, piece by piece.
+fn answer_all(
+    engine: &mut Engine,
+    start: Instant,
+    queue: &mut VecDeque<(RequestId, ApiCall)>,
+    t: &mut u64,
+) {
+    while let Some((id, call)) = queue.pop_front() {
+        *t += 20;
+        let now = start + Duration::from_millis(*t);
+        let (status, pieces) = answer(&call);
+        let content_type = match call {
+            ApiCall::SendMessage { .. } => "text/event-stream",
+            _ => "application/json",
+        };
+        let head = ResponseHead {
+            status,
+            content_type: Some(content_type.into()),
+        };
+        engine.handle_response(id, head, now);
+        queue.extend(drain(engine, *t));
+        for piece in pieces {
+            engine.handle_body_chunk(id, piece, now);
+            queue.extend(drain(engine, *t));
+        }
+        engine.handle_body_end(id, now);
+        queue.extend(drain(engine, *t));
+    }
 }

@@ -12,6 +12,10 @@ pub struct Config {
     pub seed: u64,
     /// Largest answer body the engine buffers; a larger one fails the request.
     pub max_body_bytes: usize,
+    /// Largest streamed answer (all its bytes); a larger one is cut off and its turn fails.
+    pub max_answer_bytes: usize,
+    /// Largest single ui-message-stream event; a larger one is dropped.
+    pub max_event_bytes: usize,
     /// Wall-clock time (Unix milliseconds) at the engine's start, for absolute values.
     pub start_unix_ms: u64,
 }
@@ -27,6 +31,10 @@ pub enum ConfigError {
 impl Config {
     /// Default body limit: 8 MiB.
     pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+    /// Default streamed-answer limit: 64 MiB.
+    pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
+    /// Default event limit: 1 MiB.
+    pub const DEFAULT_MAX_EVENT_BYTES: usize = 1024 * 1024;
 
     /// A configuration for this platform base with seed 0.
     ///
@@ -49,6 +57,8 @@ impl Config {
             platform_base_url: base.trim_end_matches('/').to_owned(),
             seed: 0,
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
+            max_answer_bytes: Self::DEFAULT_MAX_ANSWER_BYTES,
+            max_event_bytes: Self::DEFAULT_MAX_EVENT_BYTES,
             start_unix_ms: 0,
         })
     }

@@ -12,16 +12,23 @@ use crate::event::{Event, Notice, NoticeVariant};
 use crate::input::{Command, Input};
 use crate::inputs::{Inputs, non_blank};
 use crate::intent::{ApiCall, Intent, RequestId, check_id};
-use crate::io::{Answer, Ctx, Io, Owner};
+use crate::io::{Answer, Ctx, Delivery, Io, Owner};
 use crate::machines::Signal;
+use crate::machines::cancel::CancelEvent;
 use crate::machines::default_session::{self, DefaultEvent, DefaultSessionMachine};
 use crate::machines::environment::{EnvEvent, Environment};
 use crate::machines::hydration::{HydEvent, Hydration};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
 use crate::machines::runtime_access::{self, RtaEvent, RuntimeAccessMachine};
 use crate::machines::selection::{self, Facts, Origin, SelEvent, Selection};
+use crate::machines::send::{QueuedTurn, RunEnd, RunEvent, Turn};
+use crate::queue::{HoldReason, QueuedMessage, Refusal};
 use crate::response::{ResponseHead, TransportFailure};
 use crate::snapshot::Snapshot;
+use crate::work::Works;
+
+/// SND-25: the detail is read this often while another writer works and messages wait.
+const WRITER_POLL: std::time::Duration = std::time::Duration::from_millis(10_000);
 
 /// Bound on settle rounds per input (h11's fixed point); reaching it means a rule oscillates.
 const MAX_SETTLE_ROUNDS: usize = 32;
@@ -75,6 +82,10 @@ pub struct Engine {
     removals: BTreeMap<RequestId, Removal>,
     /// A delete failure, shown as `latestSessionsError` (the reference's choice).
     delete_error: Option<String>,
+    /// Each session's run, cancel and queue.
+    works: Works,
+    /// The session selected at the last settle: leaving it holds its waiting queue (OI-20).
+    last_selected: Option<String>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -129,6 +140,8 @@ impl Engine {
             requested_before_scope: false,
             removals: BTreeMap::new(),
             delete_error: None,
+            works: Works::default(),
+            last_selected: None,
         };
         engine.scope_changed(now);
         engine.settle(now);
@@ -183,12 +196,19 @@ impl Engine {
         self.finished(answer, now);
     }
 
-    /// Hands a finished request to its owner and settles; nothing when the request goes on.
-    fn finished(&mut self, answer: Option<Answer>, now: Instant) {
-        if let Some(answer) = answer {
-            self.route(&answer, now);
-            self.settle(now);
+    /// Hands a finished request, or a piece of a streamed answer, to its owner and settles.
+    fn finished(&mut self, delivery: Option<Delivery>, now: Instant) {
+        match delivery {
+            Some(Delivery::Finished(answer)) => self.route(&answer, now),
+            // Only message requests stream (BodyMode::Streamed).
+            Some(Delivery::Stream(piece)) if piece.owner == Owner::Send => {
+                let (mut ctx, p) = self.ctx(now);
+                p.works.each_run(&mut ctx, &RunEvent::Piece(&piece));
+            }
+            Some(Delivery::Stream(_)) => {}
+            None => return,
         }
+        self.settle(now);
     }
 
     /// Time has reached a deadline of [`Engine::poll_timeout`]. Early or repeated calls are harmless.
@@ -212,7 +232,9 @@ impl Engine {
     /// confirmation limit. After a drain it always lies after the last `now`.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let page_hidden = self.inputs.page_hidden;
-        runtime_access::deadline(self.runtime.inner(), self.runtime.state(), page_hidden)
+        let runtime =
+            runtime_access::deadline(self.runtime.inner(), self.runtime.state(), page_hidden);
+        [runtime, self.works.deadline()].into_iter().flatten().min()
     }
 
     /// Answer parts dropped because their request was not in flight (aborted, finished or never
@@ -231,6 +253,7 @@ impl Engine {
             selection,
             hydration,
             runtime,
+            works,
             ..
         } = self;
         (
@@ -242,6 +265,7 @@ impl Engine {
                 selection,
                 hydration,
                 runtime,
+                works,
             },
         )
     }
@@ -366,6 +390,10 @@ impl Engine {
         p.selection.handle(&SelEvent::Clear);
         p.hydration.handle_with_context(&HydEvent::Reset, &mut ctx);
         p.runtime.handle_with_context(&RtaEvent::Reset, &mut ctx);
+        // Runs and cancels of the old pair stop; waiting messages are held (OI-20: away).
+        p.works
+            .each_run(&mut ctx, &RunEvent::Stop { decision: None });
+        p.works.each_cancel(&mut ctx, &CancelEvent::Reset);
         for id in std::mem::take(&mut self.removals).into_keys() {
             self.io.abort(id);
         }
@@ -442,7 +470,228 @@ impl Engine {
                 p.runtime
                     .handle_with_context(&RtaEvent::Revalidate, &mut ctx);
             }
+            Command::SendMessage { text } => self.send_message(&text, now),
+            Command::EnqueueMessage { text } => {
+                if let Some(uid) = self.selected_uid() {
+                    self.enqueue(&uid, &text, now);
+                }
+            }
+            Command::CancelActiveSession => self.cancel_active(now),
+            Command::RemoveQueuedMessage { id } => {
+                if let Some(work) = self.selected_work() {
+                    work.queue.remove(&id);
+                }
+            }
+            Command::EditQueuedMessage { id } => {
+                let uid = self.selected_uid();
+                let text = self.selected_work().and_then(|w| w.queue.remove(&id));
+                if let (Some(session_uid), Some(text)) = (uid, text) {
+                    let event = Event::QueuedMessageReturned {
+                        session_uid,
+                        id,
+                        text,
+                    };
+                    self.io.events.push_back(event);
+                }
+            }
+            Command::ReorderQueuedMessage { id, to_index } => {
+                if let Some(work) = self.selected_work() {
+                    work.queue.reorder(&id, to_index);
+                }
+            }
+            Command::ClearMessageQueue => {
+                if let Some(work) = self.selected_work() {
+                    work.queue.clear();
+                }
+            }
+            Command::SendNextQueuedMessage => {
+                // SND-22: release the hold; the first row leaves once the thread is idle.
+                if let Some(work) = self.selected_work()
+                    && !work.queue.rows.is_empty()
+                {
+                    work.queue.hold = None;
+                    work.queue.armed = true;
+                }
+            }
+            Command::SetSelectedReasoningEffortValue { value } => {
+                if crate::view::current_readiness(self).status
+                    == crate::snapshot::ReadinessStatus::Ready
+                {
+                    self.inputs.reasoning_effort = non_blank(value.as_deref());
+                }
+            }
         }
+    }
+
+    fn selected_uid(&self) -> Option<String> {
+        selection::selected(self.selection.state()).map(|(uid, _)| uid.to_owned())
+    }
+
+    fn selected_work(&mut self) -> Option<&mut crate::work::Work> {
+        let uid = self.selected_uid()?;
+        self.works.get_mut(&uid)
+    }
+
+    /// SND-18, OI-20: the Agent works on the session: a local run, or another writer that its
+    /// loaded record reports.
+    fn agent_working(&self, session_uid: &str) -> bool {
+        self.works.is_running(session_uid) || self.writer_working(session_uid)
+    }
+
+    /// The loaded record of this (selected) session reports `working`.
+    fn writer_working(&self, session_uid: &str) -> bool {
+        let h = self.hydration.inner();
+        h.session_uid.as_deref() == Some(session_uid) && h.detail.value().is_some_and(|r| r.working)
+    }
+
+    /// The composer's submit.
+    fn send_message(&mut self, text: &str, now: Instant) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let Some(uid) = self.selected_uid() else {
+            self.io.events.push_back(Event::MessageNotSent {
+                session_uid: None,
+                text: text.to_owned(),
+                reason: "Choose or start a session before writing.".to_owned(),
+            });
+            return;
+        };
+        if self.agent_working(&uid) {
+            self.enqueue(&uid, text, now);
+        } else {
+            self.start_turn(&uid, text, None, now);
+        }
+    }
+
+    /// SND-24: add to the session's queue; a held queue holds the new row too.
+    fn enqueue(&mut self, session_uid: &str, text: &str, now: Instant) {
+        let row = QueuedMessage {
+            id: format!("queued-{}", self.io.rng.uuid_v4()),
+            text: text.trim().to_owned(),
+            created_at: crate::timestamp::iso_from_unix_ms(self.io.wall_ms(now)),
+        };
+        let text = row.text.clone();
+        let (mut ctx, p) = self.ctx(now);
+        let work = p.works.entry(&mut ctx, session_uid);
+        if work.queue.push(row) == Err(Refusal::Full) {
+            ctx.emit(Event::Notify(Notice {
+                title: "The queue is full".to_owned(),
+                description: Some("Send or remove a message first.".to_owned()),
+                variant: NoticeVariant::Info,
+            }));
+            // Nothing written is lost: the text comes back to the host.
+            ctx.emit(Event::MessageNotSent {
+                session_uid: Some(session_uid.to_owned()),
+                text,
+                reason: "The queue is full. Send or remove a message first.".to_owned(),
+            });
+        }
+    }
+
+    /// A turn for the selected session, through the send guard (SND-2).
+    fn start_turn(
+        &mut self,
+        session_uid: &str,
+        text: &str,
+        queued: Option<QueuedTurn>,
+        now: Instant,
+    ) {
+        let readiness = crate::view::current_readiness(self);
+        let detail_loaded = self.hydration.inner().session_uid.as_deref() == Some(session_uid)
+            && self.hydration.inner().detail.value().is_some();
+        let guard = if readiness.status != crate::snapshot::ReadinessStatus::Ready {
+            Some(readiness.error.unwrap_or_else(|| {
+                "The session is still loading. Wait for it to finish before sending.".to_owned()
+            }))
+        } else if !detail_loaded {
+            Some("The session details are not loaded yet. Wait for them before sending.".to_owned())
+        } else {
+            None
+        };
+        let turn = Turn {
+            text: text.to_owned(),
+            user_message_id: format!("user-{}", self.io.rng.uuid_v4()),
+            answer_id: format!("answer-{}", self.io.rng.uuid_v4()),
+            queued,
+            auth_retried: false,
+            hold_deadline_ms: None,
+        };
+        let facts = self.body_facts();
+        let agent_name = self.agent_name_of(session_uid);
+        let (mut ctx, p) = self.ctx(now);
+        let work = p.works.entry(&mut ctx, session_uid);
+        let event = RunEvent::Facts {
+            facts: &facts,
+            agent_name: agent_name.as_deref(),
+        };
+        work.run.handle_with_context(&event, &mut ctx);
+        match &guard {
+            Some(text) => work
+                .run
+                .handle_with_context(&RunEvent::Refuse { turn: &turn, text }, &mut ctx),
+            None => work
+                .run
+                .handle_with_context(&RunEvent::Start(&turn), &mut ctx),
+        }
+    }
+
+    /// What the selected session's next turn body is made of (OI-18).
+    fn body_facts(&self) -> crate::api::chat::BodyFacts {
+        let h = self.hydration.inner();
+        crate::api::chat::BodyFacts {
+            record: h.detail.value().map(|r| r.raw.clone()),
+            thread_id: h.history.value().and_then(|hist| hist.thread_id.clone()),
+            user_uid: non_blank(self.inputs.person.user_uid.as_deref()),
+            context: self.inputs.view_context.clone(),
+            reasoning_effort: self.inputs.reasoning_effort.clone(),
+        }
+    }
+
+    /// The Agent name of a session, for notices (OI-6).
+    fn agent_name_of(&self, session_uid: &str) -> Option<String> {
+        let h = self.hydration.inner();
+        let from_detail = h
+            .detail
+            .value()
+            .filter(|r| r.uid == session_uid)
+            .and_then(|r| r.agent_name.clone());
+        from_detail.or_else(|| {
+            self.env
+                .inner()
+                .sessions()
+                .iter()
+                .find(|s| s.uid == session_uid)
+                .and_then(|s| s.agent_name.clone())
+        })
+    }
+
+    /// `cancelActiveSession()` (SND-16, SND-17, OI-19).
+    fn cancel_active(&mut self, now: Instant) {
+        let uid = self.selected_uid();
+        let running = uid.as_deref().is_some_and(|u| self.agent_working(u));
+        let Some(uid) = uid.filter(|_| running) else {
+            self.io.events.push_back(Event::Notify(Notice {
+                title: "Unable to stop session".to_owned(),
+                description: Some("There is no running work to stop.".to_owned()),
+                variant: NoticeVariant::Error,
+            }));
+            return;
+        };
+        let facts = self.body_facts();
+        let (mut ctx, p) = self.ctx(now);
+        let decision = p.runtime.inner().decision(&uid);
+        let cached = decision.and_then(|d| d.endpoint.clone());
+        let work = p.works.entry(&mut ctx, &uid);
+        // SND-16 first: the local run stops in this step; then the cancel request (SND-17).
+        work.run
+            .handle_with_context(&RunEvent::Stop { decision }, &mut ctx);
+        let start = CancelEvent::Start {
+            cached: cached.as_ref(),
+            facts: &facts,
+        };
+        work.cancel.handle_with_context(&start, &mut ctx);
     }
 
     /// The Agent of the selected session: from its loaded record, else from the list.
@@ -555,6 +804,8 @@ impl Engine {
                         p.runtime
                             .handle_with_context(&RtaEvent::Answer(answer), &mut ctx);
                     }
+                    Owner::Send => p.works.each_run(&mut ctx, &RunEvent::Answer(answer)),
+                    Owner::Cancel => p.works.each_cancel(&mut ctx, &CancelEvent::Answer(answer)),
                     // Finished above, before the context was borrowed.
                     Owner::Archive => {}
                 }
@@ -584,6 +835,7 @@ impl Engine {
             self.selection.state().clone(),
             self.hydration.state().clone(),
             self.runtime.state().clone(),
+            self.works.fingerprint(),
         )
     }
 
@@ -647,6 +899,7 @@ impl Engine {
             &HydEvent::Evaluate {
                 selected,
                 visible: inputs.visible,
+                streaming: selected.is_some_and(|uid| p.works.is_streaming(uid)),
             },
             &mut ctx,
         );
@@ -662,7 +915,8 @@ impl Engine {
         }
         // RTA-1, RTA-2, RTA-25: the session in view is checked, unless it is a launched session
         // before its first send.
-        let active = selected.filter(|_| inputs.visible && !launched_now(p.selection));
+        let active = selected
+            .filter(|uid| inputs.visible && (!launched_now(p.selection) || p.works.has_sent(uid)));
         let agent_name = active.and_then(|uid| {
             let from_detail = p
                 .hydration
@@ -681,6 +935,98 @@ impl Engine {
         });
         p.runtime
             .handle_with_context(&RtaEvent::Evaluate { active, agent_name }, &mut ctx);
+        self.evaluate_work(now);
+    }
+
+    /// The runs' clocks, the body facts of the selected session, and the queue rules (OI-20).
+    fn evaluate_work(&mut self, now: Instant) {
+        let selected = self.selected_uid();
+        let facts = self.body_facts();
+        let visible = self.inputs.visible;
+        let writer = selected
+            .as_deref()
+            .is_some_and(|uid| self.writer_working(uid));
+        let agent_name = selected.as_deref().and_then(|u| self.agent_name_of(u));
+        let (mut ctx, p) = self.ctx(now);
+        if let Some(uid) = selected.as_deref()
+            && let Some(work) = p.works.get_mut(uid)
+        {
+            let event = RunEvent::Facts {
+                facts: &facts,
+                agent_name: agent_name.as_deref(),
+            };
+            work.run.handle_with_context(&event, &mut ctx);
+        }
+        for (uid, work) in p.works.iter_mut() {
+            let decision = p.runtime.inner().decision(uid);
+            work.run
+                .handle_with_context(&RunEvent::Tick { decision }, &mut ctx);
+            work.cancel
+                .handle_with_context(&CancelEvent::Tick, &mut ctx);
+            // OI-20: a drain armed for a session no longer on screen is held.
+            if work.queue.armed && selected.as_deref() != Some(uid.as_str()) {
+                work.queue.hold(HoldReason::Away, None);
+            }
+        }
+        // OI-20: moving to another session while messages wait holds them.
+        if self.last_selected != selected {
+            if let Some(previous) = self.last_selected.take()
+                && let Some(work) = self.works.get_mut(&previous)
+                && work.queue.hold.is_none()
+            {
+                work.queue.hold(HoldReason::Away, None);
+            }
+            self.last_selected = selected.clone();
+        }
+        let Some(uid) = selected else {
+            self.works.writer_watch = None;
+            return;
+        };
+        let running = self.works.is_running(&uid);
+        let waiting = self
+            .works
+            .get(&uid)
+            .is_some_and(|w| !w.queue.rows.is_empty() && w.queue.hold.is_none());
+        // SND-25: another writer works while messages wait: read the detail every 10 s; once it
+        // reports idle, the queue drains as after a clean finish.
+        if waiting && !running && visible && writer {
+            match &self.works.writer_watch {
+                Some((u, at)) if *u == uid => {
+                    if now >= *at {
+                        self.works.writer_watch = Some((uid.clone(), now + WRITER_POLL));
+                        let (mut ctx, p) = self.ctx(now);
+                        p.hydration
+                            .handle_with_context(&HydEvent::RefreshDetail, &mut ctx);
+                    }
+                }
+                _ => self.works.writer_watch = Some((uid.clone(), now + WRITER_POLL)),
+            }
+        } else if let Some((u, _)) = self.works.writer_watch.take()
+            && u == uid
+            && waiting
+            && !running
+            && !writer
+            && let Some(work) = self.works.get_mut(&uid)
+        {
+            work.queue.armed = true;
+        }
+        // SND-19, SND-20, SND-22: the first row leaves once the thread is idle.
+        if !visible || running || writer {
+            return;
+        }
+        let next = self.works.get_mut(&uid).and_then(|w| {
+            if w.queue.armed && w.queue.hold.is_none() {
+                w.queue.armed = false;
+                w.queue.take_first()
+            } else {
+                None
+            }
+        });
+        if let Some((row, n, total)) = next {
+            let text = row.text.clone();
+            let queued = QueuedTurn { row, n, total };
+            self.start_turn(&uid, &text, Some(queued), now);
+        }
     }
 
     /// Relays queued signals; true when there were any.
@@ -765,6 +1111,85 @@ impl Engine {
                         ctx.emit(Event::RequestedSessionRemoved { session_uid });
                     }
                 }
+                Signal::Publish {
+                    session_uid,
+                    decision,
+                } => {
+                    let event = RtaEvent::Publish {
+                        session: &session_uid,
+                        decision: &decision,
+                    };
+                    p.runtime.handle_with_context(&event, &mut ctx);
+                }
+                Signal::Recheck { session_uid } => {
+                    let event = RtaEvent::Recheck {
+                        session: &session_uid,
+                    };
+                    p.runtime.handle_with_context(&event, &mut ctx);
+                }
+                Signal::HistoryApplied { session_uid } => {
+                    if let Some(work) = p.works.get_mut(&session_uid) {
+                        work.run
+                            .handle_with_context(&RunEvent::HistoryApplied, &mut ctx);
+                    }
+                }
+                Signal::CancelFailed { session_uid, text } => {
+                    if let Some(work) = p.works.get_mut(&session_uid) {
+                        work.run
+                            .handle_with_context(&RunEvent::CancelFailed(&text), &mut ctx);
+                    }
+                    ctx.io
+                        .signals
+                        .push_back(Signal::Notice { session_uid, text });
+                }
+                Signal::RunEnded {
+                    session_uid,
+                    end,
+                    sent,
+                    turn,
+                    text,
+                } => {
+                    let on_screen = selection::selected(p.selection.state())
+                        .is_some_and(|(uid, _)| uid == session_uid);
+                    let work = p.works.entry(&mut ctx, &session_uid);
+                    let Turn {
+                        text: written,
+                        queued,
+                        auth_retried,
+                        ..
+                    } = *turn;
+                    let queued_row = queued.is_some();
+                    if !sent {
+                        match queued {
+                            // Nothing queued is lost: the row goes back to the front, unless its
+                            // one repeat after a 401 or 403 is spent (SND-23): then it is handed
+                            // back like a typed message, never requested a third time.
+                            Some(q) if !auth_retried => work.queue.put_back(q.row),
+                            _ => ctx.emit(Event::MessageNotSent {
+                                session_uid: Some(session_uid.clone()),
+                                text: written,
+                                reason: text.clone().unwrap_or_default(),
+                            }),
+                        }
+                    }
+                    let q = &mut work.queue;
+                    match end {
+                        RunEnd::Clean => {
+                            if q.rows.is_empty() {
+                                q.settle_empty();
+                            } else if q.hold.is_none() {
+                                q.armed = true;
+                            }
+                        }
+                        RunEnd::Failed(message) if queued_row && !sent => {
+                            q.hold(HoldReason::Unavailable, Some(message));
+                        }
+                        RunEnd::Failed(message) => q.hold(HoldReason::Failed, Some(message)),
+                        RunEnd::Stopped if on_screen => q.hold(HoldReason::Stopped, None),
+                        RunEnd::Stopped => q.hold(HoldReason::Away, None),
+                        RunEnd::Blocked(notice) => q.hold(HoldReason::Blocked, notice),
+                    }
+                }
             }
         }
         any
@@ -783,6 +1208,7 @@ type Fingerprint = (
     crate::machines::selection::State,
     crate::machines::hydration::State,
     crate::machines::runtime_access::State,
+    crate::work::WorkPrint,
 );
 
 /// The machines, borrowed apart from the context.
@@ -793,6 +1219,7 @@ struct Parts<'a> {
     selection: &'a mut InitializedStateMachine<Selection>,
     hydration: &'a mut InitializedStateMachine<Hydration>,
     runtime: &'a mut InitializedStateMachine<RuntimeAccessMachine>,
+    works: &'a mut Works,
 }
 
 impl Parts<'_> {
@@ -810,6 +1237,7 @@ pub(crate) struct View<'a> {
     pub selection: &'a InitializedStateMachine<Selection>,
     pub hydration: &'a InitializedStateMachine<Hydration>,
     pub runtime: &'a InitializedStateMachine<RuntimeAccessMachine>,
+    pub works: &'a Works,
     pub delete_error: Option<&'a str>,
 }
 
@@ -823,6 +1251,7 @@ impl Engine {
             selection: &self.selection,
             hydration: &self.hydration,
             runtime: &self.runtime,
+            works: &self.works,
             delete_error: self.delete_error.as_deref(),
         }
     }

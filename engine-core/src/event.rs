@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::stream::StreamDelta;
+
 /// The variant of a `notify` notice (OI-30).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -27,7 +29,7 @@ pub struct Notice {
 }
 
 /// An edge-triggered fact. Drain with [`crate::Engine::poll_event`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// `notify(notice)`.
@@ -38,5 +40,30 @@ pub enum Event {
     RequestedSessionRemoved {
         /// The archived session.
         session_uid: String,
+    },
+    /// A piece of a streamed answer, in order; the whole message is in the snapshot's thread.
+    Answer {
+        /// The session whose answer it is.
+        session_uid: String,
+        /// What changed.
+        delta: StreamDelta,
+    },
+    /// A message the person wrote did not go out: put its text back (nothing written is lost).
+    MessageNotSent {
+        /// The session it was for, when one was selected.
+        session_uid: Option<String>,
+        /// The text.
+        text: String,
+        /// Why, as shown to the person (OI-6).
+        reason: String,
+    },
+    /// `editQueuedMessage(id)`: the row left the queue; its text is handed back.
+    QueuedMessageReturned {
+        /// The session.
+        session_uid: String,
+        /// The row.
+        id: String,
+        /// Its text.
+        text: String,
     },
 }

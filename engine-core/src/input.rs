@@ -238,4 +238,47 @@ pub enum Command {
     /// `revalidateStaleRuntimeAccess()`: confirm a decision one minute old or older again (the
     /// composer calls it when it takes focus, RTA-23).
     RevalidateStaleRuntimeAccess,
+    /// The composer's submit: a turn for the selected session, or a queued message while the
+    /// Agent works on it (SND-18). Text empty once trimmed is ignored.
+    SendMessage {
+        /// What the person wrote.
+        text: String,
+    },
+    /// `cancelActiveSession()`: stop the selected session's run, then ask the Agent to stop
+    /// (SND-16, SND-17).
+    CancelActiveSession,
+    /// `enqueueMessage(text)`: add a message to the selected session's queue (SND-24).
+    EnqueueMessage {
+        /// What the person wrote.
+        text: String,
+    },
+    /// `removeQueuedMessage(id)`.
+    RemoveQueuedMessage {
+        /// The row.
+        id: String,
+    },
+    /// `editQueuedMessage(id)`: the row leaves the queue and its text comes back as
+    /// [`crate::Event::QueuedMessageReturned`].
+    EditQueuedMessage {
+        /// The row.
+        id: String,
+    },
+    /// `reorderQueuedMessage(id, toIndex)`: clamped to the ends.
+    ReorderQueuedMessage {
+        /// The row.
+        id: String,
+        /// Where it goes.
+        to_index: usize,
+    },
+    /// `clearMessageQueue()`.
+    ClearMessageQueue,
+    /// `sendNextQueuedMessage()`: release a held queue and send its first message once the
+    /// thread is idle (SND-22).
+    SendNextQueuedMessage,
+    /// `setSelectedReasoningEffortValue(v)`: the reasoning effort later turns carry in
+    /// `runConfig` (OI-18). Ignored unless the selected session is ready.
+    SetSelectedReasoningEffortValue {
+        /// The level, or none.
+        value: Option<String>,
+    },
 }

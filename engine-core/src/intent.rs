@@ -171,6 +171,24 @@ pub enum ApiCall {
         /// The runtime base.
         rpc_url: String,
     },
+    /// R2: `POST {rpc_url}/api/chat`, one turn (ADR 060); the answer is a ui-message-stream.
+    SendMessage {
+        /// The session the turn belongs to (INV-11).
+        session_uid: String,
+        /// The runtime base.
+        rpc_url: String,
+        /// The ADR 060 body (OI-18).
+        body: Value,
+    },
+    /// R3: `POST {rpc_url}/api/chat/session/cancel` (OI-19).
+    CancelRun {
+        /// The session whose run is stopped.
+        session_uid: String,
+        /// The runtime base.
+        rpc_url: String,
+        /// The OI-19 body.
+        body: Value,
+    },
 }
 
 /// HTTP method.
@@ -444,30 +462,8 @@ impl ApiCall {
     /// Renders the call against the platform base. Fails, before any request exists, when an id
     /// in the path is invalid.
     pub(crate) fn render(&self, base: &str, auth: Auth<'_>) -> Result<HttpRequest, InvalidId> {
-        if let ApiCall::ConfirmAgent { rpc_url, .. } = self {
-            let token = match auth {
-                Auth::Runtime { token } if header_safe(token) => token,
-                _ => {
-                    return Err(InvalidId {
-                        what: "runtime token",
-                        shown: String::new(),
-                    });
-                }
-            };
-            return Ok(HttpRequest {
-                method: Method::Get,
-                target: Target::AgentRuntime,
-                base: rpc_url.trim_end_matches('/').to_owned(),
-                path: "/api/chat".to_owned(),
-                query: Vec::new(),
-                headers: vec![
-                    Header::sensitive("Authorization", format!("Bearer {token}")),
-                    Header::new("Accept", "application/json"),
-                    Header::new("Cache-Control", "no-cache"),
-                ],
-                body: None,
-                body_mode: BodyMode::Buffered,
-            });
+        if let Some(request) = self.render_runtime(auth)? {
+            return Ok(request);
         }
         let credential = match auth {
             Auth::Platform(c)
@@ -576,7 +572,9 @@ impl ApiCall {
                     ),
                 )
             }
-            ApiCall::ConfirmAgent { .. } => {
+            ApiCall::ConfirmAgent { .. }
+            | ApiCall::SendMessage { .. }
+            | ApiCall::CancelRun { .. } => {
                 return Err(InvalidId {
                     what: "call",
                     shown: String::new(),
@@ -607,6 +605,68 @@ impl ApiCall {
         })
     }
 
+    /// Renders a runtime call (R1 to R3) with the runtime token; `None` for platform calls. The
+    /// request path and headers are the same for every Agent (SND-8).
+    fn render_runtime(&self, auth: Auth<'_>) -> Result<Option<HttpRequest>, InvalidId> {
+        let (rpc_url, method, path, body, body_mode) = match self {
+            ApiCall::ConfirmAgent { rpc_url, .. } => {
+                (rpc_url, Method::Get, "/api/chat", None, BodyMode::Buffered)
+            }
+            ApiCall::SendMessage { rpc_url, body, .. } => (
+                rpc_url,
+                Method::Post,
+                "/api/chat",
+                Some(body),
+                BodyMode::Streamed,
+            ),
+            ApiCall::CancelRun { rpc_url, body, .. } => (
+                rpc_url,
+                Method::Post,
+                "/api/chat/session/cancel",
+                Some(body),
+                BodyMode::Buffered,
+            ),
+            _ => return Ok(None),
+        };
+        let token = match auth {
+            Auth::Runtime { token } if header_safe(token) => token,
+            _ => {
+                return Err(InvalidId {
+                    what: "runtime token",
+                    shown: String::new(),
+                });
+            }
+        };
+        let mut headers = Vec::new();
+        if body.is_some() {
+            headers.push(Header::new("Content-Type", "application/json"));
+        }
+        headers.push(Header::sensitive(
+            "Authorization",
+            format!("Bearer {token}"),
+        ));
+        match self {
+            ApiCall::SendMessage { .. } => {
+                headers.push(Header::new("Accept", "text/event-stream"));
+            }
+            ApiCall::ConfirmAgent { .. } => {
+                headers.push(Header::new("Accept", "application/json"));
+                headers.push(Header::new("Cache-Control", "no-cache"));
+            }
+            _ => headers.push(Header::new("Accept", "application/json")),
+        }
+        Ok(Some(HttpRequest {
+            method,
+            target: Target::AgentRuntime,
+            base: rpc_url.trim_end_matches('/').to_owned(),
+            path: path.to_owned(),
+            query: Vec::new(),
+            headers,
+            body: body.map(|v| Bytes::from(v.to_string())),
+            body_mode,
+        }))
+    }
+
     /// The operation this call performs, for error messages.
     pub fn operation(&self) -> crate::api::Operation {
         use crate::api::Operation as O;
@@ -621,6 +681,8 @@ impl ApiCall {
             ApiCall::DeleteSession { .. } => O::DeleteSession,
             ApiCall::ResolveRuntimeAccess { .. } => O::ResolveRuntimeAccess,
             ApiCall::ConfirmAgent { .. } => O::ConfirmAgent,
+            ApiCall::SendMessage { .. } => O::SendMessage,
+            ApiCall::CancelRun { .. } => O::CancelRun,
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::api::ApiError;
 use crate::event::Event;
 use crate::inputs::Inputs;
 use crate::intent::{ApiCall, Auth, Credential, Intent, RequestId};
+use crate::machines::runtime_access::Confirmations;
 use crate::response::{ResponseHead, TransportFailure};
 use crate::rng::Rng;
 
@@ -23,6 +24,10 @@ pub(crate) enum Owner {
     Hydration,
     Archive,
     RuntimeAccess,
+    /// A turn of the send machine (its resolve, confirmation and message request).
+    Send,
+    /// A run cancel (its access resolution and the cancel request).
+    Cancel,
 }
 
 /// Bodies never show in `Debug`: a runtime-access answer carries the runtime token.
@@ -31,6 +36,40 @@ struct Pending {
     call: ApiCall,
     head: Option<ResponseHead>,
     body: BytesMut,
+    /// A streamed answer whose 2xx head arrived: its chunks go to the owner as they come.
+    streaming: bool,
+    /// Bytes of a streamed answer so far (capped by `max_answer_bytes`).
+    streamed: usize,
+}
+
+/// What an answer part means for its owner.
+#[derive(Debug)]
+pub(crate) enum Delivery {
+    /// The request is over.
+    Finished(Answer),
+    /// A piece of a streamed 2xx answer; the request goes on until `End` or `Failed`.
+    Stream(StreamPiece),
+}
+
+/// A piece of a streamed answer.
+#[derive(Debug)]
+pub(crate) struct StreamPiece {
+    pub id: RequestId,
+    pub owner: Owner,
+    pub kind: PieceKind,
+}
+
+/// Which piece.
+#[derive(Debug)]
+pub(crate) enum PieceKind {
+    /// The 2xx head: the answer streams from here.
+    Head,
+    /// Body bytes, in any slicing.
+    Chunk(Bytes),
+    /// The body ended.
+    End,
+    /// The body broke off, or grew past the limit.
+    Failed(ApiError),
 }
 
 /// A finished request, ready for its owner.
@@ -57,6 +96,7 @@ impl std::fmt::Debug for Pending {
             .field("call", &self.call)
             .field("head", &self.head)
             .field("body_bytes", &self.body.len())
+            .field("streaming", &self.streaming)
             .finish()
     }
 }
@@ -75,6 +115,12 @@ impl std::fmt::Debug for Outcome {
 }
 
 impl Outcome {
+    /// An Agent confirmation's verdict (RTA-16, RTA-17): any HTTP answer but 502, 503 and 504
+    /// means the Agent serves; those, no answer or a timeout mean it does not.
+    pub(crate) fn is_serving(&self) -> bool {
+        matches!(self, Outcome::Http { status, .. } if !matches!(status, 502..=504))
+    }
+
     /// 2xx body, or the typed error for anything else.
     pub(crate) fn ok_body(&self, call: &ApiCall) -> Result<&[u8], ApiError> {
         match self {
@@ -90,7 +136,14 @@ impl Outcome {
 pub(crate) struct Io {
     pub base: String,
     pub max_body_bytes: usize,
+    /// The cap on one streamed answer.
+    pub max_answer_bytes: usize,
+    /// The cap on one ui-message-stream event.
+    pub max_event_bytes: usize,
     pub rng: Rng,
+    /// Serving confirmations and wake clocks per chat URL (OI-5, OI-9): shared by runtime
+    /// access, sends and cancels.
+    pub confirmations: Confirmations,
     next_id: u64,
     in_flight: BTreeMap<RequestId, Pending>,
     pub outbox: VecDeque<Intent>,
@@ -120,7 +173,10 @@ impl Io {
         Io {
             base,
             max_body_bytes,
+            max_answer_bytes: config.max_answer_bytes,
+            max_event_bytes: config.max_event_bytes,
             rng: Rng::new(seed),
+            confirmations: Confirmations::default(),
             next_id: 0,
             in_flight: BTreeMap::new(),
             outbox: VecDeque::new(),
@@ -165,6 +221,8 @@ impl Io {
                 call: call.clone(),
                 head: None,
                 body: BytesMut::new(),
+                streaming: false,
+                streamed: 0,
             },
         );
         self.outbox.push_back(Intent::Http { id, call, request });
@@ -196,14 +254,25 @@ impl Io {
 
     /// Stores the head. A request whose answer is its status alone (the Agent confirmation,
     /// RTA-16) is finished at once, and the rest of its body is dropped (an abort intent).
-    pub(crate) fn on_head(&mut self, id: RequestId, head: ResponseHead) -> Option<Answer> {
+    pub(crate) fn on_head(&mut self, id: RequestId, head: ResponseHead) -> Option<Delivery> {
         match self.in_flight.get_mut(&id) {
             Some(p) if p.head.is_none() => {
                 let status_only = matches!(p.call, ApiCall::ConfirmAgent { .. });
+                let streams = matches!(p.call, ApiCall::SendMessage { .. })
+                    && (200..300).contains(&head.status);
                 p.head = Some(head);
                 if status_only {
                     self.outbox.push_back(Intent::Abort { id });
-                    return self.finish(id, Ok(()));
+                    return self.finish(id, Ok(())).map(Delivery::Finished);
+                }
+                if streams {
+                    p.streaming = true;
+                    let owner = p.owner;
+                    return Some(Delivery::Stream(StreamPiece {
+                        id,
+                        owner,
+                        kind: PieceKind::Head,
+                    }));
                 }
                 None
             }
@@ -215,30 +284,68 @@ impl Io {
     }
 
     /// Buffers a chunk; an oversized body finishes the request as failed.
-    pub(crate) fn on_chunk(&mut self, id: RequestId, chunk: &Bytes) -> Option<Answer> {
+    pub(crate) fn on_chunk(&mut self, id: RequestId, chunk: &Bytes) -> Option<Delivery> {
         let limit = self.max_body_bytes;
+        let answer_limit = self.max_answer_bytes;
         let Some(p) = self.in_flight.get_mut(&id) else {
             self.ignored_answers += 1;
             return None;
         };
         if p.head.is_none() {
             // A chunk before the head is a shell bug; treat the body as broken.
-            return self.finish(
-                id,
-                Err(ApiError::Transport {
-                    message: "Body before response head.".into(),
-                }),
-            );
+            return self
+                .finish(
+                    id,
+                    Err(ApiError::Transport {
+                        message: "Body before response head.".into(),
+                    }),
+                )
+                .map(Delivery::Finished);
+        }
+        if p.streaming {
+            p.streamed = p.streamed.saturating_add(chunk.len());
+            let owner = p.owner;
+            if p.streamed > answer_limit {
+                self.in_flight.remove(&id);
+                self.outbox.push_back(Intent::Abort { id });
+                let kind = PieceKind::Failed(ApiError::BodyTooLarge {
+                    limit: answer_limit,
+                });
+                return Some(Delivery::Stream(StreamPiece { id, owner, kind }));
+            }
+            let kind = PieceKind::Chunk(chunk.clone());
+            return Some(Delivery::Stream(StreamPiece { id, owner, kind }));
         }
         if p.body.len().saturating_add(chunk.len()) > limit {
             self.outbox.push_back(Intent::Abort { id });
-            return self.finish(id, Err(ApiError::BodyTooLarge { limit }));
+            return self
+                .finish(id, Err(ApiError::BodyTooLarge { limit }))
+                .map(Delivery::Finished);
         }
         p.body.extend_from_slice(chunk);
         None
     }
 
-    pub(crate) fn on_end(&mut self, id: RequestId) -> Option<Answer> {
+    /// Ends a streamed answer (removing it from the table); `None` for buffered requests.
+    fn stream_over(&mut self, id: RequestId, kind: PieceKind) -> Result<Delivery, PieceKind> {
+        match self.in_flight.get(&id) {
+            Some(p) if p.streaming => {
+                let owner = p.owner;
+                self.in_flight.remove(&id);
+                Ok(Delivery::Stream(StreamPiece { id, owner, kind }))
+            }
+            _ => Err(kind),
+        }
+    }
+
+    pub(crate) fn on_end(&mut self, id: RequestId) -> Option<Delivery> {
+        if let Ok(d) = self.stream_over(id, PieceKind::End) {
+            return Some(d);
+        }
+        self.on_buffered_end(id).map(Delivery::Finished)
+    }
+
+    fn on_buffered_end(&mut self, id: RequestId) -> Option<Answer> {
         match self.in_flight.get(&id).map(|p| p.head.clone()) {
             None => {
                 self.ignored_answers += 1;
@@ -258,17 +365,18 @@ impl Io {
         &mut self,
         id: RequestId,
         failure: &TransportFailure,
-    ) -> Option<Answer> {
+    ) -> Option<Delivery> {
         if !self.in_flight.contains_key(&id) {
             self.ignored_answers += 1;
             return None;
         }
-        self.finish(
-            id,
-            Err(ApiError::Transport {
-                message: failure.message.clone(),
-            }),
-        )
+        let error = ApiError::Transport {
+            message: failure.message.clone(),
+        };
+        match self.stream_over(id, PieceKind::Failed(error.clone())) {
+            Ok(d) => Some(d),
+            Err(_) => self.finish(id, Err(error)).map(Delivery::Finished),
+        }
     }
 
     fn finish(&mut self, id: RequestId, result: Result<(), ApiError>) -> Option<Answer> {

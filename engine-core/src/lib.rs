@@ -10,11 +10,14 @@ mod intent;
 mod io;
 mod machines;
 pub mod message;
+mod queue;
 mod response;
 mod rng;
 mod snapshot;
+pub mod stream;
 mod timestamp;
 mod view;
+mod work;
 
 pub use config::{Config, ConfigError};
 pub use engine::Engine;
@@ -28,7 +31,10 @@ pub use intent::{
     Method, RequestId, StorageRequest, Target, check_id, segment,
 };
 pub use machines::selection::Origin;
+pub use queue::{Hold, HoldReason, QUEUE_LIMIT, QueuedMessage};
 pub use response::{FailureKind, ResponseHead, TransportFailure};
 pub use snapshot::{
-    DefaultSessionStatus, DetailSnapshot, DetailStatus, Readiness, ReadinessStatus, Snapshot,
+    DefaultSessionStatus, DetailSnapshot, DetailStatus, Readiness, ReadinessStatus, RunStatus,
+    Snapshot,
 };
+pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};

@@ -1,11 +1,16 @@
 //! The engine's own message model: what the thread holds.
 //!
-//! History answers (platform `content` arrays) and, later, streamed answers (ui-message-stream)
-//! are both normalized into this one shape. Its serialized form follows the AI SDK's UI message
-//! field names (`parts`, `toolCallId`, `state`, ...) so hosts can render either the same way.
+//! History answers (platform `content` arrays) and streamed answers (ui-message-stream) are both
+//! normalized into this one shape. Its serialized form is the AI SDK's UI message (`id`, `role`,
+//! `metadata`, `parts`, with parts such as `{"type":"text","text":..,"state":"done"}` or
+//! `{"type":"tool-<name>","toolCallId":..,"state":..,"input":..}`), plus the engine's own fields
+//! (`status`, `error`, `createdAt`, `provenance`), so hosts can render either the same way.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use std::borrow::Cow;
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,10 +43,13 @@ pub enum MessageStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
-    /// The message id (the platform's, or `history-{index}` when it has none).
+    /// The message id (the platform's, the stream's `start.messageId`, or one the engine chose).
     pub id: String,
     /// Who wrote it.
     pub role: Role,
+    /// The message metadata (ui-message-stream `messageMetadata`, deep-merged), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
     /// Its content, in order.
     pub parts: Vec<Part>,
     /// Finished, running or failed.
@@ -55,52 +63,402 @@ pub struct Message {
     pub provenance: Option<Value>,
 }
 
-/// One part of a message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
+impl Message {
+    /// An empty assistant message that is still being written (the start of a streamed answer).
+    pub fn assistant(id: String) -> Message {
+        Message {
+            id,
+            role: Role::Assistant,
+            metadata: None,
+            parts: Vec::new(),
+            status: MessageStatus::Running,
+            created_at: None,
+            provenance: None,
+        }
+    }
+}
+
+/// One part of a message, serialized as the AI SDK's UI message part.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Part {
-    /// Plain text.
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// Model reasoning ("thinking").
-    Reasoning {
-        /// The reasoning text.
-        text: String,
-    },
-    /// A tool call, with its result when known.
-    #[serde(rename_all = "camelCase")]
-    Tool {
-        /// The call id.
-        tool_call_id: String,
-        /// The tool's name.
-        tool_name: String,
-        /// Where the call stands.
-        state: ToolState,
-        /// The call's input.
-        input: Value,
-        /// The tool's output, once available.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        output: Option<Value>,
-        /// The error text, when the call failed.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        error_text: Option<String>,
-    },
-    /// The start of a step (streamed answers).
+    /// `{"type":"text"}`: plain text.
+    Text(TextPart),
+    /// `{"type":"reasoning"}`: model reasoning ("thinking").
+    Reasoning(ReasoningPart),
+    /// `{"type":"step-start"}`: the start of a step.
     StepStart,
+    /// `{"type":"tool-<toolName>"}` or `{"type":"dynamic-tool"}`: a tool call (boxed: it is
+    /// much larger than the other parts).
+    Tool(Box<ToolPart>),
+    /// `{"type":"data-<name>"}`: an application data part.
+    Data(DataPart),
+    /// Any other part (`source-url`, `source-document`, `file`, `reasoning-file`, `custom`,
+    /// `steering-message`, or a type this model does not know), carried with its fields.
+    Other(OtherPart),
+}
+
+impl Part {
+    /// A finished text part.
+    pub fn done_text(text: impl Into<String>) -> Part {
+        Part::Text(TextPart {
+            text: text.into(),
+            state: PartState::Done,
+            provider_metadata: None,
+            citations: None,
+        })
+    }
+
+    /// A finished reasoning part without an id.
+    pub fn done_reasoning(text: impl Into<String>) -> Part {
+        Part::Reasoning(ReasoningPart {
+            id: None,
+            text: text.into(),
+            state: PartState::Done,
+            provider_metadata: None,
+        })
+    }
+
+    /// The part's `type` as serialized (`text`, `tool-get_weather`, `data-status`, ...).
+    pub fn part_type(&self) -> Cow<'_, str> {
+        match self {
+            Part::Text(_) => Cow::Borrowed("text"),
+            Part::Reasoning(_) => Cow::Borrowed("reasoning"),
+            Part::StepStart => Cow::Borrowed("step-start"),
+            Part::Tool(tool) if tool.dynamic => Cow::Borrowed("dynamic-tool"),
+            Part::Tool(tool) => Cow::Owned(format!("tool-{}", tool.tool_name)),
+            Part::Data(data) => Cow::Borrowed(&data.data_type),
+            Part::Other(other) => Cow::Borrowed(&other.part_type),
+        }
+    }
+}
+
+/// Whether a text or reasoning part is still streaming.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartState {
+    /// Deltas may still arrive (or the stream ended before the part's end chunk).
+    Streaming,
+    /// The part is complete.
+    #[default]
+    Done,
+}
+
+/// A text part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextPart {
+    /// The text.
+    pub text: String,
+    /// Streaming or done.
+    #[serde(default)]
+    pub state: PartState,
+    /// Provider metadata of the part, when the stream gave some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_metadata: Option<Value>,
+    /// Citations copied from the `text-end` chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub citations: Option<Value>,
+}
+
+/// A reasoning part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningPart {
+    /// The stream's reasoning id (history reasoning has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The reasoning text.
+    pub text: String,
+    /// Streaming or done.
+    #[serde(default)]
+    pub state: PartState,
+    /// Provider metadata of the part, when the stream gave some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_metadata: Option<Value>,
+}
+
+/// A tool call part: `{"type":"tool-<toolName>", ...}`, or `{"type":"dynamic-tool",
+/// "toolName": ..}` when `dynamic`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolPart {
+    /// The tool's name.
+    #[serde(skip)]
+    pub tool_name: String,
+    /// A dynamic tool (serialized as `dynamic-tool` with a `toolName` field).
+    #[serde(skip)]
+    pub dynamic: bool,
+    /// The call id.
+    pub tool_call_id: String,
+    /// Where the call stands.
+    pub state: ToolState,
+    /// The call's input: complete, or the best-effort parse of what streamed so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// The tool's output, once available.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    /// The error text, when the call failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_text: Option<String>,
+    /// The raw input text while it streams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_input: Option<Value>,
+    /// A display title for the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Whether the provider ran the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_executed: Option<bool>,
+    /// `true` while the output is an intermediate one of a streaming tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preliminary: Option<bool>,
+    /// Provider metadata of the call (from input chunks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_provider_metadata: Option<Value>,
+    /// Provider metadata of the result (from output chunks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_provider_metadata: Option<Value>,
+    /// The tool's own metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_metadata: Option<Value>,
+    /// The approval asked for the call, and the answer once given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ToolApproval>,
+}
+
+/// The approval of a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolApproval {
+    /// The approval id.
+    pub id: String,
+    /// The answer, once given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved: Option<bool>,
+    /// The reason given with the answer (or with the request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Further fields of the request (`descriptor`, `signature`, ...), as given.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// The state of a tool call part (AI SDK names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ToolState {
     /// The input is still streaming.
+    #[default]
     InputStreaming,
     /// The input is complete; no output yet.
     InputAvailable,
+    /// An approval of the call was requested.
+    ApprovalRequested,
+    /// The approval was answered.
+    ApprovalResponded,
     /// The output is available.
     OutputAvailable,
     /// The call failed.
     OutputError,
+    /// The call was denied.
+    OutputDenied,
+}
+
+/// A data part: `{"type":"data-<name>","id"?,"data"}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataPart {
+    /// The full type, `data-` included.
+    pub data_type: String,
+    /// The part's id, when it has one (a later chunk with the same type and id replaces `data`).
+    pub id: Option<String>,
+    /// The data.
+    pub data: Value,
+}
+
+/// A part carried as its fields: `{"type": part_type, ...fields}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OtherPart {
+    /// The part's type.
+    pub part_type: String,
+    /// Its other fields.
+    pub fields: Map<String, Value>,
+}
+
+/// Serializes `fields` (a struct serializing as a map) with `type` (and, for dynamic tools,
+/// `toolName`) first.
+#[derive(Serialize)]
+struct Tagged<'a, T: Serialize> {
+    #[serde(rename = "type")]
+    part_type: &'a str,
+    #[serde(rename = "toolName", skip_serializing_if = "Option::is_none")]
+    tool_name: Option<&'a str>,
+    #[serde(flatten)]
+    fields: &'a T,
+}
+
+/// The fields of a data part after its type.
+#[derive(Serialize)]
+struct DataFields<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    data: &'a Value,
+}
+
+impl Serialize for Part {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        fn tagged<'a, T: Serialize>(part_type: &'a str, fields: &'a T) -> Tagged<'a, T> {
+            Tagged {
+                part_type,
+                tool_name: None,
+                fields,
+            }
+        }
+        match self {
+            Part::Text(text) => tagged("text", text).serialize(serializer),
+            Part::Reasoning(reasoning) => tagged("reasoning", reasoning).serialize(serializer),
+            Part::StepStart => tagged("step-start", &Map::new()).serialize(serializer),
+            Part::Tool(tool) if tool.dynamic => Tagged {
+                part_type: "dynamic-tool",
+                tool_name: Some(&tool.tool_name),
+                fields: tool.as_ref(),
+            }
+            .serialize(serializer),
+            Part::Tool(tool) => {
+                tagged(&format!("tool-{}", tool.tool_name), tool.as_ref()).serialize(serializer)
+            }
+            Part::Data(data) => tagged(
+                &data.data_type,
+                &DataFields {
+                    id: data.id.as_deref(),
+                    data: &data.data,
+                },
+            )
+            .serialize(serializer),
+            Part::Other(other) => tagged(&other.part_type, &other.fields).serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Part {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Part, D::Error> {
+        let mut fields = Map::<String, Value>::deserialize(deserializer)?;
+        let part_type = match fields.remove("type") {
+            Some(Value::String(part_type)) => part_type,
+            _ => return Err(D::Error::custom("a message part needs a string `type`")),
+        };
+        let object = |fields: Map<String, Value>| Value::Object(fields);
+        let part = match part_type.as_str() {
+            "text" => Part::Text(serde_json::from_value(object(fields)).map_err(D::Error::custom)?),
+            "reasoning" => {
+                Part::Reasoning(serde_json::from_value(object(fields)).map_err(D::Error::custom)?)
+            }
+            "step-start" => Part::StepStart,
+            "dynamic-tool" => {
+                let tool_name = match fields.get("toolName") {
+                    Some(Value::String(name)) => name.clone(),
+                    _ => return Err(D::Error::custom("a dynamic-tool part needs a `toolName`")),
+                };
+                let tool: ToolPart =
+                    serde_json::from_value(object(fields)).map_err(D::Error::custom)?;
+                Part::Tool(Box::new(ToolPart {
+                    tool_name,
+                    dynamic: true,
+                    ..tool
+                }))
+            }
+            _ if part_type.starts_with("tool-") => {
+                let tool: ToolPart =
+                    serde_json::from_value(object(fields)).map_err(D::Error::custom)?;
+                Part::Tool(Box::new(ToolPart {
+                    tool_name: part_type
+                        .strip_prefix("tool-")
+                        .unwrap_or_default()
+                        .to_owned(),
+                    dynamic: false,
+                    ..tool
+                }))
+            }
+            _ if part_type.starts_with("data-") => {
+                let id = match fields.remove("id") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(id)) => Some(id),
+                    Some(_) => return Err(D::Error::custom("a data part's `id` is a string")),
+                };
+                Part::Data(DataPart {
+                    data_type: part_type,
+                    id,
+                    data: fields.remove("data").unwrap_or(Value::Null),
+                })
+            }
+            _ => Part::Other(OtherPart { part_type, fields }),
+        };
+        Ok(part)
+    }
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn round_trip(value: Value) -> Part {
+        let part: Part = serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&part).unwrap(), value);
+        part
+    }
+
+    #[test]
+    fn parts_serialize_in_the_ui_message_shape() {
+        assert_eq!(
+            round_trip(json!({"type": "text", "text": "Hi", "state": "done"})),
+            Part::done_text("Hi")
+        );
+        round_trip(json!({"type": "text", "text": "", "state": "streaming",
+            "providerMetadata": {"a": {"b": 1}}, "citations": [1]}));
+        round_trip(json!({"type": "reasoning", "id": "r-1", "text": "x", "state": "streaming"}));
+        round_trip(json!({"type": "step-start"}));
+        let tool = round_trip(json!({"type": "tool-get_weather", "toolCallId": "c-1",
+            "state": "output-available", "input": {"city": "Berlin"}, "output": 21,
+            "callProviderMetadata": {"p": {}}, "approval": {"id": "a-1", "approved": true,
+            "signature": "s"}}));
+        let Part::Tool(tool) = tool else {
+            panic!("not a tool part")
+        };
+        assert_eq!(tool.tool_name, "get_weather");
+        assert!(!tool.dynamic);
+        let tool = round_trip(json!({"type": "dynamic-tool", "toolName": "lookup",
+            "toolCallId": "c-2", "state": "input-streaming"}));
+        assert_eq!(tool.part_type(), "dynamic-tool");
+        round_trip(json!({"type": "data-weather", "id": "w", "data": {"t": 1}}));
+        round_trip(json!({"type": "data-weather", "data": null}));
+        round_trip(json!({"type": "source-url", "sourceId": "s", "url": "https://x"}));
+    }
+
+    #[test]
+    fn history_text_without_state_is_done() {
+        let part: Part = serde_json::from_value(json!({"type": "text", "text": "a"})).unwrap();
+        assert_eq!(part, Part::done_text("a"));
+        assert!(serde_json::from_value::<Part>(json!({"text": "a"})).is_err());
+        assert!(serde_json::from_value::<Part>(json!({"type": "dynamic-tool"})).is_err());
+    }
+
+    #[test]
+    fn message_metadata_is_skipped_when_absent() {
+        let message = Message::assistant("m".to_owned());
+        let value = serde_json::to_value(&message).unwrap();
+        assert_eq!(
+            value,
+            json!({"id": "m", "role": "assistant", "parts": [], "status": "running"})
+        );
+        let back: Message = serde_json::from_value(value).unwrap();
+        assert_eq!(back, message);
+    }
 }

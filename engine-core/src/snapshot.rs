@@ -1,8 +1,12 @@
 //! The shared states, computed once for every surface (SHR-1), as one plain serde struct with the
 //! specification's names.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::queue::{Hold, QueuedMessage};
 
 use crate::api::{RuntimeInteraction, RuntimePresence};
 use crate::input::SessionSummary;
@@ -24,6 +28,25 @@ pub enum DefaultSessionStatus {
     /// The default session is selected.
     Ready,
     /// The source failed, or get-or-create failed (`defaultSessionError`).
+    Error,
+}
+
+/// `runStatus` of the selected session (adr-notes section 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// No run, or a stopped one.
+    #[default]
+    Idle,
+    /// Messages wait in the queue while nothing runs.
+    Queued,
+    /// A turn is on its way: access, a hold, or reasoning.
+    Thinking,
+    /// The answer's text streams.
+    Responding,
+    /// The last run finished cleanly.
+    Complete,
+    /// The last run failed.
     Error,
 }
 
@@ -143,4 +166,23 @@ pub struct Snapshot {
     /// Composer admission: the session is ready and its decision admits (`can_submit`, confirmed
     /// by the Agent); for a launched session before its first send, readiness alone (RTA-25).
     pub composer_admission: bool,
+    /// `runStatus` of the selected session.
+    pub run_status: RunStatus,
+    /// `runStatusDetail`: "Working on your request.", "Sending queued message 1 of 2", an error...
+    pub run_status_detail: Option<String>,
+    /// The Agent works on the selected session: a local run (a held send included) or another
+    /// writer reported by its record (SND-18, OI-20). Messages sent now are queued.
+    pub is_agent_working: bool,
+    /// `hasActiveChatStream`: the selected session's answer is streaming.
+    pub has_active_chat_stream: bool,
+    /// `isCancellingSession`: a run cancel is under way for the selected session.
+    pub is_cancelling_session: bool,
+    /// `messageQueue`: the selected session's waiting messages, first to leave first.
+    pub message_queue: Vec<QueuedMessage>,
+    /// Why the selected session's queue is held, when it is (OI-20).
+    pub message_queue_hold: Option<Hold>,
+    /// `queuedMessageCountBySessionId`.
+    pub queued_message_count_by_session_id: BTreeMap<String, usize>,
+    /// `selectedReasoningEffortValue`.
+    pub selected_reasoning_effort_value: Option<String>,
 }

@@ -3,14 +3,15 @@
 use crate::api::ApiError;
 use crate::engine::Engine;
 use crate::input::SourceStatus;
-use crate::machines::default_session;
 use crate::machines::environment::State as EnvState;
 use crate::machines::hydration::Load;
 use crate::machines::opening::State as OpenState;
 use crate::machines::runtime_access::Decision;
 use crate::machines::selection::{self, Origin};
+use crate::machines::{cancel, default_session};
 use crate::snapshot::{
-    DefaultSessionStatus, DetailSnapshot, DetailStatus, Readiness, ReadinessStatus, Snapshot,
+    DefaultSessionStatus, DetailSnapshot, DetailStatus, Readiness, ReadinessStatus, RunStatus,
+    Snapshot,
 };
 
 /// A specific message for readiness: the platform's own text, or the error's when it is not an
@@ -35,6 +36,7 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         selection: sel,
         hydration: hyd,
         runtime,
+        works,
         delete_error,
     } = engine.view();
     let selected = selection::selected(sel.state());
@@ -103,11 +105,29 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
     });
     // RTA-25: a launched session has no decision before its first send; admission then depends
     // on readiness alone.
+    let unsent_launch = selected.is_some_and(|(uid, _)| launched && !works.has_sent(uid));
     let decision = selected
-        .filter(|_| !launched)
+        .filter(|_| !unsent_launch)
         .and_then(|(uid, _)| runtime.inner().decision(uid));
     let ready = readiness.status == ReadinessStatus::Ready;
-    let composer_admission = ready && (launched || decision.is_some_and(Decision::admits));
+    let composer_admission = ready && (unsent_launch || decision.is_some_and(Decision::admits));
+    let uid = selected.map(|s| s.0);
+    let work = uid.and_then(|u| works.get(u));
+    // The thread: the history, then this engine's turns since, the streaming answer last.
+    let mut thread = h.thread.clone();
+    if let Some(run) = work.map(|w| w.run.inner()) {
+        thread.extend(run.local.iter().cloned());
+        thread.extend(run.answer.as_ref().map(|a| a.message().clone()));
+    }
+    let writer = h.session_uid.as_deref() == uid && h.detail.value().is_some_and(|r| r.working);
+    let running = uid.is_some_and(|u| works.is_running(u));
+    let (mut run_status, run_status_detail) = work
+        .map(|w| (w.run.inner().status, w.run.inner().detail.clone()))
+        .unwrap_or_default();
+    let queue = work.map(|w| &w.queue);
+    if !running && queue.is_some_and(|q| !q.rows.is_empty() && q.hold.is_none()) {
+        run_status = RunStatus::Queued;
+    }
     Snapshot {
         active_runtime_interaction: decision.map(|d| d.interaction.clone()),
         active_runtime_presence: decision.and_then(|d| d.presence.clone()),
@@ -128,8 +148,42 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         is_loading_latest_sessions: matches!(env.state(), EnvState::Reading { .. }),
         is_creating_agent_session: !matches!(opening.state(), OpenState::Idle {}),
         session_notice: sel.inner().notice.clone(),
-        thread: h.thread.clone(),
+        thread,
+        run_status,
+        run_status_detail,
+        is_agent_working: running || writer,
+        has_active_chat_stream: uid.is_some_and(|u| works.is_streaming(u)),
+        is_cancelling_session: work.is_some_and(|w| cancel::is_cancelling(w.cancel.state())),
+        message_queue: queue
+            .map(|q| q.rows.iter().cloned().collect())
+            .unwrap_or_default(),
+        message_queue_hold: queue.and_then(|q| q.hold.clone()),
+        queued_message_count_by_session_id: works
+            .iter()
+            .filter(|(_, w)| !w.queue.rows.is_empty())
+            .map(|(u, w)| (u.clone(), w.queue.rows.len()))
+            .collect(),
+        selected_reasoning_effort_value: inputs.reasoning_effort.clone(),
     }
+}
+
+/// The selected session's readiness as the snapshot shows it (the send guard reads it, SND-2).
+pub(crate) fn current_readiness(engine: &Engine) -> Readiness {
+    let crate::engine::View {
+        inputs,
+        env,
+        selection: sel,
+        ..
+    } = engine.view();
+    let selected = selection::selected(sel.state());
+    let launched = matches!(selected, Some((_, Origin::Launched)));
+    let default_state = inputs.shows_default_session && !launched;
+    readiness(
+        engine,
+        selected.map(|s| s.0),
+        default_state,
+        matches!(env.state(), EnvState::Failed { .. }),
+    )
 }
 
 fn readiness(

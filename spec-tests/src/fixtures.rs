@@ -124,3 +124,26 @@ pub fn runtime_terminal(support_reference: Option<&str>) -> Value {
         "runtime_presence": presence("failed")
     })
 }
+
+/// A ui-message-stream body: one `data:` event per chunk, then `data: [DONE]`.
+pub fn sse(chunks: &[Value]) -> Vec<u8> {
+    let mut body = String::new();
+    for c in chunks {
+        body.push_str(&format!("data: {c}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    body.into_bytes()
+}
+
+/// A whole answer with one text part, as an Agent streams it.
+pub fn answer(message_id: &str, text: &str) -> Vec<u8> {
+    sse(&[
+        json!({"type": "start", "messageId": message_id}),
+        json!({"type": "start-step"}),
+        json!({"type": "text-start", "id": "t-1"}),
+        json!({"type": "text-delta", "id": "t-1", "delta": text}),
+        json!({"type": "text-end", "id": "t-1"}),
+        json!({"type": "finish-step"}),
+        json!({"type": "finish", "finishReason": "stop"}),
+    ])
+}

@@ -577,6 +577,78 @@ impl Harness {
         )
     }
 
+    /// [`Harness::ready`] with its runtime access answered ready and confirmed (200): the
+    /// composer admits, and the confirmation is remembered for 15 s.
+    pub fn talking(uid: &str) -> Harness {
+        let mut h = Harness::ready(uid);
+        h.runtime_ready(uid, 200);
+        assert!(h.snapshot().composer_admission);
+        h
+    }
+
+    /// The composer's submit.
+    pub fn send(&mut self, text: &str) -> &mut Self {
+        self.command(Command::SendMessage {
+            text: text.to_owned(),
+        })
+    }
+
+    /// The open message request (`POST {rpc_url}/api/chat`) for `uid`.
+    pub fn message_request(&self, uid: &str) -> RequestId {
+        self.expect_pending(
+            "send-message",
+            |c| matches!(c, ApiCall::SendMessage { session_uid, .. } if session_uid == uid),
+        )
+    }
+
+    /// The open run cancel for `uid`.
+    pub fn cancel_request(&self, uid: &str) -> RequestId {
+        self.expect_pending(
+            "cancel-run",
+            |c| matches!(c, ApiCall::CancelRun { session_uid, .. } if session_uid == uid),
+        )
+    }
+
+    /// The 2xx head of a streamed answer (`text/event-stream`); the body follows in chunks.
+    pub fn stream_head(&mut self, id: RequestId) -> &mut Self {
+        let head = ResponseHead {
+            status: 200,
+            content_type: Some("text/event-stream".into()),
+        };
+        self.engine.handle_response(id, head, self.at());
+        self.step(&format!("<- {id} 200 text/event-stream"));
+        self
+    }
+
+    /// A piece of a streamed body.
+    pub fn chunk(&mut self, id: RequestId, bytes: &[u8]) -> &mut Self {
+        self.engine
+            .handle_body_chunk(id, Bytes::copy_from_slice(bytes), self.at());
+        let shown: String = String::from_utf8_lossy(bytes).chars().take(80).collect();
+        self.step(&format!("<- {id} chunk {shown:?}"));
+        self
+    }
+
+    /// The end of a streamed body.
+    pub fn end(&mut self, id: RequestId) -> &mut Self {
+        self.open.remove(&id);
+        self.engine.handle_body_end(id, self.at());
+        self.step(&format!("<- {id} end"));
+        self
+    }
+
+    /// A streamed body that breaks off after its head.
+    pub fn broken(&mut self, id: RequestId) -> &mut Self {
+        self.open.remove(&id);
+        let failure = TransportFailure {
+            kind: engine_core::FailureKind::Broken,
+            message: "connection reset".into(),
+        };
+        self.engine.handle_failure(id, failure, self.at());
+        self.step(&format!("<- {id} broken"));
+        self
+    }
+
     /// Answers the open latest-sessions request with these records (a page).
     pub fn answer_list(&mut self, records: &[Value]) -> &mut Self {
         let id = self.list_request();

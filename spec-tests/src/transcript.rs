@@ -53,6 +53,20 @@ pub(crate) fn event_line(event: &Event) -> String {
         Event::RequestedSessionRemoved { session_uid } => {
             format!("!! onRequestedSessionRemoved {session_uid:?}")
         }
+        Event::Answer { session_uid, delta } => format!(
+            "!! answer {session_uid:?} {}",
+            serde_json::to_string(delta).unwrap_or_default()
+        ),
+        Event::MessageNotSent {
+            session_uid,
+            text,
+            reason,
+        } => format!("!! not sent {session_uid:?} {text:?} {reason:?}"),
+        Event::QueuedMessageReturned {
+            session_uid,
+            id,
+            text,
+        } => format!("!! queued message returned {session_uid:?} {id:?} {text:?}"),
     }
 }
 
@@ -123,5 +137,7 @@ pub(crate) fn call_name(call: &ApiCall) -> &'static str {
         ApiCall::DeleteSession { .. } => "delete",
         ApiCall::ResolveRuntimeAccess { .. } => "resolve-runtime-access",
         ApiCall::ConfirmAgent { .. } => "confirm-agent",
+        ApiCall::SendMessage { .. } => "send-message",
+        ApiCall::CancelRun { .. } => "cancel-run",
     }
 }

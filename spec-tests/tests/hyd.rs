@@ -242,12 +242,7 @@ fn hyd_4_loaded_history_replaces_the_thread() {
     let thread = h.snapshot().thread;
     assert_eq!(thread_ids(&h), ["m-1", "m-2"]);
     assert_eq!(thread[0].role, Role::User);
-    assert_eq!(
-        thread[0].parts,
-        [Part::Text {
-            text: "Total for Q3?".into()
-        }]
-    );
+    assert_eq!(thread[0].parts, [Part::done_text("Total for Q3?")]);
     assert_eq!(thread[1].role, Role::Assistant);
     assert_eq!(thread[1].status, MessageStatus::Complete);
 
@@ -267,12 +262,7 @@ fn hyd_4_loaded_history_replaces_the_thread() {
     );
     let thread = h.snapshot().thread;
     assert_eq!(thread_ids(&h), ["m-7", "m-8", "m-9"]);
-    assert_eq!(
-        thread[1].parts,
-        [Part::Text {
-            text: "Q4 budget is 5000.".into()
-        }]
-    );
+    assert_eq!(thread[1].parts, [Part::done_text("Q4 budget is 5000.")]);
     assert!(
         thread.iter().all(|m| m.id != "m-1" && m.id != "m-2"),
         "messages of the earlier thread survived"

@@ -231,6 +231,8 @@ fn answer(call: &ApiCall, kind: Kind, variant: u8) -> (u16, Vec<u8>) {
                 (200, br#"{"status":"ready"}"#.to_vec())
             }
         }
+        // This model sends no messages (sending has its own properties in snd_props.rs).
+        ApiCall::SendMessage { .. } | ApiCall::CancelRun { .. } => (500, Vec::new()),
     }
 }
 

@@ -33,6 +33,10 @@ pub enum Operation {
     ResolveRuntimeAccess,
     /// R1, the Agent confirmation.
     ConfirmAgent,
+    /// R2, a turn.
+    SendMessage,
+    /// R3, the run cancel.
+    CancelRun,
 }
 
 impl Operation {
@@ -50,6 +54,8 @@ impl Operation {
             Operation::DeleteSession => "Delete session failed",
             Operation::ResolveRuntimeAccess => "Runtime access request failed",
             Operation::ConfirmAgent => "Agent readiness check failed",
+            Operation::SendMessage => "Chat stream failed",
+            Operation::CancelRun => "Session cancellation failed",
         }
     }
 }

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::ApiError;
 use super::error::parse_json;
-use crate::message::{Message, MessageStatus, Part, Role, ToolState};
+use crate::message::{Message, MessageStatus, Part, Role, ToolPart, ToolState};
 
 /// The run status the history reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -159,6 +159,7 @@ fn parse_message(raw: &Value, index: usize, status: MessageStatus) -> Option<Mes
     Some(Message {
         id,
         role,
+        metadata: None,
         parts,
         status,
         created_at: text(map, "createdAt"),
@@ -173,18 +174,14 @@ fn parse_part(part: &Map<String, Value>, role: Role) -> Vec<Part> {
     match part.get("type").and_then(Value::as_str).map(str::trim) {
         Some("text") => match part.get("text").and_then(Value::as_str) {
             Some(text) if assistant => split_think(text),
-            Some(text) if !text.trim().is_empty() => vec![Part::Text {
-                text: text.to_owned(),
-            }],
+            Some(text) if !text.trim().is_empty() => vec![Part::done_text(text)],
             _ => Vec::new(),
         },
         Some("reasoning" | "thinking") if assistant => ["text", "content"]
             .iter()
             .filter_map(|key| part.get(*key).and_then(Value::as_str))
             .find(|text| !text.trim().is_empty())
-            .map(|text| Part::Reasoning {
-                text: text.to_owned(),
-            })
+            .map(Part::done_reasoning)
             .into_iter()
             .collect(),
         Some("tool-call" | "tool_call") if assistant => tool_call(part).into_iter().collect(),
@@ -202,9 +199,7 @@ fn split_think(text: &str) -> Vec<Part> {
         return if text.trim().is_empty() {
             Vec::new()
         } else {
-            vec![Part::Text {
-                text: text.to_owned(),
-            }]
+            vec![Part::done_text(text)]
         };
     }
     let mut parts = Vec::new();
@@ -213,11 +208,10 @@ fn split_think(text: &str) -> Vec<Part> {
         if piece.is_empty() {
             return;
         }
-        let text = piece.to_owned();
         parts.push(if reasoning {
-            Part::Reasoning { text }
+            Part::done_reasoning(piece)
         } else {
-            Part::Text { text }
+            Part::done_text(piece)
         });
     };
     let mut rest = text;
@@ -238,7 +232,7 @@ fn split_think(text: &str) -> Vec<Part> {
     parts
 }
 
-/// A tool-call part, or `None` when `toolCallId` or `toolName` is missing.
+/// A tool-call part (`tool-<toolName>`), or `None` when `toolCallId` or `toolName` is missing.
 fn tool_call(part: &Map<String, Value>) -> Option<Part> {
     let tool_call_id = text(part, "toolCallId")?;
     let tool_name = text(part, "toolName")?;
@@ -266,14 +260,15 @@ fn tool_call(part: &Map<String, Value>) -> Option<Part> {
         (false, Some(result)) => (ToolState::OutputAvailable, Some(result.clone()), None),
         (false, None) => (ToolState::InputAvailable, None, None),
     };
-    Some(Part::Tool {
-        tool_call_id,
+    Some(Part::Tool(Box::new(ToolPart {
         tool_name,
+        tool_call_id,
         state,
-        input,
+        input: Some(input),
         output,
         error_text,
-    })
+        ..ToolPart::default()
+    })))
 }
 
 #[cfg(test)]
@@ -299,15 +294,11 @@ mod tests {
     }
 
     fn text(text: &str) -> Part {
-        Part::Text {
-            text: text.to_owned(),
-        }
+        Part::done_text(text)
     }
 
     fn reasoning(text: &str) -> Part {
-        Part::Reasoning {
-            text: text.to_owned(),
-        }
+        Part::done_reasoning(text)
     }
 
     /// The parts of a single assistant message with the given content.
@@ -338,6 +329,7 @@ mod tests {
                     Message {
                         id: "m-1".to_owned(),
                         role: Role::User,
+                        metadata: None,
                         parts: vec![text("Total for Q3?")],
                         status: MessageStatus::Complete,
                         created_at: Some("2026-10-02T08:16:00Z".to_owned()),
@@ -346,16 +338,17 @@ mod tests {
                     Message {
                         id: "m-2".to_owned(),
                         role: Role::Assistant,
+                        metadata: None,
                         parts: vec![
                             reasoning("Sum the ledger."),
-                            Part::Tool {
-                                tool_call_id: "c-1".to_owned(),
+                            Part::Tool(Box::new(ToolPart {
                                 tool_name: "ledger_sum".to_owned(),
+                                tool_call_id: "c-1".to_owned(),
                                 state: ToolState::OutputAvailable,
-                                input: json!({"quarter": 3}),
+                                input: Some(json!({"quarter": 3})),
                                 output: Some(json!({"total": 4120})),
-                                error_text: None,
-                            },
+                                ..ToolPart::default()
+                            })),
                             text("Q3 totals 4120."),
                         ],
                         status: MessageStatus::Complete,
@@ -364,6 +357,20 @@ mod tests {
                     },
                 ],
             }
+        );
+    }
+
+    #[test]
+    fn history_parts_serialize_as_ui_message_parts() {
+        let loaded = parse_history(HISTORY_EXAMPLE.as_bytes()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&loaded.messages[1].parts).unwrap(),
+            json!([
+                {"type": "reasoning", "text": "Sum the ledger.", "state": "done"},
+                {"type": "tool-ledger_sum", "toolCallId": "c-1", "state": "output-available",
+                 "input": {"quarter": 3}, "output": {"total": 4120}},
+                {"type": "text", "text": "Q3 totals 4120.", "state": "done"}
+            ])
         );
     }
 
@@ -552,14 +559,15 @@ mod tests {
             {"type": "tool-call", "toolCallId": 9, "toolName": "t"}
         ]));
         let tool = |id: &str, state, input: Value, output: Option<Value>, error: Option<&str>| {
-            Part::Tool {
-                tool_call_id: id.to_owned(),
+            Part::Tool(Box::new(ToolPart {
                 tool_name: "t".to_owned(),
+                tool_call_id: id.to_owned(),
                 state,
-                input,
+                input: Some(input),
                 output,
                 error_text: error.map(str::to_owned),
-            }
+                ..ToolPart::default()
+            }))
         };
         assert_eq!(
             parts,

@@ -4,6 +4,7 @@
 //! Every parser takes the raw body bytes and never panics: malformed JSON, wrong types and
 //! missing fields become an [`ApiError`].
 
+pub(crate) mod chat;
 mod error;
 mod history;
 mod insights;

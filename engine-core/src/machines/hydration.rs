@@ -84,12 +84,16 @@ pub(crate) struct Hydration {
     history_requested: bool,
     /// Insights are read once per selection, after the first loaded detail (OI-26).
     insights_requested: bool,
+    /// The selected session's answer streams: no history is read or applied (HYD-10, HYD-11).
+    streaming: bool,
 }
 
 pub(crate) enum HydEvent<'a> {
     Evaluate {
         selected: Option<&'a str>,
         visible: bool,
+        /// The selected session's answer streams (HYD-10, HYD-11).
+        streaming: bool,
     },
     /// `refreshSessionDetail()`.
     RefreshDetail,
@@ -106,11 +110,16 @@ impl Hydration {
     #[superstate]
     fn any(&mut self, context: &mut Ctx<'_>, event: &HydEvent<'_>) -> Outcome<State> {
         match event {
-            HydEvent::Evaluate { selected, visible } => {
+            HydEvent::Evaluate {
+                selected,
+                visible,
+                streaming,
+            } => {
                 if self.session_uid.as_deref() == *selected {
                     return Handled;
                 }
                 self.reset(context, *selected);
+                self.streaming = *streaming;
                 Transition(target(*selected, *visible))
             }
             HydEvent::Answer(a) => {
@@ -139,7 +148,11 @@ impl Hydration {
             HydEvent::Evaluate {
                 selected,
                 visible: true,
-            } if self.session_uid.as_deref() == *selected => Transition(State::visible()),
+                streaming,
+            } if self.session_uid.as_deref() == *selected => {
+                self.streaming = *streaming;
+                Transition(State::visible())
+            }
             _ => Super,
         }
     }
@@ -152,7 +165,24 @@ impl Hydration {
             HydEvent::Evaluate {
                 selected,
                 visible: false,
+                ..
             } if self.session_uid.as_deref() == *selected => Transition(State::hidden()),
+            HydEvent::Evaluate {
+                selected,
+                streaming,
+                ..
+            } if self.session_uid.as_deref() == *selected => {
+                self.streaming = *streaming;
+                // HYD-10: a history read held back while the answer streamed goes out after it.
+                if !self.history_requested
+                    && !self.streaming
+                    && context.inputs.environment_uid.is_some()
+                    && !matches!(self.detail, Load::Failed(ApiError::Refused { .. }))
+                {
+                    self.request_history(context);
+                }
+                Handled
+            }
             HydEvent::RefreshDetail => {
                 self.request_detail(context);
                 Handled
@@ -175,7 +205,8 @@ impl Hydration {
         self.request_detail(context);
         // A session whose detail read was refused (an invalid id) is not loadable at all.
         let refused = matches!(self.detail, Load::Failed(ApiError::Refused { .. }));
-        if !self.history_requested && !refused {
+        // HYD-10: not while the session's answer streams.
+        if !self.history_requested && !refused && !self.streaming {
             self.request_history(context);
         }
     }
@@ -315,9 +346,20 @@ impl Hydration {
                 other => other.ok_body(&a.call).and_then(parse_history),
             };
             match read {
+                // HYD-11: not applied while the answer streams; read again after it.
+                Ok(_) if self.streaming => {
+                    self.history = Load::Idle;
+                    self.history_requested = false;
+                }
                 Ok(history) => {
                     self.thread = history.messages.clone();
                     self.history = Load::Loaded(history);
+                    if let Some(session_uid) = self.session_uid.clone() {
+                        context
+                            .io
+                            .signals
+                            .push_back(Signal::HistoryApplied { session_uid });
+                    }
                 }
                 Err(e) => self.history_failed(context, e),
             }

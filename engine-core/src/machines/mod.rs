@@ -1,12 +1,14 @@
 //! One statig machine per concern. Machines never call each other: they talk through
 //! [`Signal`]s that the `Engine` relays until nothing changes.
 
+pub(crate) mod cancel;
 pub(crate) mod default_session;
 pub(crate) mod environment;
 pub(crate) mod hydration;
 pub(crate) mod opening;
 pub(crate) mod runtime_access;
 pub(crate) mod selection;
+pub(crate) mod send;
 
 use crate::api::ApiError;
 use crate::input::SessionSummary;
@@ -33,4 +35,25 @@ pub(crate) enum Signal {
     Notice { session_uid: String, text: String },
     /// A session was archived or deleted through the engine.
     Removed { session_uid: String, archived: bool },
+    /// A send met this decision: it is the session's decision now (SND-9).
+    Publish {
+        session_uid: String,
+        decision: Box<runtime_access::Decision>,
+    },
+    /// SND-15: check the session's runtime again.
+    Recheck { session_uid: String },
+    /// A turn ended (OI-20: the queue follows).
+    RunEnded {
+        session_uid: String,
+        end: send::RunEnd,
+        /// The message request went out.
+        sent: bool,
+        turn: Box<send::Turn>,
+        /// The text shown for a failure.
+        text: Option<String>,
+    },
+    /// The run cancel failed (OI-19).
+    CancelFailed { session_uid: String, text: String },
+    /// A loaded history replaced the selected session's thread (HYD-4).
+    HistoryApplied { session_uid: String },
 }

@@ -15,7 +15,7 @@ use crate::api::{
     RuntimeNotice, RuntimePresence, Severity, Wake, parse_runtime_access,
 };
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Outcome as Done, Owner};
+use crate::io::{Answer, Ctx, Owner};
 use crate::timestamp::iso_from_unix_ms;
 
 /// A decision one minute old or older is confirmed again (OI-7, inclusive).
@@ -62,6 +62,30 @@ impl Decision {
     /// Transient: locks the composer and sets `isAssistantRuntimeStarting` (RTA-7, SHR-5).
     pub(crate) fn is_starting(&self) -> bool {
         !self.interaction.can_submit && self.interaction.state.is_transient()
+    }
+
+    /// A decision from a resolve-runtime-access answer received at `now`; a transient one is
+    /// due again after its interval (RTA-9, OI-2). A ready one still needs its confirmation.
+    pub(crate) fn from_access(access: crate::api::RuntimeAccess, now: Instant) -> Decision {
+        let endpoint = match &access.mode {
+            AccessMode::Token(e) => Some(e.clone()),
+            _ => None,
+        };
+        let mut decision = Decision {
+            interaction: access.interaction,
+            presence: Some(access.presence),
+            endpoint,
+            at: now,
+            next_round: None,
+            delay_ms: 0,
+            unanswered: false,
+        };
+        if !decision.interaction.can_submit && decision.interaction.state.is_transient() {
+            let delay = poll_interval_ms(decision.interaction.retry_after_ms);
+            decision.delay_ms = delay;
+            decision.next_round = Some(now + Duration::from_millis(delay));
+        }
+        decision
     }
 
     fn age(&self, now: Instant) -> Duration {
@@ -128,8 +152,57 @@ fn backoff_ms(previous_ms: u64) -> u64 {
 }
 
 /// `{rpc_url}/api/chat`: the key of the confirmation memory and the wake clocks.
-fn chat_url(endpoint: &RuntimeEndpoint) -> String {
+pub(crate) fn chat_url(endpoint: &RuntimeEndpoint) -> String {
     format!("{}/api/chat", endpoint.rpc_url.trim_end_matches('/'))
+}
+
+/// What the engine knows of each chat URL, whoever asked (runtime access, a send, a cancel):
+/// serving confirmations (OI-9) and wake clocks (OI-5). It belongs to URLs alone, so a change of
+/// person or Environment keeps it.
+#[derive(Debug, Default)]
+pub(crate) struct Confirmations {
+    /// Serving confirmations per chat URL (OI-9).
+    served: BTreeMap<String, Instant>,
+    /// One wake clock per chat URL (OI-5): the wall-clock ms of its first failed confirmation.
+    wakes: BTreeMap<String, u64>,
+}
+
+impl Confirmations {
+    /// A serving answer from this endpoint is remembered (SND-4, RTA-14: age under 15 s).
+    pub(crate) fn remembered(&self, endpoint: &RuntimeEndpoint, now: Instant) -> bool {
+        self.served
+            .get(&chat_url(endpoint))
+            .is_some_and(|t| now.saturating_duration_since(*t) < MEMORY)
+    }
+
+    /// The confirmation limit for this endpoint: longer while its wake is followed (OI-5).
+    pub(crate) fn limit(&self, endpoint: &RuntimeEndpoint) -> Duration {
+        if self.wakes.contains_key(&chat_url(endpoint)) {
+            WAKING_CONFIRM_LIMIT
+        } else {
+            FIRST_CONFIRM_LIMIT
+        }
+    }
+
+    /// The Agent served: remember it, and its wake is over.
+    pub(crate) fn serving(&mut self, endpoint: &RuntimeEndpoint, now: Instant) {
+        let url = chat_url(endpoint);
+        self.wakes.remove(&url);
+        self.served.insert(url, now);
+    }
+
+    /// The Agent did not serve: forget the memory and return the wake clock's start (the first
+    /// failure's wall-clock ms, `wall` when this is the first).
+    pub(crate) fn not_serving(&mut self, endpoint: &RuntimeEndpoint, wall: u64) -> u64 {
+        let url = chat_url(endpoint);
+        self.served.remove(&url);
+        *self.wakes.entry(url).or_insert(wall)
+    }
+
+    /// SND-15: a message request to this endpoint got no answer.
+    pub(crate) fn forget(&mut self, endpoint: &RuntimeEndpoint) {
+        self.served.remove(&chat_url(endpoint));
+    }
 }
 
 /// Shared storage.
@@ -137,10 +210,6 @@ fn chat_url(endpoint: &RuntimeEndpoint) -> String {
 pub(crate) struct RuntimeAccessMachine {
     /// The decision of each session of the current person and Environment (ENV-3).
     decisions: BTreeMap<String, Decision>,
-    /// Serving confirmations per chat URL (OI-9); they belong to the URL alone.
-    served: BTreeMap<String, Instant>,
-    /// One wake clock per chat URL (OI-5): the wall-clock ms of its first failed confirmation.
-    wakes: BTreeMap<String, u64>,
     /// The last focus-triggered check (RTA-23: at most one per minute).
     last_revalidate: Option<Instant>,
     /// The Agent name of the session in view, for notices (OI-6).
@@ -165,6 +234,16 @@ pub(crate) enum RtaEvent<'a> {
     },
     /// The person or Environment changed (ENV-3).
     Reset,
+    /// A send or cancel got this decision for a session: it is the session's decision now, and
+    /// polling follows it (SND-9).
+    Publish {
+        session: &'a str,
+        decision: &'a Decision,
+    },
+    /// SND-15: check the session again now (when it is in view).
+    Recheck {
+        session: &'a str,
+    },
 }
 
 #[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
@@ -182,6 +261,11 @@ impl RuntimeAccessMachine {
             }
             RtaEvent::Reset => {
                 self.reset();
+                Handled
+            }
+            RtaEvent::Publish { session, decision } => {
+                self.decisions
+                    .insert((*session).to_owned(), (*decision).clone());
                 Handled
             }
             _ => Handled,
@@ -229,8 +313,7 @@ impl RuntimeAccessMachine {
     ) -> Outcome<State> {
         match event {
             RtaEvent::Answer(a) if a.id == *pending => {
-                let serving =
-                    matches!(&a.outcome, Done::Http { status, .. } if !matches!(status, 502..=504));
+                let serving = a.outcome.is_serving();
                 if serving {
                     self.serving(context, session, candidate)
                 } else {
@@ -336,7 +419,24 @@ impl RuntimeAccessMachine {
                 self.reset();
                 Transition(State::idle())
             }
-            RtaEvent::Answer(_) => Handled,
+            RtaEvent::Publish {
+                session: about,
+                decision,
+            } => {
+                self.decisions
+                    .insert((*about).to_owned(), (*decision).clone());
+                if *about != session {
+                    Handled
+                } else if decision.next_round.is_some() {
+                    Transition(State::following(session.to_owned()))
+                } else {
+                    Transition(State::settled(session.to_owned()))
+                }
+            }
+            RtaEvent::Recheck { session: about } if *about == session => {
+                self.start_round(context, session)
+            }
+            RtaEvent::Answer(_) | RtaEvent::Recheck { .. } => Handled,
         }
     }
 
@@ -411,55 +511,28 @@ impl RuntimeAccessMachine {
         access: crate::api::RuntimeAccess,
     ) -> Outcome<State> {
         let now = context.now;
-        let endpoint = match &access.mode {
-            AccessMode::Token(e) => Some(e.clone()),
-            _ => None,
-        };
-        let mut decision = Decision {
-            interaction: access.interaction,
-            presence: Some(access.presence),
-            endpoint,
-            at: now,
-            next_round: None,
-            delay_ms: 0,
-            unanswered: false,
-        };
-        if !decision.interaction.can_submit {
-            // RTA-15: a transient or terminal decision is shown as it is, never confirmed.
-            let transient = decision.interaction.state.is_transient();
-            if transient {
-                let delay = poll_interval_ms(decision.interaction.retry_after_ms);
-                decision.delay_ms = delay;
-                decision.next_round = Some(now + Duration::from_millis(delay));
+        let decision = Decision::from_access(access, now);
+        let endpoint = match (&decision.endpoint, decision.interaction.can_submit) {
+            (Some(endpoint), true) => endpoint.clone(),
+            // RTA-15: a transient or terminal decision is shown as it is, never confirmed; with
+            // mode "unavailable" nothing can confirm it. RTA-9: a transient one is polled (an
+            // interval of 0 asks again at once, in the next settle round).
+            _ => {
+                let followed = decision.next_round.is_some();
+                self.decisions.insert(session.to_owned(), decision);
+                return if followed {
+                    Transition(State::following(session.to_owned()))
+                } else {
+                    Transition(State::settled(session.to_owned()))
+                };
             }
-            self.decisions.insert(session.to_owned(), decision);
-            return if transient {
-                // RTA-9; an interval of 0 asks again at once (the next settle round).
-                Transition(State::following(session.to_owned()))
-            } else {
-                Transition(State::settled(session.to_owned()))
-            };
-        }
-        let Some(endpoint) = decision.endpoint.clone() else {
-            // can_submit with mode "unavailable": shown, never confirmed, no admission.
-            self.decisions.insert(session.to_owned(), decision);
-            return Transition(State::settled(session.to_owned()));
         };
-        let url = chat_url(&endpoint);
-        if self
-            .served
-            .get(&url)
-            .is_some_and(|t| now.saturating_duration_since(*t) < MEMORY)
-        {
+        if context.io.confirmations.remembered(&endpoint, now) {
             // RTA-14, OI-9: a remembered serving answer confirms without a request.
             self.decisions.insert(session.to_owned(), decision);
             return Transition(State::settled(session.to_owned()));
         }
-        let limit = if self.wakes.contains_key(&url) {
-            WAKING_CONFIRM_LIMIT
-        } else {
-            FIRST_CONFIRM_LIMIT
-        };
+        let limit = context.io.confirmations.limit(&endpoint);
         let call = ApiCall::ConfirmAgent {
             session_uid: session.to_owned(),
             rpc_url: endpoint.rpc_url.clone(),
@@ -487,9 +560,7 @@ impl RuntimeAccessMachine {
     ) -> Outcome<State> {
         let now = context.now;
         if let Some(endpoint) = &candidate.endpoint {
-            let url = chat_url(endpoint);
-            self.wakes.remove(&url);
-            self.served.insert(url, now);
+            context.io.confirmations.serving(endpoint, now);
         }
         let mut decision = candidate.clone();
         decision.at = now;
@@ -505,59 +576,7 @@ impl RuntimeAccessMachine {
         session: &str,
         candidate: &Decision,
     ) -> Outcome<State> {
-        let now = context.now;
-        let wall = context.io.wall_ms(now);
-        let requested_ms = match &candidate.endpoint {
-            Some(endpoint) => {
-                let url = chat_url(endpoint);
-                self.served.remove(&url);
-                *self.wakes.entry(url).or_insert(wall)
-            }
-            None => wall,
-        };
-        let agent = self.agent_name.as_deref();
-        let title = match agent.map(str::trim).filter(|n| !n.is_empty()) {
-            Some(name) => format!("Starting {name}"),
-            None => "Starting the agent".to_owned(),
-        };
-        let message = format!(
-            "{} was idle and is starting now. You can write as soon as it is ready.",
-            agent_or_default(agent, true)
-        );
-        let decision = Decision {
-            interaction: RuntimeInteraction {
-                state: InteractionState::Waking,
-                can_submit: false,
-                notice: Some(RuntimeNotice {
-                    code: "agent_runtime_client_waking".into(),
-                    severity: Severity::Info,
-                    title,
-                    message: message.clone(),
-                }),
-                support_reference: None,
-                retry_after_ms: Some(CLIENT_WAKING_RETRY_MS),
-            },
-            presence: Some(RuntimePresence {
-                phase: PresencePhase::Starting,
-                detail: message,
-                desired_replicas: None,
-                actual_replicas: None,
-                observed_at: None,
-                wake: Some(Wake {
-                    operation_uid: format!("client-wake-{requested_ms}"),
-                    state: "in_progress".into(),
-                    requested_at: iso_from_unix_ms(requested_ms),
-                    deadline_at: iso_from_unix_ms(
-                        requested_ms.saturating_add(CLIENT_WAKE_DEADLINE_MS),
-                    ),
-                }),
-            }),
-            endpoint: candidate.endpoint.clone(),
-            at: now,
-            next_round: Some(now + Duration::from_millis(CLIENT_WAKING_RETRY_MS)),
-            delay_ms: CLIENT_WAKING_RETRY_MS,
-            unanswered: false,
-        };
+        let decision = client_waking(context, self.agent_name.as_deref(), candidate);
         self.decisions.insert(session.to_owned(), decision);
         Transition(State::following(session.to_owned()))
     }
@@ -565,6 +584,61 @@ impl RuntimeAccessMachine {
     /// The decision held for `session`.
     pub(crate) fn decision(&self, session: &str) -> Option<&Decision> {
         self.decisions.get(session)
+    }
+}
+
+/// RTA-17, OI-5: the decision the engine builds when the Agent of `candidate` did not serve:
+/// waking, retried every 3 s, on the chat URL's wake clock (opened now if none runs).
+pub(crate) fn client_waking(
+    context: &mut Ctx<'_>,
+    agent: Option<&str>,
+    candidate: &Decision,
+) -> Decision {
+    let now = context.now;
+    let wall = context.io.wall_ms(now);
+    let requested_ms = match &candidate.endpoint {
+        Some(endpoint) => context.io.confirmations.not_serving(endpoint, wall),
+        None => wall,
+    };
+    let title = match agent.map(str::trim).filter(|n| !n.is_empty()) {
+        Some(name) => format!("Starting {name}"),
+        None => "Starting the agent".to_owned(),
+    };
+    let message = format!(
+        "{} was idle and is starting now. You can write as soon as it is ready.",
+        agent_or_default(agent, true)
+    );
+    Decision {
+        interaction: RuntimeInteraction {
+            state: InteractionState::Waking,
+            can_submit: false,
+            notice: Some(RuntimeNotice {
+                code: "agent_runtime_client_waking".into(),
+                severity: Severity::Info,
+                title,
+                message: message.clone(),
+            }),
+            support_reference: None,
+            retry_after_ms: Some(CLIENT_WAKING_RETRY_MS),
+        },
+        presence: Some(RuntimePresence {
+            phase: PresencePhase::Starting,
+            detail: message,
+            desired_replicas: None,
+            actual_replicas: None,
+            observed_at: None,
+            wake: Some(Wake {
+                operation_uid: format!("client-wake-{requested_ms}"),
+                state: "in_progress".into(),
+                requested_at: iso_from_unix_ms(requested_ms),
+                deadline_at: iso_from_unix_ms(requested_ms.saturating_add(CLIENT_WAKE_DEADLINE_MS)),
+            }),
+        }),
+        endpoint: candidate.endpoint.clone(),
+        at: now,
+        next_round: Some(now + Duration::from_millis(CLIENT_WAKING_RETRY_MS)),
+        delay_ms: CLIENT_WAKING_RETRY_MS,
+        unanswered: false,
     }
 }
 

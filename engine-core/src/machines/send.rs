@@ -1,0 +1,674 @@
+//! SND: one session's turns. A turn resolves runtime access (SND-3), confirms the Agent unless a
+//! serving answer is remembered (SND-4, SND-5), is held through a wake (SND-9 to SND-13), then
+//! posts the newest user message alone (SND-1, SND-6, SND-7) and streams the answer. A message
+//! request is never repeated, except once after a 401 or 403 (SND-14, SND-23).
+//!
+//! The engine keeps one `Run` machine per session, so a run goes on while another session is on
+//! screen.
+
+use std::time::{Duration, Instant};
+
+use statig::prelude::*;
+
+use super::Signal;
+use super::runtime_access::{Decision, client_waking};
+use crate::api::chat::{BodyFacts, status_text, turn_body};
+use crate::api::{AccessMode, RuntimeEndpoint, parse_runtime_access};
+use crate::event::Event;
+use crate::intent::{ApiCall, RequestId};
+use crate::io::{Answer, Ctx, Outcome as Done, Owner, PieceKind, StreamPiece};
+use crate::message::{Message, MessageStatus, Part, Role};
+use crate::queue::QueuedMessage;
+use crate::snapshot::RunStatus;
+use crate::stream::{AnswerStream, StreamDelta, StreamOutcome};
+use crate::timestamp::unix_ms;
+
+/// A held send reads the session's decision this often (OI-4).
+const HOLD_SETTLE: Duration = Duration::from_millis(500);
+/// A hold ends this long after the wake's deadline (OI-4).
+const HOLD_GRACE_MS: u64 = 30_000;
+/// A hold without a wake deadline ends this long after it began (OI-4).
+const HOLD_FALLBACK_MS: u64 = 720_000;
+
+/// OI-6: a blocked first answer without a notice.
+const BLOCKED_TEXT: &str = "The agent cannot take a new message right now.";
+/// OI-6: `can_submit` true with mode `unavailable` and no detail.
+const UNAVAILABLE_TEXT: &str =
+    "The agent runtime is unavailable while its service is being reconciled.";
+/// A run stopped before its message left (the engine's choice, docs/interpretations.md).
+const STOPPED_UNSENT_TEXT: &str = "Run cancelled. Your message was not sent.";
+
+/// OI-6: the text of a held send that ends undelivered.
+pub(crate) fn not_sent_text(notice: Option<&str>) -> String {
+    match notice.map(str::trim).filter(|n| !n.is_empty()) {
+        Some(n) => {
+            format!("{n} Your message was not sent; send it again when the agent is ready.")
+        }
+        None => "The agent is not ready to take messages yet. Your message was not sent; send it again when it is ready.".to_owned(),
+    }
+}
+
+/// The message of a decision's notice, when it has one.
+fn notice_of(decision: Option<&Decision>) -> Option<String> {
+    decision
+        .and_then(|d| d.interaction.notice.as_ref())
+        .map(|n| n.message.clone())
+}
+
+/// A queued row on its way out (OI-20).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct QueuedTurn {
+    pub row: QueuedMessage,
+    /// "Sending queued message {n} of {total}".
+    pub n: usize,
+    pub total: usize,
+}
+
+/// One message on its way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Turn {
+    pub text: String,
+    pub user_message_id: String,
+    /// The answer's id when the stream names none.
+    pub answer_id: String,
+    pub queued: Option<QueuedTurn>,
+    /// SND-23: the one repeat after a 401 or 403 was used.
+    pub auth_retried: bool,
+    /// OI-4: the hold's deadline (wall-clock ms), fixed when the turn is first held.
+    pub hold_deadline_ms: Option<u64>,
+}
+
+/// How a run ended, for the queue (OI-20).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RunEnd {
+    /// The answer finished.
+    Clean,
+    /// An error: a guard, a refused or failed request, a failed answer.
+    Failed(String),
+    /// `cancelActiveSession()`.
+    Stopped,
+    /// A terminal decision, with its notice.
+    Blocked(Option<String>),
+}
+
+/// Shared storage: one session's turns.
+#[derive(Default)]
+pub(crate) struct Run {
+    pub session_uid: String,
+    facts: BodyFacts,
+    agent_name: Option<String>,
+    /// Messages of this engine's turns since the history was applied.
+    pub local: Vec<Message>,
+    /// The answer being streamed.
+    pub answer: Option<AnswerStream>,
+    pub status: RunStatus,
+    pub detail: Option<String>,
+    /// A turn was attempted (RTA-25: a launched session follows every RTA rule from then on).
+    pub has_sent: bool,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("session_uid", &self.session_uid)
+            .field("local_messages", &self.local.len())
+            .field("streaming", &self.answer.is_some())
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) enum RunEvent<'a> {
+    /// A send that passed the guard (SND-2).
+    Start(&'a Turn),
+    /// A send refused by the guard, with its text (SND-2).
+    Refuse {
+        turn: &'a Turn,
+        text: &'a str,
+    },
+    Answer(&'a Answer),
+    Piece(&'a StreamPiece),
+    /// Time passed; the session's shared decision as it stands (OI-4).
+    Tick {
+        decision: Option<&'a Decision>,
+    },
+    /// `cancelActiveSession()`: stop the local run (SND-16).
+    Stop {
+        decision: Option<&'a Decision>,
+    },
+    /// The run cancel failed (OI-19).
+    CancelFailed(&'a str),
+    /// What the next body is made of.
+    Facts {
+        facts: &'a BodyFacts,
+        agent_name: Option<&'a str>,
+    },
+    /// A loaded history replaced the thread (HYD-4): finished local messages go.
+    HistoryApplied,
+}
+
+#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+impl Run {
+    #[superstate]
+    fn any(&mut self, event: &RunEvent<'_>) -> Outcome<State> {
+        match event {
+            RunEvent::Facts { facts, agent_name } => {
+                self.facts = (*facts).clone();
+                self.agent_name = agent_name.map(str::to_owned);
+            }
+            RunEvent::HistoryApplied => {
+                self.local
+                    .retain(|m| matches!(m.status, MessageStatus::Running));
+            }
+            RunEvent::CancelFailed(text) => {
+                self.status = RunStatus::Error;
+                self.detail = Some((*text).to_owned());
+            }
+            _ => {}
+        }
+        Handled
+    }
+
+    /// No turn runs.
+    #[state(superstate = "any")]
+    fn idle(&mut self, context: &mut Ctx<'_>, event: &RunEvent<'_>) -> Outcome<State> {
+        match event {
+            RunEvent::Start(turn) => {
+                self.begin(turn);
+                self.resolve(context, turn)
+            }
+            RunEvent::Refuse { turn, text } => {
+                self.begin(turn);
+                self.end(context, turn, RunEnd::Failed((*text).to_owned()), false)
+            }
+            _ => Super,
+        }
+    }
+
+    /// SND-3: resolve-runtime-access for the turn is in flight.
+    #[state(superstate = "any", exit_action = "abort_pending")]
+    #[allow(clippy::borrowed_box)] // statig hands state-local fields by reference
+    fn resolving(
+        &mut self,
+        pending: &RequestId,
+        turn: &Box<Turn>,
+        context: &mut Ctx<'_>,
+        event: &RunEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            RunEvent::Answer(a) if a.id == *pending => self.on_access(context, turn, a),
+            RunEvent::Stop { .. } => self.end(context, turn, RunEnd::Stopped, false),
+            _ => Super,
+        }
+    }
+
+    /// SND-5: the Agent confirmation is in flight.
+    #[state(superstate = "any", exit_action = "abort_pending")]
+    #[allow(clippy::borrowed_box)]
+    fn confirming(
+        &mut self,
+        pending: &RequestId,
+        deadline: &Instant,
+        candidate: &Box<Decision>,
+        turn: &Box<Turn>,
+        context: &mut Ctx<'_>,
+        event: &RunEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            RunEvent::Answer(a) if a.id == *pending => {
+                let serving = a.outcome.is_serving();
+                if serving {
+                    self.serving(context, turn, candidate)
+                } else {
+                    self.not_serving(context, turn, candidate)
+                }
+            }
+            // OI-5: giving up counts as no answer.
+            RunEvent::Tick { .. } if context.now >= *deadline => {
+                context.io.abort(*pending);
+                self.not_serving(context, turn, candidate)
+            }
+            RunEvent::Stop { .. } => self.end(context, turn, RunEnd::Stopped, false),
+            _ => Super,
+        }
+    }
+
+    /// SND-9: held through a wake; the session's decision is read every 500 ms (OI-4).
+    #[state(superstate = "any")]
+    #[allow(clippy::borrowed_box)]
+    fn held(
+        &mut self,
+        next_check: &Instant,
+        turn: &Box<Turn>,
+        context: &mut Ctx<'_>,
+        event: &RunEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            RunEvent::Tick { decision } if context.now >= *next_check => {
+                let notice = notice_of(*decision);
+                let deadline = turn.hold_deadline_ms.unwrap_or(u64::MAX);
+                if context.io.wall_ms(context.now) >= deadline {
+                    // SND-13: past the deadline.
+                    let text = not_sent_text(notice.as_deref());
+                    return self.end(context, turn, RunEnd::Failed(text), false);
+                }
+                match decision {
+                    // SND-10: no longer transient: the whole send again (a terminal decision
+                    // then fails it, SND-11).
+                    Some(d) if !d.is_starting() => self.resolve(context, turn),
+                    _ => Transition(State::held(context.now + HOLD_SETTLE, turn.clone())),
+                }
+            }
+            RunEvent::Stop { decision } => {
+                // SND-12.
+                let notice = notice_of(*decision);
+                let text = not_sent_text(notice.as_deref());
+                self.end_with(context, turn, RunEnd::Stopped, false, Some(text))
+            }
+            _ => Super,
+        }
+    }
+
+    /// SND-7: the message request is out; its head has not come. No exit action: the request
+    /// goes on into `streaming`; a stop aborts it explicitly.
+    #[state(superstate = "any")]
+    #[allow(clippy::borrowed_box)]
+    fn posting(
+        &mut self,
+        pending: &RequestId,
+        endpoint: &RuntimeEndpoint,
+        turn: &Box<Turn>,
+        context: &mut Ctx<'_>,
+        event: &RunEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            RunEvent::Piece(p) if p.id == *pending && matches!(p.kind, PieceKind::Head) => {
+                let id = turn.answer_id.clone();
+                self.answer = Some(AnswerStream::new(id, context.io.max_event_bytes));
+                Transition(State::streaming(*pending, turn.clone()))
+            }
+            RunEvent::Answer(a) if a.id == *pending => match &a.outcome {
+                Done::Http {
+                    status: 401 | 403, ..
+                } if !turn.auth_retried => {
+                    // SND-23: access again, then this request once more.
+                    let mut again = (**turn).clone();
+                    again.auth_retried = true;
+                    self.resolve(context, &again)
+                }
+                Done::Http { status, body } => {
+                    let text = status_text("Chat stream", *status, body);
+                    self.end(context, turn, RunEnd::Failed(text), true)
+                }
+                Done::Failed(e) => {
+                    // SND-14, SND-15: never again; forget the confirmation, check again.
+                    context.io.confirmations.forget(endpoint);
+                    let session_uid = self.session_uid.clone();
+                    context
+                        .io
+                        .signals
+                        .push_back(Signal::Recheck { session_uid });
+                    self.end(context, turn, RunEnd::Failed(e.to_string()), true)
+                }
+            },
+            RunEvent::Stop { .. } => {
+                context.io.abort(*pending);
+                self.end(context, turn, RunEnd::Stopped, true)
+            }
+            _ => Super,
+        }
+    }
+
+    /// The answer streams (HYD-10, HYD-11 hold while here).
+    #[state(superstate = "any", exit_action = "abort_pending")]
+    #[allow(clippy::borrowed_box)]
+    fn streaming(
+        &mut self,
+        pending: &RequestId,
+        turn: &Box<Turn>,
+        context: &mut Ctx<'_>,
+        event: &RunEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            RunEvent::Piece(p) if p.id == *pending => match &p.kind {
+                PieceKind::Head => Handled,
+                PieceKind::Chunk(bytes) => {
+                    let mut deltas = Vec::new();
+                    if let Some(answer) = self.answer.as_mut() {
+                        answer.feed(bytes, &mut deltas);
+                    }
+                    self.relay(context, deltas);
+                    Handled
+                }
+                PieceKind::End => {
+                    let mut deltas = Vec::new();
+                    if let Some(answer) = self.answer.as_mut() {
+                        answer.end(&mut deltas);
+                    }
+                    self.relay(context, deltas);
+                    let end = match self.answer.as_ref().map(AnswerStream::outcome) {
+                        Some(StreamOutcome::Finished { .. } | StreamOutcome::Aborted { .. }) => {
+                            RunEnd::Clean
+                        }
+                        Some(_) | None => RunEnd::Failed(self.answer_error()),
+                    };
+                    self.end(context, turn, end, true)
+                }
+                PieceKind::Failed(e) => {
+                    let text = e.to_string();
+                    self.end(context, turn, RunEnd::Failed(text), true)
+                }
+            },
+            RunEvent::Stop { .. } => self.end(context, turn, RunEnd::Stopped, true),
+            _ => Super,
+        }
+    }
+
+    #[action]
+    fn abort_pending(pending: &RequestId, context: &mut Ctx<'_>) {
+        context.io.abort(*pending);
+    }
+}
+
+impl Run {
+    /// A run for this session.
+    pub(crate) fn for_session(session_uid: &str) -> Run {
+        Run {
+            session_uid: session_uid.to_owned(),
+            ..Run::default()
+        }
+    }
+
+    /// The turn starts: its message shows at once, not yet sent.
+    fn begin(&mut self, turn: &Turn) {
+        self.has_sent = true;
+        self.local.push(Message {
+            id: turn.user_message_id.clone(),
+            role: Role::User,
+            parts: vec![Part::done_text(turn.text.clone())],
+            status: MessageStatus::Running,
+            created_at: None,
+            provenance: None,
+            metadata: None,
+        });
+        self.status = RunStatus::Thinking;
+        self.detail = Some(match &turn.queued {
+            Some(q) => format!("Sending queued message {} of {}", q.n, q.total),
+            None => "Working on your request.".to_owned(),
+        });
+    }
+
+    /// SND-3: a new resolve-runtime-access.
+    fn resolve(&mut self, context: &mut Ctx<'_>, turn: &Turn) -> Outcome<State> {
+        let call = ApiCall::ResolveRuntimeAccess {
+            session_uid: self.session_uid.clone(),
+        };
+        match context.send(Owner::Send, call) {
+            Ok(pending) => Transition(State::resolving(pending, Box::new(turn.clone()))),
+            Err(e) => self.end(context, turn, RunEnd::Failed(e.to_string()), false),
+        }
+    }
+
+    fn on_access(&mut self, context: &mut Ctx<'_>, turn: &Turn, a: &Answer) -> Outcome<State> {
+        let access = a
+            .outcome
+            .ok_body(&a.call)
+            .and_then(|body| parse_runtime_access(body, &context.io.base));
+        let access = match access {
+            Ok(access) => access,
+            Err(e) => return self.end(context, turn, RunEnd::Failed(e.to_string()), false),
+        };
+        let unavailable = match &access.mode {
+            AccessMode::Unavailable { detail } => Some(detail.clone()),
+            _ => None,
+        };
+        let decision = Decision::from_access(access, context.now);
+        self.publish(context, &decision);
+        if !decision.interaction.can_submit {
+            if decision.is_starting() {
+                return self.hold(context, turn, &decision);
+            }
+            // SND-11: terminal.
+            let notice = decision
+                .interaction
+                .notice
+                .as_ref()
+                .map(|n| n.message.clone());
+            let text = if turn.hold_deadline_ms.is_some() {
+                not_sent_text(notice.as_deref())
+            } else {
+                notice.clone().unwrap_or_else(|| BLOCKED_TEXT.to_owned())
+            };
+            return self.end_with(context, turn, RunEnd::Blocked(notice), false, Some(text));
+        }
+        let Some(endpoint) = decision.endpoint.clone() else {
+            let text = unavailable
+                .flatten()
+                .unwrap_or_else(|| UNAVAILABLE_TEXT.to_owned());
+            return self.end(context, turn, RunEnd::Failed(text), false);
+        };
+        if context.io.confirmations.remembered(&endpoint, context.now) {
+            // SND-4.
+            return self.post(context, turn, &endpoint);
+        }
+        let limit = context.io.confirmations.limit(&endpoint);
+        let call = ApiCall::ConfirmAgent {
+            session_uid: self.session_uid.clone(),
+            rpc_url: endpoint.rpc_url.clone(),
+        };
+        match context
+            .io
+            .send_runtime(Owner::Send, call, endpoint.token.expose())
+        {
+            Ok(pending) => Transition(State::confirming(
+                pending,
+                context.now + limit,
+                Box::new(decision),
+                Box::new(turn.clone()),
+            )),
+            Err(_) => self.not_serving(context, turn, &decision),
+        }
+    }
+
+    /// SND-5: the Agent served; the ready decision is the session's, and the message goes.
+    fn serving(
+        &mut self,
+        context: &mut Ctx<'_>,
+        turn: &Turn,
+        candidate: &Decision,
+    ) -> Outcome<State> {
+        let Some(endpoint) = candidate.endpoint.clone() else {
+            return self.not_serving(context, turn, candidate);
+        };
+        context.io.confirmations.serving(&endpoint, context.now);
+        let mut decision = candidate.clone();
+        decision.at = context.now;
+        self.publish(context, &decision);
+        self.post(context, turn, &endpoint)
+    }
+
+    /// SND-5, RTA-17: the Agent did not serve: the engine's waking decision, and the turn holds.
+    fn not_serving(
+        &mut self,
+        context: &mut Ctx<'_>,
+        turn: &Turn,
+        candidate: &Decision,
+    ) -> Outcome<State> {
+        let decision = client_waking(context, self.agent_name.as_deref(), candidate);
+        self.publish(context, &decision);
+        self.hold(context, turn, &decision)
+    }
+
+    /// SND-9, OI-4: hold the turn under one deadline fixed at its first hold.
+    fn hold(&mut self, context: &mut Ctx<'_>, turn: &Turn, decision: &Decision) -> Outcome<State> {
+        let mut turn = turn.clone();
+        if turn.hold_deadline_ms.is_none() {
+            let wake_deadline = decision
+                .presence
+                .as_ref()
+                .and_then(|p| p.wake.as_ref())
+                .and_then(|w| unix_ms(&w.deadline_at))
+                .and_then(|ms| u64::try_from(ms).ok());
+            let wall = context.io.wall_ms(context.now);
+            turn.hold_deadline_ms = Some(match wake_deadline {
+                Some(ms) => ms.saturating_add(HOLD_GRACE_MS),
+                None => wall.saturating_add(HOLD_FALLBACK_MS),
+            });
+        }
+        Transition(State::held(context.now + HOLD_SETTLE, Box::new(turn)))
+    }
+
+    /// SND-1, SND-6, SND-7: the message request.
+    fn post(
+        &mut self,
+        context: &mut Ctx<'_>,
+        turn: &Turn,
+        endpoint: &RuntimeEndpoint,
+    ) -> Outcome<State> {
+        let body = turn_body(&self.session_uid, &turn.text, &self.facts);
+        let call = ApiCall::SendMessage {
+            session_uid: self.session_uid.clone(),
+            rpc_url: endpoint.rpc_url.clone(),
+            body,
+        };
+        match context
+            .io
+            .send_runtime(Owner::Send, call, endpoint.token.expose())
+        {
+            Ok(pending) => {
+                self.mark_user(turn, MessageStatus::Complete);
+                Transition(State::posting(
+                    pending,
+                    endpoint.clone(),
+                    Box::new(turn.clone()),
+                ))
+            }
+            Err(e) => self.end(context, turn, RunEnd::Failed(e.to_string()), false),
+        }
+    }
+
+    /// SND-9: the decision a send met is the session's decision.
+    fn publish(&mut self, context: &mut Ctx<'_>, decision: &Decision) {
+        context.io.signals.push_back(Signal::Publish {
+            session_uid: self.session_uid.clone(),
+            decision: Box::new(decision.clone()),
+        });
+    }
+
+    /// Hands stream deltas to the host and follows them in the run status.
+    fn relay(&mut self, context: &mut Ctx<'_>, deltas: Vec<StreamDelta>) {
+        for delta in deltas {
+            match &delta {
+                StreamDelta::TextDelta { .. } => {
+                    self.status = RunStatus::Responding;
+                    self.detail = Some("Writing a response...".to_owned());
+                }
+                StreamDelta::ReasoningDelta { .. } if self.status != RunStatus::Responding => {
+                    self.detail = Some("Thinking...".to_owned());
+                }
+                _ => {}
+            }
+            context.emit(Event::Answer {
+                session_uid: self.session_uid.clone(),
+                delta,
+            });
+        }
+    }
+
+    /// The failure text of an answer that did not finish.
+    fn answer_error(&self) -> String {
+        match self.answer.as_ref().map(AnswerStream::outcome) {
+            Some(StreamOutcome::Failed { error_text }) => error_text.clone(),
+            _ => match self.answer.as_ref().map(|a| &a.message().status) {
+                Some(MessageStatus::Failed { error }) => error.clone(),
+                _ => "The answer was interrupted before it finished.".to_owned(),
+            },
+        }
+    }
+
+    fn mark_user(&mut self, turn: &Turn, status: MessageStatus) {
+        if let Some(m) = self
+            .local
+            .iter_mut()
+            .rev()
+            .find(|m| m.id == turn.user_message_id)
+        {
+            m.status = status;
+        }
+    }
+
+    fn end(
+        &mut self,
+        context: &mut Ctx<'_>,
+        turn: &Turn,
+        end: RunEnd,
+        sent: bool,
+    ) -> Outcome<State> {
+        self.end_with(context, turn, end, sent, None)
+    }
+
+    /// The turn is over: the thread, the run status, and the queue's news (OI-20).
+    fn end_with(
+        &mut self,
+        context: &mut Ctx<'_>,
+        turn: &Turn,
+        end: RunEnd,
+        sent: bool,
+        text: Option<String>,
+    ) -> Outcome<State> {
+        let text = text.or_else(|| match &end {
+            RunEnd::Failed(t) => Some(t.clone()),
+            RunEnd::Blocked(n) => Some(n.clone().unwrap_or_else(|| BLOCKED_TEXT.to_owned())),
+            RunEnd::Stopped if !sent => Some(STOPPED_UNSENT_TEXT.to_owned()),
+            _ => None,
+        });
+        if let Some(answer) = self.answer.take() {
+            let mut message = answer.message().clone();
+            if let (RunEnd::Failed(t), MessageStatus::Running | MessageStatus::Complete) =
+                (&end, &message.status)
+            {
+                message.status = MessageStatus::Failed { error: t.clone() };
+            } else if matches!(message.status, MessageStatus::Running) {
+                message.status = MessageStatus::Complete;
+            }
+            self.local.push(message);
+        }
+        if !sent {
+            let error = text.clone().unwrap_or_default();
+            self.mark_user(turn, MessageStatus::Failed { error });
+        }
+        (self.status, self.detail) = match &end {
+            RunEnd::Clean => (RunStatus::Complete, Some("Run completed.".to_owned())),
+            RunEnd::Stopped if sent => (RunStatus::Idle, Some("Run cancelled.".to_owned())),
+            _ => (RunStatus::Error, text.clone()),
+        };
+        context.io.signals.push_back(Signal::RunEnded {
+            session_uid: self.session_uid.clone(),
+            end,
+            sent,
+            turn: Box::new(turn.clone()),
+            text,
+        });
+        Transition(State::idle())
+    }
+}
+
+/// Whether a turn runs (from its send, a held send included, to its end: OI-20).
+pub(crate) fn is_active(state: &State) -> bool {
+    !matches!(state, State::Idle {})
+}
+
+/// Whether the session's answer streams (HYD-10, HYD-11, `hasActiveChatStream`): from the
+/// moment its message request is out, since the platform writes the turn from then on.
+pub(crate) fn is_streaming(state: &State) -> bool {
+    matches!(state, State::Posting { .. } | State::Streaming { .. })
+}
+
+/// The run's next deadline: the confirmation limit or the hold's next read.
+pub(crate) fn deadline(state: &State) -> Option<Instant> {
+    match state {
+        State::Confirming { deadline, .. } => Some(*deadline),
+        State::Held { next_check, .. } => Some(*next_check),
+        _ => None,
+    }
+}

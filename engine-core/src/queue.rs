@@ -1,0 +1,187 @@
+//! ADR 087: messages written while the Agent works wait in a per-session queue (SND-18 to
+//! SND-25, OI-20).
+//!
+//! The queue is plain data; the engine decides when its first row leaves (after a clean finish,
+//! when another writer stops, or on `sendNextQueuedMessage()`).
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+/// At most this many rows wait per session (SND-24).
+pub const QUEUE_LIMIT: usize = 10;
+
+/// Why a queue is held (OI-20): nothing leaves it until `sendNextQueuedMessage()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldReason {
+    /// The person stopped the run of the session on screen.
+    Stopped,
+    /// A run ended in an error.
+    Failed,
+    /// The person moved to another session, or a run ended while another was on screen.
+    Away,
+    /// A terminal runtime decision blocked sending.
+    Blocked,
+    /// A queued row could not start.
+    Unavailable,
+}
+
+/// A held queue's reason and message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hold {
+    /// Why.
+    pub reason: HoldReason,
+    /// The message that goes with it (the error or the decision's notice), when any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// One waiting message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuedMessage {
+    /// The row id (from the engine's seeded generator).
+    pub id: String,
+    /// The trimmed text.
+    pub text: String,
+    /// When it was queued (ISO-8601, wall clock).
+    pub created_at: String,
+}
+
+/// Why a message was not queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Empty once trimmed: refused silently.
+    Empty,
+    /// Ten rows already wait (SND-24).
+    Full,
+}
+
+/// One session's queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Queue {
+    pub rows: VecDeque<QueuedMessage>,
+    pub hold: Option<Hold>,
+    /// A drain is due: the first row leaves as soon as the thread is idle (SND-19, SND-22).
+    pub armed: bool,
+    /// Rows sent in the current burst, for "Sending queued message {n} of {N}" (OI-20).
+    pub sent_in_burst: usize,
+}
+
+impl Queue {
+    /// Adds a row (SND-24): trimmed, refused when empty or when ten already wait.
+    pub(crate) fn push(&mut self, row: QueuedMessage) -> Result<(), Refusal> {
+        if row.text.is_empty() {
+            return Err(Refusal::Empty);
+        }
+        if self.rows.len() >= QUEUE_LIMIT {
+            return Err(Refusal::Full);
+        }
+        self.rows.push_back(row);
+        Ok(())
+    }
+
+    /// Holds the queue when messages wait in it; an empty queue carries no hold.
+    pub(crate) fn hold(&mut self, reason: HoldReason, message: Option<String>) {
+        self.armed = false;
+        if !self.rows.is_empty() {
+            self.hold = Some(Hold { reason, message });
+        }
+    }
+
+    /// Takes the first row for sending, with its "n of N" position in the burst.
+    pub(crate) fn take_first(&mut self) -> Option<(QueuedMessage, usize, usize)> {
+        let row = self.rows.pop_front()?;
+        self.sent_in_burst += 1;
+        let n = self.sent_in_burst;
+        Some((row, n, n + self.rows.len()))
+    }
+
+    /// A row that could not go out returns to the front.
+    pub(crate) fn put_back(&mut self, row: QueuedMessage) {
+        self.rows.push_front(row);
+        self.sent_in_burst = self.sent_in_burst.saturating_sub(1);
+    }
+
+    /// Removes a row; its text when it was there.
+    pub(crate) fn remove(&mut self, id: &str) -> Option<String> {
+        let index = self.rows.iter().position(|r| r.id == id)?;
+        let row = self.rows.remove(index)?;
+        self.settle_empty();
+        Some(row.text)
+    }
+
+    /// Moves a row to `to` (clamped to the ends).
+    pub(crate) fn reorder(&mut self, id: &str, to: usize) {
+        let Some(from) = self.rows.iter().position(|r| r.id == id) else {
+            return;
+        };
+        if let Some(row) = self.rows.remove(from) {
+            let to = to.min(self.rows.len());
+            self.rows.insert(to, row);
+        }
+    }
+
+    /// Removes every row.
+    pub(crate) fn clear(&mut self) {
+        self.rows.clear();
+        self.settle_empty();
+    }
+
+    /// An emptied queue forgets its hold, drain and burst.
+    pub(crate) fn settle_empty(&mut self) {
+        if self.rows.is_empty() {
+            self.hold = None;
+            self.armed = false;
+            self.sent_in_burst = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str) -> QueuedMessage {
+        QueuedMessage {
+            id: id.into(),
+            text: format!("text {id}"),
+            created_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn limit_order_and_burst_positions() {
+        let mut q = Queue::default();
+        for i in 0..QUEUE_LIMIT {
+            q.push(row(&i.to_string())).unwrap();
+        }
+        assert_eq!(q.push(row("x")), Err(Refusal::Full));
+        q.reorder("9", 0);
+        assert_eq!(q.rows.front().unwrap().id, "9");
+        q.reorder("9", 99);
+        assert_eq!(q.rows.back().unwrap().id, "9");
+        let (first, n, total) = q.take_first().unwrap();
+        assert_eq!((first.id.as_str(), n, total), ("0", 1, 10));
+        let (_, n, total) = q.take_first().unwrap();
+        assert_eq!((n, total), (2, 10));
+        assert_eq!(q.remove("5").as_deref(), Some("text 5"));
+        q.clear();
+        assert!(q.rows.is_empty() && q.sent_in_burst == 0);
+    }
+
+    #[test]
+    fn an_empty_queue_carries_no_hold() {
+        let mut q = Queue::default();
+        q.hold(HoldReason::Failed, None);
+        assert_eq!(q.hold, None);
+        q.push(row("a")).unwrap();
+        q.hold(HoldReason::Blocked, Some("No.".into()));
+        assert_eq!(q.hold.as_ref().unwrap().reason, HoldReason::Blocked);
+        q.remove("a");
+        assert_eq!(q.hold, None);
+    }
+}

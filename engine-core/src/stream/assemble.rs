@@ -1,0 +1,557 @@
+//! Assembling the assistant message from chunks (ui-message-stream §5), and the outcome rules
+//! of §6.
+//!
+//! Each chunk costs work proportional to itself: parts are found through id maps, not by
+//! scanning the message; text deltas are appended in place; a changed part is cloned alone into
+//! its delta. Protocol errors are handled leniently and counted: a text or reasoning delta for an
+//! id with no open part opens a part; an end for such an id, and a tool chunk for an unknown
+//! call (or approval), are skipped.
+
+mod tools;
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::chunk::{Chunk, InputEncoding};
+use super::delta::StreamDelta;
+use super::metadata::deep_merge;
+use super::outcome::StreamOutcome;
+use crate::message::{DataPart, Message, Part, PartState, ReasoningPart, TextPart};
+
+/// A text-like part: text or reasoning (separate id namespaces, mirrored rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextKind {
+    Text,
+    Reasoning,
+}
+
+/// A tool call whose input is streaming.
+#[derive(Debug, Clone, Copy)]
+struct PartialTool {
+    /// The index of its part.
+    index: usize,
+    encoding: InputEncoding,
+}
+
+/// Turns chunks into one assistant message.
+#[derive(Debug, Clone)]
+pub struct Assembler {
+    message: Message,
+    /// `Started` was emitted.
+    started: bool,
+    /// Open text parts by chunk id.
+    open_text: HashMap<String, usize>,
+    /// Open reasoning parts by chunk id.
+    open_reasoning: HashMap<String, usize>,
+    /// Tool calls whose input streams, by call id.
+    partial_tools: HashMap<String, PartialTool>,
+    /// The indices of the tool parts of each call id, ascending.
+    tool_parts: HashMap<String, Vec<usize>>,
+    /// The tool part of each approval id.
+    approvals: HashMap<String, usize>,
+    /// Data parts with an id, by (type, id).
+    data_parts: HashMap<(String, String), usize>,
+    /// The index of the last `step-start` part.
+    step_start: Option<usize>,
+    /// The first error text seen.
+    error_text: Option<String>,
+    outcome: StreamOutcome,
+    protocol_errors: u64,
+}
+
+impl Assembler {
+    /// An assembler whose message has `message_id` until a `start` chunk gives another.
+    pub fn new(message_id: String) -> Assembler {
+        Assembler {
+            message: Message::assistant(message_id),
+            started: false,
+            open_text: HashMap::new(),
+            open_reasoning: HashMap::new(),
+            partial_tools: HashMap::new(),
+            tool_parts: HashMap::new(),
+            approvals: HashMap::new(),
+            data_parts: HashMap::new(),
+            step_start: None,
+            error_text: None,
+            outcome: StreamOutcome::Open,
+            protocol_errors: 0,
+        }
+    }
+
+    /// The message so far.
+    pub fn message(&self) -> &Message {
+        &self.message
+    }
+
+    /// The outcome so far.
+    pub fn outcome(&self) -> &StreamOutcome {
+        &self.outcome
+    }
+
+    /// The first error text an `error` chunk gave.
+    pub fn error_text(&self) -> Option<&str> {
+        self.error_text.as_deref()
+    }
+
+    /// Chunks that broke the protocol (deltas, ends or tool chunks for unknown ids).
+    pub fn protocol_errors(&self) -> u64 {
+        self.protocol_errors
+    }
+
+    /// Applies one chunk. `new_session` frames and `tool-output-delta` change nothing here.
+    pub fn apply(&mut self, chunk: Chunk, out: &mut Vec<StreamDelta>) {
+        if !matches!(chunk, Chunk::Start { .. }) {
+            self.ensure_started(out);
+        }
+        match chunk {
+            Chunk::Start {
+                message_id,
+                message_metadata,
+            } => {
+                let new_id = message_id.is_some();
+                if let Some(id) = message_id {
+                    self.message.id = id;
+                }
+                if new_id || !self.started {
+                    self.started = true;
+                    out.push(StreamDelta::Started {
+                        message_id: self.message.id.clone(),
+                    });
+                }
+                self.merge_metadata(message_metadata, out);
+            }
+            Chunk::StartStep => {
+                let index = self.push_part(Part::StepStart, out);
+                self.step_start = Some(index);
+            }
+            Chunk::ResetStep => self.reset_step(out),
+            Chunk::Finish {
+                finish_reason,
+                message_metadata,
+            } => {
+                self.merge_metadata(message_metadata, out);
+                self.terminate(StreamOutcome::Finished { finish_reason }, out);
+            }
+            Chunk::Abort { reason } => self.terminate(StreamOutcome::Aborted { reason }, out),
+            Chunk::Error(error) => {
+                let first = self.error_text.get_or_insert(error.error_text.clone());
+                if self.outcome != StreamOutcome::Open {
+                    self.outcome = StreamOutcome::Failed {
+                        error_text: first.clone(),
+                    };
+                }
+                out.push(StreamDelta::Error {
+                    error_text: error.error_text,
+                });
+            }
+            Chunk::MessageMetadata { message_metadata } => {
+                self.merge_metadata(message_metadata, out);
+            }
+            Chunk::TextStart {
+                id,
+                provider_metadata,
+            } => self.start_text(TextKind::Text, id, provider_metadata, out),
+            Chunk::TextDelta {
+                id,
+                delta,
+                provider_metadata,
+            } => self.text_delta(TextKind::Text, id, delta, provider_metadata, out),
+            Chunk::TextEnd {
+                id,
+                provider_metadata,
+                citations,
+            } => self.end_text(TextKind::Text, &id, provider_metadata, citations, out),
+            Chunk::ReasoningStart {
+                id,
+                provider_metadata,
+            } => self.start_text(TextKind::Reasoning, id, provider_metadata, out),
+            Chunk::ReasoningDelta {
+                id,
+                delta,
+                provider_metadata,
+            } => self.text_delta(TextKind::Reasoning, id, delta, provider_metadata, out),
+            Chunk::ReasoningEnd {
+                id,
+                provider_metadata,
+            } => self.end_text(TextKind::Reasoning, &id, provider_metadata, None, out),
+            Chunk::ToolInputStart {
+                call,
+                input_encoding,
+            } => self.tool_input_start(call, input_encoding, out),
+            Chunk::ToolInputDelta {
+                tool_call_id,
+                input_text_delta,
+            } => self.tool_input_delta(&tool_call_id, &input_text_delta, out),
+            Chunk::ToolInputAvailable { call, input } => {
+                self.tool_input_available(call, input, out);
+            }
+            Chunk::ToolInputError {
+                call,
+                input,
+                error_text,
+            } => self.tool_input_error(call, input, error_text, out),
+            Chunk::ToolOutputAvailable {
+                result,
+                output,
+                preliminary,
+            } => self.tool_output_available(result, output, preliminary, out),
+            Chunk::ToolOutputError { result, error_text } => {
+                self.tool_output_error(result, error_text, out);
+            }
+            Chunk::ToolApprovalRequest {
+                approval_id,
+                tool_call_id,
+                reason,
+                extra,
+            } => self.tool_approval_request(approval_id, &tool_call_id, reason, extra, out),
+            Chunk::ToolApprovalResponse {
+                approval_id,
+                approved,
+                reason,
+                provider_executed,
+                provider_metadata,
+            } => self.tool_approval_response(
+                &approval_id,
+                approved,
+                reason,
+                provider_executed,
+                provider_metadata,
+                out,
+            ),
+            Chunk::ToolOutputDenied { tool_call_id } => {
+                self.tool_output_denied(&tool_call_id, out);
+            }
+            Chunk::Part(part) => {
+                self.push_part(Part::Other(part), out);
+            }
+            Chunk::Data {
+                data_type,
+                id,
+                data,
+                transient,
+            } => self.data(data_type, id, data, transient, out),
+            Chunk::FinishStep | Chunk::ToolOutputDelta | Chunk::NewSession(_) => {}
+        }
+    }
+
+    /// The `[DONE]` terminator: finishes an open answer.
+    pub fn done(&mut self, out: &mut Vec<StreamDelta>) {
+        self.ensure_started(out);
+        self.terminate(
+            StreamOutcome::Finished {
+                finish_reason: None,
+            },
+            out,
+        );
+    }
+
+    /// The body ended: an open answer is failed (after an error) or interrupted, and the
+    /// message takes its final status. Parts left streaming stay as they are.
+    pub fn end(&mut self, out: &mut Vec<StreamDelta>) {
+        self.ensure_started(out);
+        if self.outcome == StreamOutcome::Open {
+            self.outcome = match &self.error_text {
+                Some(error_text) => StreamOutcome::Failed {
+                    error_text: error_text.clone(),
+                },
+                None => StreamOutcome::Interrupted,
+            };
+        }
+        self.message.status = self.outcome.final_status();
+        out.push(StreamDelta::Ended {
+            outcome: self.outcome.clone(),
+            status: self.message.status.clone(),
+        });
+    }
+
+    fn ensure_started(&mut self, out: &mut Vec<StreamDelta>) {
+        if !self.started {
+            self.started = true;
+            out.push(StreamDelta::Started {
+                message_id: self.message.id.clone(),
+            });
+        }
+    }
+
+    /// `finish`, `abort` or `[DONE]`: the first one decides, and an error seen before wins.
+    fn terminate(&mut self, outcome: StreamOutcome, out: &mut Vec<StreamDelta>) {
+        if self.outcome != StreamOutcome::Open {
+            return;
+        }
+        if let Some(error_text) = &self.error_text {
+            self.outcome = StreamOutcome::Failed {
+                error_text: error_text.clone(),
+            };
+            return;
+        }
+        match &outcome {
+            StreamOutcome::Finished { finish_reason } => out.push(StreamDelta::Finished {
+                finish_reason: finish_reason.clone(),
+            }),
+            StreamOutcome::Aborted { reason } => out.push(StreamDelta::Aborted {
+                reason: reason.clone(),
+            }),
+            _ => {}
+        }
+        self.outcome = outcome;
+    }
+
+    fn merge_metadata(&mut self, metadata: Option<Value>, out: &mut Vec<StreamDelta>) {
+        let Some(metadata) = metadata else {
+            return;
+        };
+        let merged = match &mut self.message.metadata {
+            Some(existing) => {
+                deep_merge(existing, metadata);
+                existing
+            }
+            None => self.message.metadata.insert(metadata),
+        };
+        out.push(StreamDelta::Metadata {
+            metadata: merged.clone(),
+        });
+    }
+
+    /// Appends `part`; returns its index.
+    fn push_part(&mut self, part: Part, out: &mut Vec<StreamDelta>) -> usize {
+        let index = self.message.parts.len();
+        out.push(StreamDelta::PartAdded {
+            index,
+            part: part.clone(),
+        });
+        self.message.parts.push(part);
+        index
+    }
+
+    /// Reports the part at `index` whole.
+    fn updated(&self, index: usize, out: &mut Vec<StreamDelta>) {
+        if let Some(part) = self.message.parts.get(index) {
+            out.push(StreamDelta::PartUpdated {
+                index,
+                part: part.clone(),
+            });
+        }
+    }
+
+    fn open_parts(&mut self, kind: TextKind) -> &mut HashMap<String, usize> {
+        match kind {
+            TextKind::Text => &mut self.open_text,
+            TextKind::Reasoning => &mut self.open_reasoning,
+        }
+    }
+
+    fn new_text_part(
+        kind: TextKind,
+        id: &str,
+        text: String,
+        provider_metadata: Option<Value>,
+    ) -> Part {
+        match kind {
+            TextKind::Text => Part::Text(TextPart {
+                text,
+                state: PartState::Streaming,
+                provider_metadata,
+                citations: None,
+            }),
+            TextKind::Reasoning => Part::Reasoning(ReasoningPart {
+                id: Some(id.to_owned()),
+                text,
+                state: PartState::Streaming,
+                provider_metadata,
+            }),
+        }
+    }
+
+    fn start_text(
+        &mut self,
+        kind: TextKind,
+        id: String,
+        provider_metadata: Option<Value>,
+        out: &mut Vec<StreamDelta>,
+    ) {
+        let part = Self::new_text_part(kind, &id, String::new(), provider_metadata);
+        let index = self.push_part(part, out);
+        self.open_parts(kind).insert(id, index);
+    }
+
+    /// The open part of `kind` for `id`: its index and fields.
+    fn open_text_part(&mut self, kind: TextKind, id: &str) -> Option<(usize, TextFields<'_>)> {
+        let index = *self.open_parts(kind).get(id)?;
+        let fields = text_fields(self.message.parts.get_mut(index)?, kind)?;
+        Some((index, fields))
+    }
+
+    fn text_delta(
+        &mut self,
+        kind: TextKind,
+        id: String,
+        delta: String,
+        provider_metadata: Option<Value>,
+        out: &mut Vec<StreamDelta>,
+    ) {
+        let Some((index, fields)) = self.open_text_part(kind, &id) else {
+            // Lenient: a delta for an id with no open part opens one.
+            self.protocol_errors += 1;
+            let part = Self::new_text_part(kind, &id, delta, provider_metadata);
+            let index = self.push_part(part, out);
+            self.open_parts(kind).insert(id, index);
+            return;
+        };
+        fields.text.push_str(&delta);
+        if provider_metadata.is_some() {
+            *fields.provider_metadata = provider_metadata;
+            self.updated(index, out);
+            return;
+        }
+        out.push(match kind {
+            TextKind::Text => StreamDelta::TextDelta { index, delta },
+            TextKind::Reasoning => StreamDelta::ReasoningDelta { index, delta },
+        });
+    }
+
+    fn end_text(
+        &mut self,
+        kind: TextKind,
+        id: &str,
+        provider_metadata: Option<Value>,
+        citations: Option<Value>,
+        out: &mut Vec<StreamDelta>,
+    ) {
+        let Some((index, fields)) = self.open_text_part(kind, id) else {
+            self.protocol_errors += 1;
+            return;
+        };
+        *fields.state = PartState::Done;
+        if provider_metadata.is_some() {
+            *fields.provider_metadata = provider_metadata;
+        }
+        if let (Some(citations), Some(slot)) = (citations, fields.citations) {
+            *slot = Some(citations);
+        }
+        self.open_parts(kind).remove(id);
+        self.updated(index, out);
+    }
+
+    /// `reset-step`: drops the parts after the last `step-start` (all when there is none) and
+    /// forgets open text, reasoning and partial tool calls.
+    fn reset_step(&mut self, out: &mut Vec<StreamDelta>) {
+        self.open_text.clear();
+        self.open_reasoning.clear();
+        self.partial_tools.clear();
+        let from = self.step_start.map_or(0, |index| index + 1);
+        if from >= self.message.parts.len() {
+            return;
+        }
+        for (offset, part) in self
+            .message
+            .parts
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let index = from + offset;
+            match part {
+                Part::Tool(tool) => {
+                    if let Some(indices) = self.tool_parts.get_mut(&tool.tool_call_id) {
+                        indices.retain(|&at| at < from);
+                        if indices.is_empty() {
+                            self.tool_parts.remove(&tool.tool_call_id);
+                        }
+                    }
+                    if let Some(approval) = &tool.approval
+                        && self.approvals.get(&approval.id) == Some(&index)
+                    {
+                        self.approvals.remove(&approval.id);
+                    }
+                }
+                Part::Data(DataPart {
+                    data_type,
+                    id: Some(id),
+                    ..
+                }) => {
+                    self.data_parts.remove(&(data_type.clone(), id.clone()));
+                }
+                _ => {}
+            }
+        }
+        self.message.parts.truncate(from);
+        out.push(StreamDelta::PartsRemoved { from });
+    }
+
+    fn data(
+        &mut self,
+        data_type: String,
+        id: Option<String>,
+        data: Value,
+        transient: bool,
+        out: &mut Vec<StreamDelta>,
+    ) {
+        if transient {
+            out.push(StreamDelta::TransientData {
+                data_type,
+                id,
+                data,
+            });
+            return;
+        }
+        let Some(id) = id else {
+            self.push_part(
+                Part::Data(DataPart {
+                    data_type,
+                    id: None,
+                    data,
+                }),
+                out,
+            );
+            return;
+        };
+        let key = (data_type, id);
+        if let Some(&index) = self.data_parts.get(&key)
+            && let Some(Part::Data(part)) = self.message.parts.get_mut(index)
+            && part.data_type == key.0
+            && part.id.as_ref() == Some(&key.1)
+        {
+            part.data = data;
+            self.updated(index, out);
+            return;
+        }
+        let index = self.push_part(
+            Part::Data(DataPart {
+                data_type: key.0.clone(),
+                id: Some(key.1.clone()),
+                data,
+            }),
+            out,
+        );
+        self.data_parts.insert(key, index);
+    }
+}
+
+/// The mutable fields of a text or reasoning part.
+struct TextFields<'a> {
+    text: &'a mut String,
+    state: &'a mut PartState,
+    provider_metadata: &'a mut Option<Value>,
+    /// Text parts only.
+    citations: Option<&'a mut Option<Value>>,
+}
+
+fn text_fields(part: &mut Part, kind: TextKind) -> Option<TextFields<'_>> {
+    match (part, kind) {
+        (Part::Text(text), TextKind::Text) => Some(TextFields {
+            text: &mut text.text,
+            state: &mut text.state,
+            provider_metadata: &mut text.provider_metadata,
+            citations: Some(&mut text.citations),
+        }),
+        (Part::Reasoning(reasoning), TextKind::Reasoning) => Some(TextFields {
+            text: &mut reasoning.text,
+            state: &mut reasoning.state,
+            provider_metadata: &mut reasoning.provider_metadata,
+            citations: None,
+        }),
+        _ => None,
+    }
+}

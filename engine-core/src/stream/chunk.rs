@@ -1,0 +1,803 @@
+//! Chunks of the ui-message-stream (§4) and the engine's own frames, from one event's JSON
+//! payload.
+//!
+//! Parsing is tolerant (ui-message-stream §6): a payload that is not a JSON object with a string
+//! `type` is not a chunk; an unknown type is reported as such (the caller skips it); a known type
+//! whose required field is missing or of the wrong type is invalid (skipped too). Unknown extra
+//! fields are ignored, and an optional field of the wrong type (or `null`) counts as absent.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::message::OtherPart;
+
+/// One parsed event payload: the chunk, and the frame's `agent_id` when it carries one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// The frame's top-level `agent_id` (a non-blank string, trimmed), whatever its type.
+    pub agent_id: Option<String>,
+    /// The chunk, or why there is none.
+    pub chunk: Result<Chunk, ChunkError>,
+}
+
+/// Why a payload gave no chunk.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChunkError {
+    /// Not JSON, or not an object with a string `type`: dropped.
+    #[error("the payload is not a JSON object with a string `type`")]
+    NotAChunk,
+    /// A type this decoder does not know: skipped.
+    #[error("unknown chunk type `{chunk_type}`")]
+    UnknownType {
+        /// The type.
+        chunk_type: String,
+    },
+    /// A known type with a required field missing or of the wrong type: skipped.
+    #[error("`{chunk_type}` chunk without a valid `{field}`")]
+    Invalid {
+        /// The type.
+        chunk_type: String,
+        /// The field at fault.
+        field: &'static str,
+    },
+}
+
+/// How a tool call's input streams (`tool-input-start.inputEncoding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InputEncoding {
+    /// JSON text, parsed (and repaired) as it grows: the default.
+    #[default]
+    Json,
+    /// Plain text: the part's input is the raw text itself.
+    Text,
+}
+
+/// The fields shared by the tool input chunks (`tool-input-start`, `-available`, `-error`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolCall {
+    /// `toolCallId`.
+    pub tool_call_id: String,
+    /// `toolName`.
+    pub tool_name: String,
+    /// `providerExecuted`.
+    pub provider_executed: Option<bool>,
+    /// `dynamic`: a dynamic tool (`false` when absent).
+    pub dynamic: bool,
+    /// `title`.
+    pub title: Option<String>,
+    /// `providerMetadata`.
+    pub provider_metadata: Option<Value>,
+    /// `toolMetadata`.
+    pub tool_metadata: Option<Value>,
+}
+
+/// The fields shared by the tool output chunks (`tool-output-available`, `-error`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolResult {
+    /// `toolCallId`.
+    pub tool_call_id: String,
+    /// `providerExecuted`.
+    pub provider_executed: Option<bool>,
+    /// `providerMetadata`.
+    pub provider_metadata: Option<Value>,
+    /// `toolMetadata`.
+    pub tool_metadata: Option<Value>,
+}
+
+/// An `error` frame. The text falls back from `errorText` to `error`, `message`,
+/// `error_detail`, then to "The agent reported an error.".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentError {
+    /// The error text.
+    pub error_text: String,
+    /// `status`, as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Value>,
+    /// `error_code`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    /// `error_source`, else `source`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_source: Option<String>,
+}
+
+/// A `new_session` frame: the session the Agent created for a `newChat` turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewSession {
+    /// The session's id: `runtime_session_uid`, else `agent_session_uid`, `session_uid`, `uid`.
+    pub session_uid: String,
+    /// `agent_id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// `agent_unique_id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_unique_id: Option<String>,
+    /// `session_key`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_key: Option<String>,
+    /// `thread_id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+}
+
+/// One chunk (ui-message-stream §4), or an engine frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Chunk {
+    /// `start`.
+    Start {
+        /// `messageId`.
+        message_id: Option<String>,
+        /// `messageMetadata`.
+        message_metadata: Option<Value>,
+    },
+    /// `start-step`.
+    StartStep,
+    /// `finish-step`.
+    FinishStep,
+    /// `reset-step`.
+    ResetStep,
+    /// `finish`.
+    Finish {
+        /// `finishReason`.
+        finish_reason: Option<String>,
+        /// `messageMetadata`.
+        message_metadata: Option<Value>,
+    },
+    /// `abort`.
+    Abort {
+        /// `reason`.
+        reason: Option<String>,
+    },
+    /// `error`.
+    Error(AgentError),
+    /// `message-metadata` (absent or `null` metadata changes nothing).
+    MessageMetadata {
+        /// `messageMetadata`.
+        message_metadata: Option<Value>,
+    },
+    /// `text-start`.
+    TextStart {
+        /// `id`.
+        id: String,
+        /// `providerMetadata`.
+        provider_metadata: Option<Value>,
+    },
+    /// `text-delta`.
+    TextDelta {
+        /// `id`.
+        id: String,
+        /// `delta`.
+        delta: String,
+        /// `providerMetadata`.
+        provider_metadata: Option<Value>,
+    },
+    /// `text-end`.
+    TextEnd {
+        /// `id`.
+        id: String,
+        /// `providerMetadata`.
+        provider_metadata: Option<Value>,
+        /// `citations` (an array).
+        citations: Option<Value>,
+    },
+    /// `reasoning-start`.
+    ReasoningStart {
+        /// `id`.
+        id: String,
+        /// `providerMetadata`.
+        provider_metadata: Option<Value>,
+    },
+    /// `reasoning-delta`.
+    ReasoningDelta {
+        /// `id`.
+        id: String,
+        /// `delta`.
+        delta: String,
+        /// `providerMetadata`.
+        provider_metadata: Option<Value>,
+    },
+    /// `reasoning-end`.
+    ReasoningEnd {
+        /// `id`.
+        id: String,
+        /// `providerMetadata`.
+        provider_metadata: Option<Value>,
+    },
+    /// `tool-input-start`.
+    ToolInputStart {
+        /// The call.
+        call: ToolCall,
+        /// `inputEncoding`.
+        input_encoding: InputEncoding,
+    },
+    /// `tool-input-delta`.
+    ToolInputDelta {
+        /// `toolCallId`.
+        tool_call_id: String,
+        /// `inputTextDelta`.
+        input_text_delta: String,
+    },
+    /// `tool-input-available`.
+    ToolInputAvailable {
+        /// The call.
+        call: ToolCall,
+        /// `input` (any JSON).
+        input: Value,
+    },
+    /// `tool-input-error`.
+    ToolInputError {
+        /// The call.
+        call: ToolCall,
+        /// `input` (any JSON; may be the unparsable raw text).
+        input: Value,
+        /// `errorText`.
+        error_text: String,
+    },
+    /// `tool-output-available`.
+    ToolOutputAvailable {
+        /// The result's common fields.
+        result: ToolResult,
+        /// `output` (any JSON).
+        output: Value,
+        /// `preliminary`.
+        preliminary: Option<bool>,
+    },
+    /// `tool-output-error`.
+    ToolOutputError {
+        /// The result's common fields.
+        result: ToolResult,
+        /// `errorText`.
+        error_text: String,
+    },
+    /// `tool-output-delta` of older runtimes: recognized, and dropped.
+    ToolOutputDelta,
+    /// `tool-approval-request`.
+    ToolApprovalRequest {
+        /// `approvalId`.
+        approval_id: String,
+        /// `toolCallId`.
+        tool_call_id: String,
+        /// `reason`.
+        reason: Option<String>,
+        /// The other optional fields, as the part's approval carries them: `descriptor` (from
+        /// `approvalDescriptor`), `signature`, `inputSchemaInput`, `isAutomatic`.
+        extra: Map<String, Value>,
+    },
+    /// `tool-approval-response`.
+    ToolApprovalResponse {
+        /// `approvalId`.
+        approval_id: String,
+        /// `approved`.
+        approved: bool,
+        /// `reason`.
+        reason: Option<String>,
+        /// `providerExecuted`.
+        provider_executed: Option<bool>,
+        /// `providerMetadata`.
+        provider_metadata: Option<Value>,
+    },
+    /// `tool-output-denied`.
+    ToolOutputDenied {
+        /// `toolCallId`.
+        tool_call_id: String,
+    },
+    /// `source-url`, `source-document`, `file`, `reasoning-file`, `custom` or
+    /// `steering-message`: appended as a part of the same type with the chunk's fields.
+    Part(OtherPart),
+    /// `data-<name>`.
+    Data {
+        /// The type, `data-` included.
+        data_type: String,
+        /// `id`.
+        id: Option<String>,
+        /// `data` (any JSON).
+        data: Value,
+        /// `transient`: delivered, never stored.
+        transient: bool,
+    },
+    /// `new_session` (engine frame).
+    NewSession(NewSession),
+}
+
+/// The default text of an `error` frame that gives none.
+pub const DEFAULT_ERROR_TEXT: &str = "The agent reported an error.";
+
+/// Parses one event payload.
+pub fn parse_frame(payload: &str) -> Frame {
+    let not_a_chunk = Frame {
+        agent_id: None,
+        chunk: Err(ChunkError::NotAChunk),
+    };
+    let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(payload) else {
+        return not_a_chunk;
+    };
+    let Some(Value::String(chunk_type)) = map.remove("type") else {
+        return not_a_chunk;
+    };
+    let mut fields = Fields { chunk_type, map };
+    let agent_id = fields.nonblank("agent_id");
+    Frame {
+        agent_id,
+        chunk: fields.into_chunk(),
+    }
+}
+
+/// The fields of a chunk being parsed (`type` removed). Fields are moved out, not cloned.
+struct Fields {
+    chunk_type: String,
+    map: Map<String, Value>,
+}
+
+impl Fields {
+    fn invalid(&self, field: &'static str) -> ChunkError {
+        ChunkError::Invalid {
+            chunk_type: self.chunk_type.clone(),
+            field,
+        }
+    }
+
+    /// A required string.
+    fn string(&mut self, key: &'static str) -> Result<String, ChunkError> {
+        match self.map.remove(key) {
+            Some(Value::String(value)) => Ok(value),
+            _ => Err(self.invalid(key)),
+        }
+    }
+
+    /// A required value of any JSON type (`null` included).
+    fn value(&mut self, key: &'static str) -> Result<Value, ChunkError> {
+        self.map.remove(key).ok_or_else(|| self.invalid(key))
+    }
+
+    /// A required boolean.
+    fn boolean(&mut self, key: &'static str) -> Result<bool, ChunkError> {
+        match self.map.remove(key) {
+            Some(Value::Bool(value)) => Ok(value),
+            _ => Err(self.invalid(key)),
+        }
+    }
+
+    fn opt_string(&mut self, key: &str) -> Option<String> {
+        match self.map.remove(key)? {
+            Value::String(value) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// A string that is not blank, trimmed.
+    fn nonblank(&mut self, key: &str) -> Option<String> {
+        let value = self.opt_string(key)?;
+        let trimmed = value.trim();
+        (!trimmed.is_empty()).then(|| trimmed.to_owned())
+    }
+
+    fn opt_bool(&mut self, key: &str) -> Option<bool> {
+        self.map.remove(key)?.as_bool()
+    }
+
+    fn opt_object(&mut self, key: &str) -> Option<Value> {
+        self.map.remove(key).filter(Value::is_object)
+    }
+
+    fn opt_array(&mut self, key: &str) -> Option<Value> {
+        self.map.remove(key).filter(Value::is_array)
+    }
+
+    /// Any JSON but `null`.
+    fn opt_value(&mut self, key: &str) -> Option<Value> {
+        self.map.remove(key).filter(|value| !value.is_null())
+    }
+
+    fn provider_metadata(&mut self) -> Option<Value> {
+        self.opt_object("providerMetadata")
+    }
+
+    fn tool_call(&mut self) -> Result<ToolCall, ChunkError> {
+        Ok(ToolCall {
+            tool_call_id: self.string("toolCallId")?,
+            tool_name: self.string("toolName")?,
+            provider_executed: self.opt_bool("providerExecuted"),
+            dynamic: self.opt_bool("dynamic").unwrap_or(false),
+            title: self.opt_string("title"),
+            provider_metadata: self.provider_metadata(),
+            tool_metadata: self.opt_object("toolMetadata"),
+        })
+    }
+
+    fn tool_result(&mut self) -> Result<ToolResult, ChunkError> {
+        Ok(ToolResult {
+            tool_call_id: self.string("toolCallId")?,
+            provider_executed: self.opt_bool("providerExecuted"),
+            provider_metadata: self.provider_metadata(),
+            tool_metadata: self.opt_object("toolMetadata"),
+        })
+    }
+
+    /// A part carrying the chunk's `required` string fields and its `optional` fields.
+    fn other_part(
+        mut self,
+        required: &[&'static str],
+        optional: &[&'static str],
+    ) -> Result<Chunk, ChunkError> {
+        let mut part = Map::new();
+        for &key in required {
+            part.insert(key.to_owned(), Value::String(self.string(key)?));
+        }
+        for &key in optional {
+            if let Some(value) = self.opt_value(key) {
+                part.insert(key.to_owned(), value);
+            }
+        }
+        Ok(Chunk::Part(OtherPart {
+            part_type: self.chunk_type,
+            fields: part,
+        }))
+    }
+
+    fn into_chunk(mut self) -> Result<Chunk, ChunkError> {
+        let chunk = match self.chunk_type.as_str() {
+            "start" => Chunk::Start {
+                message_id: self.opt_string("messageId"),
+                message_metadata: self.opt_value("messageMetadata"),
+            },
+            "start-step" => Chunk::StartStep,
+            "finish-step" => Chunk::FinishStep,
+            "reset-step" => Chunk::ResetStep,
+            "finish" => Chunk::Finish {
+                finish_reason: self.opt_string("finishReason"),
+                message_metadata: self.opt_value("messageMetadata"),
+            },
+            "abort" => Chunk::Abort {
+                reason: self.opt_string("reason"),
+            },
+            "error" => {
+                let error_text = ["errorText", "error", "message", "error_detail"]
+                    .into_iter()
+                    .find_map(|key| self.nonblank(key))
+                    .unwrap_or_else(|| DEFAULT_ERROR_TEXT.to_owned());
+                Chunk::Error(AgentError {
+                    error_text,
+                    status: self.opt_value("status"),
+                    error_code: self.opt_string("error_code"),
+                    error_source: self
+                        .opt_string("error_source")
+                        .or_else(|| self.opt_string("source")),
+                })
+            }
+            "message-metadata" => Chunk::MessageMetadata {
+                message_metadata: self.opt_value("messageMetadata"),
+            },
+            "text-start" => Chunk::TextStart {
+                id: self.string("id")?,
+                provider_metadata: self.provider_metadata(),
+            },
+            "text-delta" => Chunk::TextDelta {
+                id: self.string("id")?,
+                delta: self.string("delta")?,
+                provider_metadata: self.provider_metadata(),
+            },
+            "text-end" => Chunk::TextEnd {
+                id: self.string("id")?,
+                provider_metadata: self.provider_metadata(),
+                citations: self.opt_array("citations"),
+            },
+            "reasoning-start" => Chunk::ReasoningStart {
+                id: self.string("id")?,
+                provider_metadata: self.provider_metadata(),
+            },
+            "reasoning-delta" => Chunk::ReasoningDelta {
+                id: self.string("id")?,
+                delta: self.string("delta")?,
+                provider_metadata: self.provider_metadata(),
+            },
+            "reasoning-end" => Chunk::ReasoningEnd {
+                id: self.string("id")?,
+                provider_metadata: self.provider_metadata(),
+            },
+            "tool-input-start" => {
+                let input_encoding = match self.opt_string("inputEncoding").as_deref() {
+                    Some("text") => InputEncoding::Text,
+                    _ => InputEncoding::Json,
+                };
+                Chunk::ToolInputStart {
+                    call: self.tool_call()?,
+                    input_encoding,
+                }
+            }
+            "tool-input-delta" => Chunk::ToolInputDelta {
+                tool_call_id: self.string("toolCallId")?,
+                input_text_delta: self.string("inputTextDelta")?,
+            },
+            "tool-input-available" => Chunk::ToolInputAvailable {
+                call: self.tool_call()?,
+                input: self.value("input")?,
+            },
+            "tool-input-error" => Chunk::ToolInputError {
+                call: self.tool_call()?,
+                input: self.value("input")?,
+                error_text: self.string("errorText")?,
+            },
+            "tool-output-available" => Chunk::ToolOutputAvailable {
+                result: self.tool_result()?,
+                output: self.value("output")?,
+                preliminary: self.opt_bool("preliminary"),
+            },
+            "tool-output-error" => Chunk::ToolOutputError {
+                result: self.tool_result()?,
+                error_text: self.string("errorText")?,
+            },
+            "tool-output-delta" => Chunk::ToolOutputDelta,
+            "tool-approval-request" => {
+                let approval_id = self.string("approvalId")?;
+                let tool_call_id = self.string("toolCallId")?;
+                let reason = self.opt_string("reason");
+                let mut extra = Map::new();
+                for (from, to) in [
+                    ("approvalDescriptor", "descriptor"),
+                    ("signature", "signature"),
+                    ("inputSchemaInput", "inputSchemaInput"),
+                    ("isAutomatic", "isAutomatic"),
+                ] {
+                    if let Some(value) = self.opt_value(from) {
+                        extra.insert(to.to_owned(), value);
+                    }
+                }
+                Chunk::ToolApprovalRequest {
+                    approval_id,
+                    tool_call_id,
+                    reason,
+                    extra,
+                }
+            }
+            "tool-approval-response" => Chunk::ToolApprovalResponse {
+                approval_id: self.string("approvalId")?,
+                approved: self.boolean("approved")?,
+                reason: self.opt_string("reason"),
+                provider_executed: self.opt_bool("providerExecuted"),
+                provider_metadata: self.provider_metadata(),
+            },
+            "tool-output-denied" => Chunk::ToolOutputDenied {
+                tool_call_id: self.string("toolCallId")?,
+            },
+            "source-url" => {
+                return self.other_part(&["sourceId", "url"], &["title", "providerMetadata"]);
+            }
+            "source-document" => {
+                return self.other_part(
+                    &["sourceId", "mediaType", "title"],
+                    &["filename", "providerMetadata"],
+                );
+            }
+            "file" | "reasoning-file" => {
+                return self.other_part(&["url", "mediaType"], &["providerMetadata"]);
+            }
+            "custom" => return self.other_part(&["kind"], &["providerMetadata"]),
+            "steering-message" => {
+                let id = self.string("id")?;
+                let parts = match self.map.remove("parts") {
+                    Some(parts @ Value::Array(_)) => parts,
+                    _ => return Err(self.invalid("parts")),
+                };
+                let mut fields = Map::new();
+                fields.insert("id".to_owned(), Value::String(id));
+                fields.insert("parts".to_owned(), parts);
+                Chunk::Part(OtherPart {
+                    part_type: self.chunk_type,
+                    fields,
+                })
+            }
+            "new_session" => return self.new_session(),
+            _ if self.chunk_type.starts_with("data-") => {
+                let id = self.opt_string("id");
+                let data = self.value("data")?;
+                Chunk::Data {
+                    id,
+                    data,
+                    transient: self.opt_bool("transient").unwrap_or(false),
+                    data_type: self.chunk_type,
+                }
+            }
+            _ => {
+                return Err(ChunkError::UnknownType {
+                    chunk_type: self.chunk_type,
+                });
+            }
+        };
+        Ok(chunk)
+    }
+
+    /// The `new_session` object (or, when it is not an object, the frame itself).
+    fn new_session(mut self) -> Result<Chunk, ChunkError> {
+        let mut inner = match self.map.remove("new_session") {
+            Some(Value::Object(map)) => Fields {
+                chunk_type: self.chunk_type,
+                map,
+            },
+            _ => self,
+        };
+        let session_uid = [
+            "runtime_session_uid",
+            "agent_session_uid",
+            "session_uid",
+            "uid",
+        ]
+        .into_iter()
+        .find_map(|key| inner.nonblank(key))
+        .ok_or_else(|| inner.invalid("new_session.runtime_session_uid"))?;
+        Ok(Chunk::NewSession(NewSession {
+            session_uid,
+            agent_id: inner.nonblank("agent_id"),
+            agent_unique_id: inner.nonblank("agent_unique_id"),
+            session_key: inner.nonblank("session_key"),
+            thread_id: inner.nonblank("thread_id"),
+        }))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn chunk(value: Value) -> Result<Chunk, ChunkError> {
+        parse_frame(&value.to_string()).chunk
+    }
+
+    #[test]
+    fn payloads_that_are_not_chunks() {
+        for payload in [
+            "",
+            "x",
+            "[DONE]",
+            "[]",
+            "1",
+            "null",
+            r#"{"type":1}"#,
+            "{}",
+            "{",
+        ] {
+            assert_eq!(
+                parse_frame(payload).chunk,
+                Err(ChunkError::NotAChunk),
+                "{payload}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_types_and_invalid_fields() {
+        assert_eq!(
+            chunk(json!({"type": "x-future"})),
+            Err(ChunkError::UnknownType {
+                chunk_type: "x-future".to_owned()
+            })
+        );
+        assert_eq!(
+            chunk(json!({"type": "text-delta", "id": 1, "delta": "a"})),
+            Err(ChunkError::Invalid {
+                chunk_type: "text-delta".to_owned(),
+                field: "id"
+            })
+        );
+        assert!(chunk(json!({"type": "text-delta", "id": "t"})).is_err());
+        assert!(
+            chunk(json!({"type": "tool-input-available", "toolCallId": "c", "toolName": "t"}))
+                .is_err()
+        );
+        assert!(
+            chunk(json!({"type": "tool-approval-response", "approvalId": "a", "approved": "yes"}))
+                .is_err()
+        );
+        assert!(chunk(json!({"type": "source-url", "sourceId": "s"})).is_err());
+        assert!(chunk(json!({"type": "data-x"})).is_err());
+    }
+
+    #[test]
+    fn extra_fields_are_ignored_and_mistyped_optionals_are_absent() {
+        assert_eq!(
+            chunk(json!({"type": "text-start", "id": "t", "providerMetadata": 5, "extra": [1]})),
+            Ok(Chunk::TextStart {
+                id: "t".to_owned(),
+                provider_metadata: None
+            })
+        );
+        assert_eq!(
+            chunk(json!({"type": "start", "messageId": 7, "messageMetadata": null})),
+            Ok(Chunk::Start {
+                message_id: None,
+                message_metadata: None
+            })
+        );
+    }
+
+    #[test]
+    fn error_text_fallbacks() {
+        let text = |value: Value| match chunk(value) {
+            Ok(Chunk::Error(error)) => error.error_text,
+            other => format!("{other:?}"),
+        };
+        assert_eq!(text(json!({"type": "error", "errorText": "a"})), "a");
+        assert_eq!(
+            text(json!({"type": "error", "errorText": " ", "error": "b"})),
+            "b"
+        );
+        assert_eq!(
+            text(json!({"type": "error", "message": "c", "error_detail": "d"})),
+            "c"
+        );
+        assert_eq!(text(json!({"type": "error", "error_detail": "d"})), "d");
+        assert_eq!(
+            text(json!({"type": "error", "error": {"m": 1}})),
+            "The agent reported an error."
+        );
+        let Ok(Chunk::Error(error)) = chunk(
+            json!({"type": "error", "errorText": "x", "status": 502, "error_code": "E", "source": "llm"}),
+        ) else {
+            unreachable!()
+        };
+        assert_eq!(error.status, Some(json!(502)));
+        assert_eq!(error.error_code.as_deref(), Some("E"));
+        assert_eq!(error.error_source.as_deref(), Some("llm"));
+    }
+
+    #[test]
+    fn new_session_id_fallbacks_and_agent_id() {
+        let frame = parse_frame(
+            &json!({"type": "new_session", "agent_id": " ag-1 ", "new_session": {"agent_session_uid": "s-2", "uid": "s-3", "thread_id": "t"}}).to_string(),
+        );
+        assert_eq!(frame.agent_id.as_deref(), Some("ag-1"));
+        assert_eq!(
+            frame.chunk,
+            Ok(Chunk::NewSession(NewSession {
+                session_uid: "s-2".to_owned(),
+                agent_id: None,
+                agent_unique_id: None,
+                session_key: None,
+                thread_id: Some("t".to_owned()),
+            }))
+        );
+        for key in [
+            "runtime_session_uid",
+            "agent_session_uid",
+            "session_uid",
+            "uid",
+        ] {
+            let Ok(Chunk::NewSession(session)) =
+                chunk(json!({"type": "new_session", "new_session": {key: "s"}}))
+            else {
+                unreachable!()
+            };
+            assert_eq!(session.session_uid, "s");
+        }
+        assert!(chunk(json!({"type": "new_session", "new_session": {"uid": ""}})).is_err());
+        // A frame of an unknown type still carries its agent id.
+        let frame = parse_frame(r#"{"type":"x","agent_id":"ag-2"}"#);
+        assert_eq!(frame.agent_id.as_deref(), Some("ag-2"));
+    }
+
+    #[test]
+    fn data_and_other_parts() {
+        assert_eq!(
+            chunk(json!({"type": "data-w", "id": "1", "data": null, "transient": true})),
+            Ok(Chunk::Data {
+                data_type: "data-w".to_owned(),
+                id: Some("1".to_owned()),
+                data: Value::Null,
+                transient: true
+            })
+        );
+        let Ok(Chunk::Part(part)) = chunk(
+            json!({"type": "source-url", "sourceId": "s", "url": "u", "title": null, "junk": 1}),
+        ) else {
+            unreachable!()
+        };
+        assert_eq!(
+            Value::Object(part.fields),
+            json!({"sourceId": "s", "url": "u"})
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! What a fed slice changed: the deltas a host applies to mirror the streamed message.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::chunk::NewSession;
+use super::outcome::StreamOutcome;
+use crate::message::{Message, MessageStatus, Part};
+
+/// One change of an answer stream, in order. Applying the deltas of a stream, in order, to
+/// `Message::assistant(String::new())` (see [`StreamDelta::apply_to`]) gives the stream's
+/// message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum StreamDelta {
+    /// The message id is known (or changed, by a `start` chunk with a `messageId`).
+    Started {
+        /// The message id.
+        message_id: String,
+    },
+    /// A part was appended at `index`.
+    PartAdded {
+        /// Its index.
+        index: usize,
+        /// The part.
+        part: Part,
+    },
+    /// Text was appended to the text part at `index`.
+    TextDelta {
+        /// The part's index.
+        index: usize,
+        /// The appended text.
+        delta: String,
+    },
+    /// Text was appended to the reasoning part at `index`.
+    ReasoningDelta {
+        /// The part's index.
+        index: usize,
+        /// The appended text.
+        delta: String,
+    },
+    /// The part at `index` changed (state, tool progress, data, metadata): here it is whole.
+    PartUpdated {
+        /// Its index.
+        index: usize,
+        /// The part as it is now.
+        part: Part,
+    },
+    /// The parts from `from` on were removed (`reset-step`).
+    PartsRemoved {
+        /// The first removed index.
+        from: usize,
+    },
+    /// The message metadata changed: here it is whole, merged.
+    Metadata {
+        /// The metadata.
+        metadata: Value,
+    },
+    /// A transient data chunk: delivered here only, never stored in the message.
+    TransientData {
+        /// Its type (`data-<name>`).
+        data_type: String,
+        /// Its id, if any.
+        id: Option<String>,
+        /// Its data.
+        data: Value,
+    },
+    /// The Agent reported an error (the answer keeps assembling).
+    Error {
+        /// The error text.
+        error_text: String,
+    },
+    /// The answer finished (`finish` or `[DONE]`, without an error).
+    Finished {
+        /// `finish.finishReason`, when given.
+        finish_reason: Option<String>,
+    },
+    /// The Agent stopped generating (`abort`).
+    Aborted {
+        /// `abort.reason`, when given.
+        reason: Option<String>,
+    },
+    /// The body ended: the final outcome and the message's final status.
+    Ended {
+        /// The outcome.
+        outcome: StreamOutcome,
+        /// The message's status from now on.
+        status: MessageStatus,
+    },
+    /// A frame named the Agent (`agent_id`), a different one than before.
+    AgentId {
+        /// The agent id.
+        agent_id: String,
+    },
+    /// The Agent announced the session it created (`new_session`).
+    NewSession(NewSession),
+}
+
+impl StreamDelta {
+    /// Applies this delta to `message`, a mirror of the streamed message.
+    pub fn apply_to(&self, message: &mut Message) {
+        match self {
+            StreamDelta::Started { message_id } => message.id.clone_from(message_id),
+            StreamDelta::PartAdded { index, part } | StreamDelta::PartUpdated { index, part } => {
+                match message.parts.get_mut(*index) {
+                    Some(slot) => *slot = part.clone(),
+                    None => message.parts.push(part.clone()),
+                }
+            }
+            StreamDelta::TextDelta { index, delta } => {
+                if let Some(Part::Text(text)) = message.parts.get_mut(*index) {
+                    text.text.push_str(delta);
+                }
+            }
+            StreamDelta::ReasoningDelta { index, delta } => {
+                if let Some(Part::Reasoning(reasoning)) = message.parts.get_mut(*index) {
+                    reasoning.text.push_str(delta);
+                }
+            }
+            StreamDelta::PartsRemoved { from } => message.parts.truncate(*from),
+            StreamDelta::Metadata { metadata } => message.metadata = Some(metadata.clone()),
+            StreamDelta::Ended { status, .. } => message.status = status.clone(),
+            StreamDelta::TransientData { .. }
+            | StreamDelta::Error { .. }
+            | StreamDelta::Finished { .. }
+            | StreamDelta::Aborted { .. }
+            | StreamDelta::AgentId { .. }
+            | StreamDelta::NewSession(_) => {}
+        }
+    }
+}

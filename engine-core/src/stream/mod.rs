@@ -1,0 +1,185 @@
+//! Streamed answers: the ui-message-stream body of `POST {rpc_url}/api/chat`, decoded from raw
+//! bytes into one assistant [`Message`] (sans-IO).
+//!
+//! [`AnswerStream`] ties the layers together: [`sse`] turns bytes into events, [`chunk`] turns an
+//! event's JSON into a typed chunk (or says why not), and [`assemble`] applies chunks to the
+//! message, reporting each change as a [`StreamDelta`].
+
+pub mod assemble;
+pub mod chunk;
+pub mod delta;
+pub mod metadata;
+pub mod outcome;
+pub mod partial_json;
+pub mod sse;
+
+use serde::Serialize;
+
+use self::assemble::Assembler;
+pub use self::chunk::NewSession;
+use self::chunk::{Chunk, ChunkError, parse_frame};
+pub use self::delta::StreamDelta;
+pub use self::outcome::{INTERRUPTED_TEXT, StreamOutcome};
+use self::sse::{SseDecoder, SseEvent};
+use crate::message::Message;
+
+/// What an answer stream skipped or found wrong, and how much it processed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamStats {
+    /// SSE events dispatched (`[DONE]` and oversized ones included).
+    pub events: u64,
+    /// Chunks applied.
+    pub chunks: u64,
+    /// Payloads dropped: not JSON, or not an object with a string `type`.
+    pub dropped_payloads: u64,
+    /// Chunks of an unknown type, skipped.
+    pub unknown_chunks: u64,
+    /// Chunks of a known type with a required field missing or mistyped, skipped.
+    pub invalid_chunks: u64,
+    /// Chunks that broke the protocol (a delta, end or tool chunk for an unknown id).
+    pub protocol_errors: u64,
+    /// Events dropped for exceeding the size cap.
+    pub oversized_events: u64,
+    /// Lines that were not valid UTF-8 (decoded lossily, with U+FFFD).
+    pub invalid_utf8_lines: u64,
+    /// Events ignored because they came after `[DONE]`.
+    pub after_done: u64,
+    /// The body ended in the middle of an event, which was discarded.
+    pub discarded_at_end: bool,
+}
+
+/// One streamed answer: feed it the body's bytes as they arrive, then [`AnswerStream::end`].
+#[derive(Debug, Clone)]
+pub struct AnswerStream {
+    decoder: SseDecoder,
+    assembler: Assembler,
+    /// Scratch buffer of decoded events, reused across slices.
+    events: Vec<SseEvent>,
+    /// `[DONE]` was seen: later events are ignored.
+    done: bool,
+    ended: bool,
+    agent_id: Option<String>,
+    new_session: Option<NewSession>,
+    stats: StreamStats,
+}
+
+impl AnswerStream {
+    /// A stream whose message has `message_id` until a `start` chunk gives one, dropping any
+    /// event whose data exceeds `max_event_bytes`.
+    pub fn new(message_id: String, max_event_bytes: usize) -> AnswerStream {
+        AnswerStream {
+            decoder: SseDecoder::new(max_event_bytes),
+            assembler: Assembler::new(message_id),
+            events: Vec::new(),
+            done: false,
+            ended: false,
+            agent_id: None,
+            new_session: None,
+            stats: StreamStats::default(),
+        }
+    }
+
+    /// Decodes the next slice of the body (any slicing), pushing what changed to `out`.
+    /// Ignored after [`AnswerStream::end`].
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<StreamDelta>) {
+        if self.ended {
+            return;
+        }
+        let mut events = std::mem::take(&mut self.events);
+        self.decoder.feed(bytes, &mut events);
+        for event in events.drain(..) {
+            self.event(event, out);
+        }
+        self.events = events;
+        self.stats.protocol_errors = self.assembler.protocol_errors();
+        self.stats.invalid_utf8_lines = self.decoder.invalid_utf8_lines();
+    }
+
+    /// The body ended cleanly: an unfinished last event is discarded, and the message takes
+    /// its final status (see [`StreamOutcome`]). Only the first call counts.
+    pub fn end(&mut self, out: &mut Vec<StreamDelta>) {
+        if std::mem::replace(&mut self.ended, true) {
+            return;
+        }
+        self.stats.discarded_at_end = self.decoder.finish();
+        self.assembler.end(out);
+    }
+
+    /// The assistant message so far (status running until [`AnswerStream::end`]).
+    pub fn message(&self) -> &Message {
+        self.assembler.message()
+    }
+
+    /// Where the stream stands.
+    pub fn outcome(&self) -> &StreamOutcome {
+        self.assembler.outcome()
+    }
+
+    /// The first error text an `error` chunk gave, if any.
+    pub fn error_text(&self) -> Option<&str> {
+        self.assembler.error_text()
+    }
+
+    /// The agent id the latest frame carrying one gave.
+    pub fn agent_id(&self) -> Option<&str> {
+        self.agent_id.as_deref()
+    }
+
+    /// The session announced by a `new_session` frame (the latest, if several).
+    pub fn new_session(&self) -> Option<&NewSession> {
+        self.new_session.as_ref()
+    }
+
+    /// Counts of what was processed and skipped.
+    pub fn stats(&self) -> &StreamStats {
+        &self.stats
+    }
+
+    fn event(&mut self, event: SseEvent, out: &mut Vec<StreamDelta>) {
+        self.stats.events += 1;
+        if self.done {
+            self.stats.after_done += 1;
+            return;
+        }
+        match event {
+            SseEvent::Oversized { .. } => self.stats.oversized_events += 1,
+            SseEvent::Done => {
+                self.done = true;
+                self.assembler.done(out);
+            }
+            SseEvent::Data(payload) => {
+                let frame = parse_frame(&payload);
+                if let Some(agent_id) = frame.agent_id {
+                    self.set_agent_id(agent_id, out);
+                }
+                match frame.chunk {
+                    Err(ChunkError::NotAChunk) => self.stats.dropped_payloads += 1,
+                    Err(ChunkError::UnknownType { .. }) => self.stats.unknown_chunks += 1,
+                    Err(ChunkError::Invalid { .. }) => self.stats.invalid_chunks += 1,
+                    Ok(Chunk::NewSession(session)) => {
+                        self.stats.chunks += 1;
+                        if let Some(agent_id) = &session.agent_id
+                            && self.agent_id.is_none()
+                        {
+                            self.set_agent_id(agent_id.clone(), out);
+                        }
+                        self.new_session = Some(session.clone());
+                        out.push(StreamDelta::NewSession(session));
+                    }
+                    Ok(chunk) => {
+                        self.stats.chunks += 1;
+                        self.assembler.apply(chunk, out);
+                    }
+                }
+            }
+        }
+    }
+
+    fn set_agent_id(&mut self, agent_id: String, out: &mut Vec<StreamDelta>) {
+        if self.agent_id.as_deref() != Some(agent_id.as_str()) {
+            self.agent_id = Some(agent_id.clone());
+            out.push(StreamDelta::AgentId { agent_id });
+        }
+    }
+}

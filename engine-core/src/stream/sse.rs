@@ -1,0 +1,389 @@
+//! Incremental Server-Sent Events decoding (ui-message-stream §3).
+//!
+//! Bytes may arrive in any slicing: mid-line, mid-event, in the middle of a UTF-8 sequence.
+//! Lines end with LF, CRLF or CR (a CR ending one slice and an LF starting the next are one line
+//! end); one leading byte-order mark is dropped; lines starting with `:` are comments; a
+//! `field:value` line loses one space after the colon; the `data` lines of an event are joined
+//! with `\n`; an empty line dispatches the event when it had a `data` line. Other fields
+//! (`event`, `id`, `retry`, unknown ones) are ignored, as the AI SDK client ignores them. The data
+//! `[DONE]` is reported as a terminator. An event not followed by an empty line when the body
+//! ends is discarded.
+//!
+//! Bounds: an event whose data grows past `max_event_bytes` is dropped (its data is released at
+//! once and the rest of it is skipped) and reported as [`SseEvent::Oversized`] when it ends; a
+//! line is never buffered past `max_event_bytes` plus a small allowance for its field name.
+//! Invalid UTF-8 is decoded lossily (U+FFFD), per line, as the AI SDK client's text decoder does.
+//! Every byte is looked at a bounded number of times: the work is linear in the bytes fed.
+
+/// The bytes a line may hold beyond `max_event_bytes` (for its field name and separator).
+const LINE_ALLOWANCE: usize = 64;
+
+/// The UTF-8 byte-order mark.
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// One decoded event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SseEvent {
+    /// The event's data (its `data` lines joined with `\n`).
+    Data(String),
+    /// The data was exactly `[DONE]`: the stream's terminator.
+    Done,
+    /// The event's data exceeded the size cap; it was dropped.
+    Oversized {
+        /// The data bytes seen before the event ended (its `data` values, lines joined).
+        bytes: usize,
+    },
+}
+
+/// Whether the leading byte-order mark has been dealt with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bom {
+    /// This many leading bytes matched the mark so far.
+    Pending(usize),
+    /// Dropped, or the body does not start with one.
+    Settled,
+}
+
+/// An incremental SSE decoder.
+#[derive(Debug, Clone)]
+pub struct SseDecoder {
+    max_event_bytes: usize,
+    bom: Bom,
+    /// The bytes of the current, unterminated line (at most the line cap).
+    line: Vec<u8>,
+    /// The current line went past the cap; its further bytes are skipped.
+    line_overlong: bool,
+    /// The full length of the current line, counted even past the cap.
+    line_len: usize,
+    /// The last byte seen was a CR: an LF right after it belongs to the same line end.
+    after_cr: bool,
+    /// The current event's data.
+    data: String,
+    /// The current event had a `data` line.
+    has_data: bool,
+    /// The current event went past the cap: its data is dropped.
+    oversized: bool,
+    /// Data bytes of the current event, counted even once it is oversized.
+    event_bytes: usize,
+    /// Lines that were not valid UTF-8 (decoded lossily).
+    invalid_utf8_lines: u64,
+}
+
+impl SseDecoder {
+    /// A decoder that drops events whose data exceeds `max_event_bytes`.
+    pub fn new(max_event_bytes: usize) -> SseDecoder {
+        SseDecoder {
+            max_event_bytes,
+            bom: Bom::Pending(0),
+            line: Vec::new(),
+            line_overlong: false,
+            line_len: 0,
+            after_cr: false,
+            data: String::new(),
+            has_data: false,
+            oversized: false,
+            event_bytes: 0,
+            invalid_utf8_lines: 0,
+        }
+    }
+
+    /// How many lines were not valid UTF-8 so far (each was decoded lossily).
+    pub fn invalid_utf8_lines(&self) -> u64 {
+        self.invalid_utf8_lines
+    }
+
+    /// Decodes the next slice of the body, pushing the events it completes to `out`.
+    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
+        while let Bom::Pending(matched) = self.bom {
+            let Some((&first, rest)) = bytes.split_first() else {
+                return;
+            };
+            if BOM.get(matched) == Some(&first) {
+                bytes = rest;
+                self.bom = if matched + 1 == BOM.len() {
+                    Bom::Settled
+                } else {
+                    Bom::Pending(matched + 1)
+                };
+            } else {
+                // Not a mark after all: the bytes held back are ordinary content.
+                self.bom = Bom::Settled;
+                self.scan(BOM.get(..matched).unwrap_or_default(), out);
+            }
+        }
+        self.scan(bytes, out);
+    }
+
+    /// The body ended. Returns whether an unfinished event (or line) was discarded.
+    pub fn finish(&mut self) -> bool {
+        let discarded = !self.line.is_empty()
+            || self.line_overlong
+            || self.has_data
+            || matches!(self.bom, Bom::Pending(matched) if matched > 0);
+        self.line = Vec::new();
+        self.line_overlong = false;
+        self.line_len = 0;
+        self.after_cr = false;
+        self.reset_event();
+        self.bom = Bom::Settled;
+        discarded
+    }
+
+    /// Splits `bytes` into lines.
+    fn scan(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
+        if self.after_cr {
+            if let Some((b'\n', rest)) = bytes.split_first() {
+                bytes = rest;
+                self.after_cr = false;
+            } else if !bytes.is_empty() {
+                self.after_cr = false;
+            }
+        }
+        while !bytes.is_empty() {
+            let Some(end) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') else {
+                self.push_line_bytes(bytes);
+                return;
+            };
+            let (segment, rest) = bytes.split_at_checked(end).unwrap_or((bytes, &[]));
+            self.push_line_bytes(segment);
+            let Some((&terminator, mut rest)) = rest.split_first() else {
+                return;
+            };
+            if terminator == b'\r' {
+                match rest.split_first() {
+                    Some((b'\n', after)) => rest = after,
+                    Some(_) => {}
+                    // The LF of a CRLF may start the next slice.
+                    None => self.after_cr = true,
+                }
+            }
+            self.end_line(out);
+            bytes = rest;
+        }
+    }
+
+    /// The most bytes a line is buffered to.
+    fn line_cap(&self) -> usize {
+        self.max_event_bytes.saturating_add(LINE_ALLOWANCE)
+    }
+
+    fn push_line_bytes(&mut self, segment: &[u8]) {
+        self.line_len = self.line_len.saturating_add(segment.len());
+        if self.line_overlong || segment.is_empty() {
+            return;
+        }
+        let room = self.line_cap().saturating_sub(self.line.len());
+        if segment.len() > room {
+            // Keep the start (enough to tell the field), skip the rest of the line.
+            let keep = room.min(LINE_ALLOWANCE);
+            self.line
+                .extend_from_slice(segment.get(..keep).unwrap_or_default());
+            self.line_overlong = true;
+        } else {
+            self.line.extend_from_slice(segment);
+        }
+    }
+
+    fn end_line(&mut self, out: &mut Vec<SseEvent>) {
+        let line = std::mem::take(&mut self.line);
+        let line_len = std::mem::take(&mut self.line_len);
+        if std::mem::take(&mut self.line_overlong) {
+            // A line too long to hold: as data, it makes its event oversized; anything else is
+            // ignored.
+            let (field, value) = split_field(&line);
+            if field == b"data" {
+                let prefix = line.len() - value.len();
+                let separator = usize::from(self.has_data);
+                self.has_data = true;
+                self.event_bytes = self
+                    .event_bytes
+                    .saturating_add(separator)
+                    .saturating_add(line_len.saturating_sub(prefix));
+                self.drop_data();
+            }
+        } else if line.is_empty() {
+            self.dispatch(out);
+        } else if line.first() != Some(&b':') {
+            let (field, value) = split_field(&line);
+            if field == b"data" {
+                self.push_data(value);
+            }
+        }
+        // Reuse the line's buffer unless it grew large.
+        if line.capacity() <= 4 * LINE_ALLOWANCE.max(1024) {
+            self.line = line;
+            self.line.clear();
+        }
+    }
+
+    fn push_data(&mut self, value: &[u8]) {
+        let separator = usize::from(self.has_data);
+        self.has_data = true;
+        self.event_bytes = self
+            .event_bytes
+            .saturating_add(separator)
+            .saturating_add(value.len());
+        if self.oversized {
+            return;
+        }
+        let text = String::from_utf8_lossy(value);
+        if matches!(text, std::borrow::Cow::Owned(_)) {
+            self.invalid_utf8_lines += 1;
+        }
+        if self.data.len() + separator + text.len() > self.max_event_bytes {
+            self.drop_data();
+            return;
+        }
+        if separator == 1 {
+            self.data.push('\n');
+        }
+        self.data.push_str(&text);
+    }
+
+    /// Marks the current event oversized and releases its data.
+    fn drop_data(&mut self) {
+        self.oversized = true;
+        self.data = String::new();
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        if self.oversized {
+            out.push(SseEvent::Oversized {
+                bytes: self.event_bytes,
+            });
+        } else if self.has_data {
+            if self.data == "[DONE]" {
+                out.push(SseEvent::Done);
+            } else {
+                out.push(SseEvent::Data(std::mem::take(&mut self.data)));
+            }
+        }
+        self.reset_event();
+    }
+
+    fn reset_event(&mut self) {
+        self.data.clear();
+        self.has_data = false;
+        self.oversized = false;
+        self.event_bytes = 0;
+    }
+}
+
+/// A line's field name and value (one space after the colon stripped); a line without a colon
+/// is a field with an empty value.
+fn split_field(line: &[u8]) -> (&[u8], &[u8]) {
+    match line.iter().position(|&b| b == b':') {
+        Some(colon) => {
+            let field = line.get(..colon).unwrap_or_default();
+            let value = line.get(colon + 1..).unwrap_or_default();
+            (field, value.strip_prefix(b" ").unwrap_or(value))
+        }
+        None => (line, &[]),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    fn decode_slices(slices: &[&[u8]], max: usize) -> (Vec<SseEvent>, bool) {
+        let mut decoder = SseDecoder::new(max);
+        let mut out = Vec::new();
+        for slice in slices {
+            decoder.feed(slice, &mut out);
+        }
+        let discarded = decoder.finish();
+        (out, discarded)
+    }
+
+    fn data(text: &str) -> SseEvent {
+        SseEvent::Data(text.to_owned())
+    }
+
+    #[test]
+    fn line_ends_and_fields() {
+        let body = b"data: a\r\n\r\ndata:b\rdata:  c\r\rid: 1\nevent: x\nretry: 5\ndata\nfoo: bar\n\n: comment\n\ndata: [DONE]\n\n";
+        let (events, discarded) = decode_slices(&[body], 1024);
+        assert_eq!(events, [data("a"), data("b\n c"), data(""), SseEvent::Done]);
+        assert!(!discarded);
+    }
+
+    #[test]
+    fn cr_then_lf_across_slices_is_one_line_end() {
+        let (events, _) = decode_slices(&[b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"], 64);
+        assert_eq!(events, [data("a\nb")]);
+        let (events, _) = decode_slices(&[b"data: a\r", b"\r", b"data: b\n\n"], 64);
+        assert_eq!(events, [data("a"), data("b")]);
+    }
+
+    #[test]
+    fn bom_is_dropped_once() {
+        let bom_body = [&BOM[..], b"data: a\n\n"].concat();
+        for split in 0..bom_body.len() {
+            let (head, tail) = bom_body.split_at(split);
+            let (events, _) = decode_slices(&[head, tail], 64);
+            assert_eq!(events, [data("a")], "split at {split}");
+        }
+        let twice = [&BOM[..], &BOM[..], b"data: a\n\n"].concat();
+        let (events, _) = decode_slices(&[&twice], 64);
+        // The second mark is part of the first line's field name: not `data`.
+        assert_eq!(events, []);
+        // A partial mark is content.
+        let (events, _) = decode_slices(&[&[0xEF], b"\n\ndata: x\n\n"], 64);
+        assert_eq!(events, [data("x")]);
+    }
+
+    #[test]
+    fn split_utf8_and_invalid_bytes() {
+        let body = "data: 🌍ü\n\n".as_bytes();
+        let slices: Vec<&[u8]> = body.chunks(1).collect();
+        let (events, _) = decode_slices(&slices, 64);
+        assert_eq!(events, [data("🌍ü")]);
+        let mut decoder = SseDecoder::new(64);
+        let mut out = Vec::new();
+        decoder.feed(b"data: a\xFFb\n\n", &mut out);
+        assert_eq!(out, [data("a\u{FFFD}b")]);
+        assert_eq!(decoder.invalid_utf8_lines(), 1);
+    }
+
+    #[test]
+    fn unterminated_event_is_discarded() {
+        assert_eq!(decode_slices(&[b"data: a\n"], 64), (vec![], true));
+        assert_eq!(decode_slices(&[b"data: a"], 64), (vec![], true));
+        assert_eq!(
+            decode_slices(&[b"data: a\n\n"], 64),
+            (vec![data("a")], false)
+        );
+    }
+
+    #[test]
+    fn oversized_events_are_dropped_and_reported() {
+        let big = format!("data: {}\n\ndata: ok\n\n", "x".repeat(100));
+        let (events, _) = decode_slices(&[big.as_bytes()], 10);
+        assert_eq!(events, [SseEvent::Oversized { bytes: 100 }, data("ok")]);
+        // Many data lines, each small.
+        let many = format!("{}\ndata: ok\n\n", "data: 12345\n".repeat(10));
+        let (events, _) = decode_slices(&[many.as_bytes()], 20);
+        assert_eq!(events, [SseEvent::Oversized { bytes: 59 }, data("ok")]);
+        // An overlong comment or other field is skipped without harm.
+        let comment = format!(
+            ":{}\nevent: {}\ndata: ok\n\n",
+            "c".repeat(500),
+            "e".repeat(500)
+        );
+        let (events, _) = decode_slices(&[comment.as_bytes()], 10);
+        assert_eq!(events, [data("ok")]);
+    }
+
+    #[test]
+    fn an_unterminated_line_is_not_buffered_past_the_cap() {
+        let mut decoder = SseDecoder::new(100);
+        let mut out = Vec::new();
+        for _ in 0..1000 {
+            decoder.feed(&[b'x'; 1000], &mut out);
+        }
+        assert!(decoder.line.len() <= 100 + LINE_ALLOWANCE);
+        assert!(decoder.finish());
+    }
+}

@@ -1,0 +1,134 @@
+//! Each session's working state: its run (turns, the answer stream), its run cancel and its
+//! queue. Runs are kept per session, so a run goes on while another session is on screen.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use statig::blocking::InitializedStateMachine;
+use statig::prelude::*;
+
+use crate::io::Ctx;
+use crate::machines::cancel::{self, Cancel, CancelEvent};
+use crate::machines::send::{self, Run, RunEvent};
+use crate::queue::Queue;
+
+/// One session's working state.
+pub(crate) struct Work {
+    pub run: InitializedStateMachine<Run>,
+    pub cancel: InitializedStateMachine<Cancel>,
+    pub queue: Queue,
+}
+
+impl std::fmt::Debug for Work {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Work")
+            .field("run", self.run.state())
+            .field("cancel", self.cancel.state())
+            .field("queued", &self.queue.rows.len())
+            .finish()
+    }
+}
+
+/// What the settle loop compares to know whether anything changed.
+pub(crate) type WorkPrint = Vec<(String, send::State, cancel::State, Queue)>;
+
+/// Every session's working state, by session uid.
+#[derive(Debug, Default)]
+pub(crate) struct Works {
+    by_session: BTreeMap<String, Work>,
+    /// SND-25: the next read of the detail while another writer works, and that such a watch
+    /// runs for this session.
+    pub writer_watch: Option<(String, Instant)>,
+}
+
+impl Works {
+    /// The session's work, created on first use.
+    pub(crate) fn entry(&mut self, ctx: &mut Ctx<'_>, session_uid: &str) -> &mut Work {
+        self.by_session
+            .entry(session_uid.to_owned())
+            .or_insert_with(|| Work {
+                run: Run::for_session(session_uid)
+                    .uninitialized_state_machine()
+                    .init_with_context(ctx),
+                cancel: Cancel::for_session(session_uid)
+                    .uninitialized_state_machine()
+                    .init_with_context(ctx),
+                queue: Queue::default(),
+            })
+    }
+
+    pub(crate) fn get(&self, session_uid: &str) -> Option<&Work> {
+        self.by_session.get(session_uid)
+    }
+
+    pub(crate) fn get_mut(&mut self, session_uid: &str) -> Option<&mut Work> {
+        self.by_session.get_mut(session_uid)
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut Work)> {
+        self.by_session.iter_mut()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &Work)> {
+        self.by_session.iter()
+    }
+
+    /// Hands an event to every run; each one takes only what belongs to it.
+    pub(crate) fn each_run(&mut self, ctx: &mut Ctx<'_>, event: &RunEvent<'_>) {
+        for work in self.by_session.values_mut() {
+            work.run.handle_with_context(event, ctx);
+        }
+    }
+
+    /// Hands an event to every cancel.
+    pub(crate) fn each_cancel(&mut self, ctx: &mut Ctx<'_>, event: &CancelEvent<'_>) {
+        for work in self.by_session.values_mut() {
+            work.cancel.handle_with_context(event, ctx);
+        }
+    }
+
+    /// A turn runs for this session (from its send to its end, a hold included).
+    pub(crate) fn is_running(&self, session_uid: &str) -> bool {
+        self.get(session_uid)
+            .is_some_and(|w| send::is_active(w.run.state()))
+    }
+
+    /// The session's answer streams.
+    pub(crate) fn is_streaming(&self, session_uid: &str) -> bool {
+        self.get(session_uid)
+            .is_some_and(|w| send::is_streaming(w.run.state()))
+    }
+
+    /// The session has had a turn (RTA-25, OI-17).
+    pub(crate) fn has_sent(&self, session_uid: &str) -> bool {
+        self.get(session_uid)
+            .is_some_and(|w| w.run.inner().has_sent)
+    }
+
+    /// The earliest deadline of any run, cancel or writer watch.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        let runs = self.by_session.values().flat_map(|w| {
+            let cancel = cancel::is_cancelling(w.cancel.state())
+                .then(|| w.cancel.inner().deadline())
+                .flatten();
+            [send::deadline(w.run.state()), cancel]
+        });
+        runs.chain(self.writer_watch.as_ref().map(|(_, at)| Some(*at)))
+            .flatten()
+            .min()
+    }
+
+    pub(crate) fn fingerprint(&self) -> WorkPrint {
+        self.by_session
+            .iter()
+            .map(|(uid, w)| {
+                (
+                    uid.clone(),
+                    w.run.state().clone(),
+                    w.cancel.state().clone(),
+                    w.queue.clone(),
+                )
+            })
+            .collect()
+    }
+}
