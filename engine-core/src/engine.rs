@@ -15,10 +15,13 @@ use crate::intent::{ApiCall, Intent, RequestId, check_id};
 use crate::io::{Answer, Ctx, Delivery, Io, Owner};
 use crate::machines::Signal;
 use crate::machines::cancel::CancelEvent;
+use crate::machines::catalog::{self, CatalogEvent, CatalogStore, Demand};
 use crate::machines::default_session::{self, DefaultEvent, DefaultSessionMachine};
 use crate::machines::environment::{EnvEvent, Environment};
 use crate::machines::hydration::{HydEvent, Hydration};
+use crate::machines::model_choice::{self, ChoiceEvent, ModelChoiceMachine};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
+use crate::machines::picker::{Picker, PickerEdit, PickerEvent};
 use crate::machines::runtime_access::{self, RtaEvent, RuntimeAccessMachine};
 use crate::machines::selection::{self, Facts, Origin, SelEvent, Selection};
 use crate::machines::send::{QueuedTurn, RunEnd, RunEvent, Turn};
@@ -72,6 +75,9 @@ pub struct Engine {
     selection: InitializedStateMachine<Selection>,
     hydration: InitializedStateMachine<Hydration>,
     runtime: InitializedStateMachine<RuntimeAccessMachine>,
+    catalog: InitializedStateMachine<CatalogStore>,
+    choice: InitializedStateMachine<ModelChoiceMachine>,
+    picker: InitializedStateMachine<Picker>,
     /// Since when the page is hidden (RTA-10, RTA-22).
     page_hidden_since: Option<Instant>,
     /// The launchKey last opened (SEL-7).
@@ -124,6 +130,15 @@ impl Engine {
         let runtime = RuntimeAccessMachine::default()
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
+        let catalog = CatalogStore::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
+        let choice = ModelChoiceMachine::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
+        let picker = Picker::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
         let mut engine = Engine {
             start: now,
             last_now: now,
@@ -135,6 +150,9 @@ impl Engine {
             selection,
             hydration,
             runtime,
+            catalog,
+            choice,
+            picker,
             page_hidden_since: None,
             opened_launch_key: None,
             requested_before_scope: false,
@@ -234,7 +252,11 @@ impl Engine {
         let page_hidden = self.inputs.page_hidden;
         let runtime =
             runtime_access::deadline(self.runtime.inner(), self.runtime.state(), page_hidden);
-        [runtime, self.works.deadline()].into_iter().flatten().min()
+        let catalog = catalog::deadline(self.catalog.state());
+        [runtime, catalog, self.works.deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Answer parts dropped because their request was not in flight (aborted, finished or never
@@ -253,6 +275,9 @@ impl Engine {
             selection,
             hydration,
             runtime,
+            catalog,
+            choice,
+            picker,
             works,
             ..
         } = self;
@@ -265,6 +290,9 @@ impl Engine {
                 selection,
                 hydration,
                 runtime,
+                catalog,
+                choice,
+                picker,
                 works,
             },
         )
@@ -343,6 +371,23 @@ impl Engine {
                     &mut ctx,
                 );
             }
+            Input::StoredQueueLoaded { key, rows } => {
+                let stored = rows
+                    .as_ref()
+                    .map(crate::queue::stored_rows)
+                    .unwrap_or_default();
+                let session = key
+                    .strip_prefix("main_sequence_ai.message_queue.")
+                    .map(str::to_owned);
+                if let Some(session) = session.filter(|s| self.works.queue_loads.contains(s)) {
+                    let (mut ctx, p) = self.ctx(now);
+                    let work = p.works.entry(&mut ctx, &session);
+                    work.queue.restore(stored);
+                    // What storage holds is what we hold now, until it changes.
+                    let rows = work.queue.rows.iter().cloned().collect();
+                    p.works.persisted.insert(session, rows);
+                }
+            }
             Input::Command(c) => self.command(c, now),
         }
     }
@@ -394,6 +439,9 @@ impl Engine {
         p.works
             .each_run(&mut ctx, &RunEvent::Stop { decision: None });
         p.works.each_cancel(&mut ctx, &CancelEvent::Reset);
+        p.works.switch_scope(ctx.inputs.scope());
+        p.choice.handle_with_context(&ChoiceEvent::Reset, &mut ctx);
+        p.picker.handle_with_context(&PickerEvent::Reset, &mut ctx);
         for id in std::mem::take(&mut self.removals).into_keys() {
             self.io.abort(id);
         }
@@ -442,17 +490,18 @@ impl Engine {
                         &mut ctx,
                     );
                 }
-                self.open(OpenKind::StartAgent, id, now);
+                self.open(OpenKind::StartAgent, id, agent.name.clone(), now);
             }
-            Command::StartAgentSessionById { agent_id, .. } => {
-                self.open(OpenKind::StartById, non_blank(Some(&agent_id)), now);
+            Command::StartAgentSessionById { agent_id, label } => {
+                self.open(OpenKind::StartById, non_blank(Some(&agent_id)), label, now);
             }
-            Command::OpenLatestOrStartAgentSessionById { agent_id, .. } => {
-                self.open(OpenKind::OpenLatest, non_blank(Some(&agent_id)), now);
+            Command::OpenLatestOrStartAgentSessionById { agent_id, label } => {
+                self.open(OpenKind::OpenLatest, non_blank(Some(&agent_id)), label, now);
             }
             Command::CreateAgentSession => {
                 let agent = self.selected_agent();
-                self.open(OpenKind::Create, agent, now);
+                let label = self.selected_uid().and_then(|u| self.agent_name_of(&u));
+                self.open(OpenKind::Create, agent, label, now);
             }
             Command::ArchiveAgentSession { session_uid } => self.remove(session_uid, true, now),
             Command::DeleteAgentSession { session_uid } => self.remove(session_uid, false, now),
@@ -471,11 +520,18 @@ impl Engine {
                     .handle_with_context(&RtaEvent::Revalidate, &mut ctx);
             }
             Command::SendMessage { text } => self.send_message(&text, now),
-            Command::EnqueueMessage { text } => {
-                if let Some(uid) = self.selected_uid() {
-                    self.enqueue(&uid, &text, now);
+            Command::EnqueueMessage { text } => match self.selected_uid() {
+                Some(uid) => self.enqueue(&uid, &text, now),
+                // Nothing written is lost: with nothing selected the text comes back.
+                None if !text.trim().is_empty() => {
+                    self.io.events.push_back(Event::MessageNotSent {
+                        session_uid: None,
+                        text: text.trim().to_owned(),
+                        reason: "Choose or start a session before writing.".to_owned(),
+                    });
                 }
-            }
+                None => {}
+            },
             Command::CancelActiveSession => self.cancel_active(now),
             Command::RemoveQueuedMessage { id } => {
                 if let Some(work) = self.selected_work() {
@@ -514,13 +570,95 @@ impl Engine {
                 }
             }
             Command::SetSelectedReasoningEffortValue { value } => {
-                if crate::view::current_readiness(self).status
-                    == crate::snapshot::ReadinessStatus::Ready
-                {
-                    self.inputs.reasoning_effort = non_blank(value.as_deref());
+                self.edit_picker(&PickerEdit::Thinking(non_blank(value.as_deref())), now);
+            }
+            Command::SetSelectedProviderValue { value } => {
+                self.edit_picker(&PickerEdit::Provider(non_blank(value.as_deref())), now);
+            }
+            Command::SetSelectedModelValue { value } => {
+                self.edit_picker(&PickerEdit::Model(non_blank(value.as_deref())), now);
+            }
+            Command::ResolveSessionModelSelection { choice } => {
+                // OI-21: with no catalog data nothing can be chosen; no creation request.
+                if self.person_catalog().is_some() {
+                    let (mut ctx, p) = self.ctx(now);
+                    p.choice
+                        .handle_with_context(&ChoiceEvent::Resolve(&choice), &mut ctx);
                 }
             }
+            Command::CancelSessionModelSelection => {
+                let (mut ctx, p) = self.ctx(now);
+                p.choice.handle_with_context(&ChoiceEvent::Cancel, &mut ctx);
+            }
+            Command::RequestAvailableModels => {
+                let demand = self.catalog_demand();
+                let (mut ctx, p) = self.ctx(now);
+                let event = CatalogEvent::Request {
+                    demand: demand.as_ref(),
+                };
+                p.catalog.handle_with_context(&event, &mut ctx);
+            }
+            Command::InvalidateModelProviderCatalog => {
+                let demand = self.catalog_demand();
+                let (mut ctx, p) = self.ctx(now);
+                let event = CatalogEvent::Invalidate {
+                    demand: demand.as_ref(),
+                };
+                p.catalog.handle_with_context(&event, &mut ctx);
+            }
         }
+    }
+
+    /// The person's catalog, when one is held (OI-10: older data stays in use).
+    pub(crate) fn person_catalog(&self) -> Option<std::sync::Arc<crate::api::Catalog>> {
+        let person = self.inputs.scope().person?;
+        self.catalog.inner().catalog(&person).cloned()
+    }
+
+    /// The catalog is wanted (the chat visible, or a model choice pending), with what makes a
+    /// new demand (CAT-2, CAT-4, CAT-6, MOD-8).
+    pub(crate) fn catalog_demand(&self) -> Option<Demand> {
+        let person = self.inputs.scope().person?;
+        let choice_pending = model_choice::pending(self.choice.state()).is_some();
+        (self.inputs.visible || choice_pending).then(|| Demand {
+            person,
+            environment: self.inputs.environment_uid.clone(),
+            selected: self.selected_uid(),
+            choice_pending,
+        })
+    }
+
+    /// A person's picker change: PATCHed on a ready session (CAT-15), never while a model choice
+    /// waits (MOD-9).
+    fn edit_picker(&mut self, edit: &PickerEdit, now: Instant) {
+        let ready =
+            crate::view::current_readiness(self).status == crate::snapshot::ReadinessStatus::Ready;
+        let catalog = self.person_catalog();
+        let choosing = model_choice::pending(self.choice.state()).is_some();
+        let (mut ctx, p) = self.ctx(now);
+        let record = p.hydration.inner().detail.value().filter(|_| ready);
+        let event = PickerEvent::Edit {
+            edit,
+            ready_session: record,
+            catalog: catalog.as_deref(),
+            choosing,
+        };
+        p.picker.handle_with_context(&event, &mut ctx);
+    }
+
+    /// `sessionModelLastUsed`: the listed sessions' models, most recent first, without repeats.
+    pub(crate) fn session_model_last_used(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for s in self.env.inner().sessions() {
+            if let (Some(p), Some(m)) = (
+                non_blank(s.llm_provider.as_deref()),
+                non_blank(s.llm_model.as_deref()),
+            ) && !out.iter().any(|(op, om)| *op == p && *om == m)
+            {
+                out.push((p, m));
+            }
+        }
+        out
     }
 
     fn selected_uid(&self) -> Option<String> {
@@ -539,9 +677,13 @@ impl Engine {
     }
 
     /// The loaded record of this (selected) session reports `working`.
+    /// A `working` flag read while this engine's own turn ran, or before a detail read that
+    /// followed it, is that turn's, not another writer's (SND-25).
     fn writer_working(&self, session_uid: &str) -> bool {
         let h = self.hydration.inner();
-        h.session_uid.as_deref() == Some(session_uid) && h.detail.value().is_some_and(|r| r.working)
+        let own = self.works.get(session_uid).is_some_and(|w| w.own_working);
+        !own && h.session_uid.as_deref() == Some(session_uid)
+            && h.detail.value().is_some_and(|r| r.working)
     }
 
     /// The composer's submit.
@@ -622,6 +764,9 @@ impl Engine {
         let agent_name = self.agent_name_of(session_uid);
         let (mut ctx, p) = self.ctx(now);
         let work = p.works.entry(&mut ctx, session_uid);
+        if guard.is_none() {
+            work.own_working = true;
+        }
         let event = RunEvent::Facts {
             facts: &facts,
             agent_name: agent_name.as_deref(),
@@ -645,7 +790,7 @@ impl Engine {
             thread_id: h.history.value().and_then(|hist| hist.thread_id.clone()),
             user_uid: non_blank(self.inputs.person.user_uid.as_deref()),
             context: self.inputs.view_context.clone(),
-            reasoning_effort: self.inputs.reasoning_effort.clone(),
+            reasoning_effort: self.picker.inner().values.thinking.clone(),
         }
     }
 
@@ -679,7 +824,13 @@ impl Engine {
             }));
             return;
         };
-        let facts = self.body_facts();
+        // The cancel names the thread of the run it stops (OI-19).
+        let facts = self
+            .works
+            .get(&uid)
+            .map(|w| w.run.inner().facts().clone())
+            .filter(|f| f.record.is_some())
+            .unwrap_or_else(|| self.body_facts());
         let (mut ctx, p) = self.ctx(now);
         let decision = p.runtime.inner().decision(&uid);
         let cached = decision.and_then(|d| d.endpoint.clone());
@@ -692,6 +843,33 @@ impl Engine {
             facts: &facts,
         };
         work.cancel.handle_with_context(&start, &mut ctx);
+    }
+
+    /// ADR 087: each queue change is written to the storage port; an emptied queue's copy is
+    /// removed.
+    fn persist_queues(&mut self) {
+        let mut writes = Vec::new();
+        for (uid, work) in self.works.iter() {
+            let rows: Vec<_> = work.queue.rows.iter().cloned().collect();
+            let stored = self.works.persisted.get(uid);
+            if stored.map_or(rows.is_empty(), |s| *s == rows) {
+                continue;
+            }
+            writes.push((uid.clone(), rows));
+        }
+        for (uid, rows) in writes {
+            let key = crate::queue::storage_key(&uid);
+            let request = if rows.is_empty() {
+                crate::intent::StorageRequest::RemoveQueue { key }
+            } else {
+                crate::intent::StorageRequest::SaveQueue {
+                    key,
+                    rows: rows.clone(),
+                }
+            };
+            self.io.outbox.push_back(Intent::Storage(request));
+            self.works.persisted.insert(uid, rows);
+        }
     }
 
     /// The Agent of the selected session: from its loaded record, else from the list.
@@ -713,8 +891,8 @@ impl Engine {
         })
     }
 
-    fn open(&mut self, kind: OpenKind, agent: Option<String>, now: Instant) {
-        let op = OpenOp { kind, agent };
+    fn open(&mut self, kind: OpenKind, agent: Option<String>, label: Option<String>, now: Instant) {
+        let op = OpenOp { kind, agent, label };
         let (mut ctx, p) = self.ctx(now);
         p.opening
             .handle_with_context(&OpenEvent::Start(&op), &mut ctx);
@@ -805,6 +983,15 @@ impl Engine {
                             .handle_with_context(&RtaEvent::Answer(answer), &mut ctx);
                     }
                     Owner::Send => p.works.each_run(&mut ctx, &RunEvent::Answer(answer)),
+                    Owner::Catalog => p
+                        .catalog
+                        .handle_with_context(&CatalogEvent::Answer(answer), &mut ctx),
+                    Owner::ModelChoice => p
+                        .choice
+                        .handle_with_context(&ChoiceEvent::Answer(answer), &mut ctx),
+                    Owner::Picker => p
+                        .picker
+                        .handle_with_context(&PickerEvent::Answer(answer), &mut ctx),
                     Owner::Cancel => p.works.each_cancel(&mut ctx, &CancelEvent::Answer(answer)),
                     // Finished above, before the context was borrowed.
                     Owner::Archive => {}
@@ -820,6 +1007,7 @@ impl Engine {
             self.evaluate(now);
             let relayed = self.relay_signals(now);
             if !relayed && self.fingerprint() == before {
+                self.persist_queues();
                 return;
             }
         }
@@ -836,6 +1024,12 @@ impl Engine {
             self.hydration.state().clone(),
             self.runtime.state().clone(),
             self.works.fingerprint(),
+            (
+                self.catalog.state().clone(),
+                self.choice.state().clone(),
+                self.picker.state().clone(),
+                self.picker.inner().values.clone(),
+            ),
         )
     }
 
@@ -852,7 +1046,7 @@ impl Engine {
         {
             self.opened_launch_key = Some(target.launch_key);
             let agent = non_blank(Some(&target.agent_id));
-            self.open(OpenKind::Launch, agent, now);
+            self.open(OpenKind::Launch, agent, target.label.clone(), now);
         }
         let key = self.inputs.default_key();
         let combination = self.inputs.default_combination();
@@ -915,8 +1109,11 @@ impl Engine {
         }
         // RTA-1, RTA-2, RTA-25: the session in view is checked, unless it is a launched session
         // before its first send.
-        let active = selected
-            .filter(|uid| inputs.visible && (!launched_now(p.selection) || p.works.has_sent(uid)));
+        // RTA-2: a held send keeps following its start while the chat is hidden.
+        let active = selected.filter(|uid| {
+            (inputs.visible || p.works.is_held(uid))
+                && (!launched_now(p.selection) || p.works.has_sent(uid))
+        });
         let agent_name = active.and_then(|uid| {
             let from_detail = p
                 .hydration
@@ -935,12 +1132,56 @@ impl Engine {
         });
         p.runtime
             .handle_with_context(&RtaEvent::Evaluate { active, agent_name }, &mut ctx);
+        self.evaluate_models(now);
         self.evaluate_work(now);
+    }
+
+    /// The catalog store, a waiting model choice and the picker (CAT, MOD).
+    fn evaluate_models(&mut self, now: Instant) {
+        let key = self.inputs.default_key();
+        let demand = self.catalog_demand();
+        let catalog = self.person_catalog();
+        let last_used = self.session_model_last_used();
+        let person = self.inputs.scope().person;
+        let (mut ctx, p) = self.ctx(now);
+        p.choice.handle_with_context(
+            &ChoiceEvent::Evaluate {
+                default_key: key.as_ref(),
+            },
+            &mut ctx,
+        );
+        let event = CatalogEvent::Evaluate {
+            person: person.as_deref(),
+            demand: demand.as_ref(),
+        };
+        p.catalog.handle_with_context(&event, &mut ctx);
+        let selected = selection::selected(p.selection.state()).map(|(uid, _)| uid);
+        let record = p
+            .hydration
+            .inner()
+            .detail
+            .value()
+            .filter(|r| Some(r.uid.as_str()) == selected);
+        let choice = model_choice::pending(p.choice.state()).map(|r| (r.id, last_used.as_slice()));
+        let event = PickerEvent::Reconcile {
+            record,
+            catalog: catalog.as_deref(),
+            choice,
+        };
+        p.picker.handle_with_context(&event, &mut ctx);
     }
 
     /// The runs' clocks, the body facts of the selected session, and the queue rules (OI-20).
     fn evaluate_work(&mut self, now: Instant) {
         let selected = self.selected_uid();
+        // ADR 087: a session's stored queue is read once, when it first comes on screen.
+        if let Some(uid) = selected.as_ref().filter(|_| self.inputs.visible)
+            && self.works.queue_loads.insert(uid.clone())
+        {
+            let key = crate::queue::storage_key(uid);
+            let request = crate::intent::StorageRequest::LoadQueue { key };
+            self.io.outbox.push_back(Intent::Storage(request));
+        }
         let facts = self.body_facts();
         let visible = self.inputs.visible;
         let writer = selected
@@ -1010,8 +1251,12 @@ impl Engine {
         {
             work.queue.armed = true;
         }
-        // SND-19, SND-20, SND-22: the first row leaves once the thread is idle.
-        if !visible || running || writer {
+        // SND-19, SND-20, SND-22: the first row leaves once the thread is idle and the session is
+        // no longer loading (a history read after a stream keeps it loading a moment); a session
+        // in error refuses the row, which then holds the queue (`unavailable`).
+        let loading = crate::view::current_readiness(self).status
+            == crate::snapshot::ReadinessStatus::Loading;
+        if !visible || running || writer || loading {
             return;
         }
         let next = self.works.get_mut(&uid).and_then(|w| {
@@ -1067,6 +1312,12 @@ impl Engine {
                     p.selection.handle(&SelEvent::DetailLoaded {
                         session_uid: &session_uid,
                     });
+                    // A record read while no turn of ours runs tells of other writers again.
+                    if !p.works.is_running(&session_uid)
+                        && let Some(work) = p.works.get_mut(&session_uid)
+                    {
+                        work.own_working = false;
+                    }
                 }
                 Signal::DetailFailed { session_uid, error } => {
                     let facts = list_facts(p.env, ctx.inputs.avoid_implicit);
@@ -1121,11 +1372,51 @@ impl Engine {
                     };
                     p.runtime.handle_with_context(&event, &mut ctx);
                 }
-                Signal::Recheck { session_uid } => {
-                    let event = RtaEvent::Recheck {
-                        session: &session_uid,
+                Signal::ModelRequired {
+                    origin,
+                    agent_uid,
+                    agent_label,
+                } => {
+                    let event = ChoiceEvent::Required {
+                        origin: &origin,
+                        agent_uid: &agent_uid,
+                        agent_label: agent_label.as_deref(),
                     };
-                    p.runtime.handle_with_context(&event, &mut ctx);
+                    p.choice.handle_with_context(&event, &mut ctx);
+                }
+                Signal::DefaultCreated {
+                    key,
+                    session,
+                    listed,
+                } => {
+                    let event = DefaultEvent::Created {
+                        key: &key,
+                        session_uid: &session.uid,
+                    };
+                    p.default.handle_with_context(&event, &mut ctx);
+                    if listed {
+                        p.env
+                            .handle_with_context(&EnvEvent::Upsert(&session), &mut ctx);
+                    }
+                }
+                Signal::DefaultFailed { key, message } => {
+                    let event = DefaultEvent::Failed {
+                        key: &key,
+                        message: &message,
+                    };
+                    p.default.handle_with_context(&event, &mut ctx);
+                }
+                Signal::DefaultAbandoned { key } => {
+                    p.default
+                        .handle_with_context(&DefaultEvent::Abandoned(&key), &mut ctx);
+                }
+                Signal::PickerChoice(choice) => {
+                    p.picker
+                        .handle_with_context(&PickerEvent::Choice(&choice), &mut ctx);
+                }
+                Signal::RecordUpdated(record) => {
+                    p.hydration
+                        .handle_with_context(&HydEvent::RecordUpdated(&record), &mut ctx);
                 }
                 Signal::HistoryApplied { session_uid } => {
                     if let Some(work) = p.works.get_mut(&session_uid) {
@@ -1159,6 +1450,9 @@ impl Engine {
                         ..
                     } = *turn;
                     let queued_row = queued.is_some();
+                    if queued_row {
+                        work.queue.sending = false;
+                    }
                     if !sent {
                         match queued {
                             // Nothing queued is lost: the row goes back to the front, unless its
@@ -1209,6 +1503,12 @@ type Fingerprint = (
     crate::machines::hydration::State,
     crate::machines::runtime_access::State,
     crate::work::WorkPrint,
+    (
+        crate::machines::catalog::State,
+        crate::machines::model_choice::State,
+        crate::machines::picker::State,
+        crate::machines::picker::PickerValues,
+    ),
 );
 
 /// The machines, borrowed apart from the context.
@@ -1219,6 +1519,9 @@ struct Parts<'a> {
     selection: &'a mut InitializedStateMachine<Selection>,
     hydration: &'a mut InitializedStateMachine<Hydration>,
     runtime: &'a mut InitializedStateMachine<RuntimeAccessMachine>,
+    catalog: &'a mut InitializedStateMachine<CatalogStore>,
+    choice: &'a mut InitializedStateMachine<ModelChoiceMachine>,
+    picker: &'a mut InitializedStateMachine<Picker>,
     works: &'a mut Works,
 }
 
@@ -1237,6 +1540,9 @@ pub(crate) struct View<'a> {
     pub selection: &'a InitializedStateMachine<Selection>,
     pub hydration: &'a InitializedStateMachine<Hydration>,
     pub runtime: &'a InitializedStateMachine<RuntimeAccessMachine>,
+    pub catalog: &'a InitializedStateMachine<CatalogStore>,
+    pub choice: &'a InitializedStateMachine<ModelChoiceMachine>,
+    pub picker: &'a InitializedStateMachine<Picker>,
     pub works: &'a Works,
     pub delete_error: Option<&'a str>,
 }
@@ -1251,6 +1557,9 @@ impl Engine {
             selection: &self.selection,
             hydration: &self.hydration,
             runtime: &self.runtime,
+            catalog: &self.catalog,
+            choice: &self.choice,
+            picker: &self.picker,
             works: &self.works,
             delete_error: self.delete_error.as_deref(),
         }

@@ -185,6 +185,14 @@ pub enum Input {
         /// What was stored.
         sessions: Option<Vec<SessionSummary>>,
     },
+    /// The storage port's answer to [`crate::StorageRequest::LoadQueue`]: the stored rows as
+    /// JSON (`[{id, text, createdAt}]`), `None` when nothing is stored or the read failed.
+    StoredQueueLoaded {
+        /// The key that was read.
+        key: String,
+        /// What was stored; invalid rows are dropped.
+        rows: Option<serde_json::Value>,
+    },
     /// An action.
     Command(Command),
 }
@@ -275,10 +283,33 @@ pub enum Command {
     /// `sendNextQueuedMessage()`: release a held queue and send its first message once the
     /// thread is idle (SND-22).
     SendNextQueuedMessage,
-    /// `setSelectedReasoningEffortValue(v)`: the reasoning effort later turns carry in
-    /// `runConfig` (OI-18). Ignored unless the selected session is ready.
+    /// `setSelectedReasoningEffortValue(v)`: the picker's thinking level, which later turns carry
+    /// in `runConfig` (OI-18). On a ready session it is PATCHed (CAT-15); ignored when the
+    /// session is not ready; never PATCHed while a model choice waits (MOD-9).
     SetSelectedReasoningEffortValue {
         /// The level, or none.
         value: Option<String>,
     },
+    /// `setSelectedProviderValue(v)`: the picker's provider (its first model is taken).
+    SetSelectedProviderValue {
+        /// The provider id.
+        value: Option<String>,
+    },
+    /// `setSelectedModelValue(id)`: the picker's model, as `"{provider}::{model}"`.
+    SetSelectedModelValue {
+        /// The model id.
+        value: Option<String>,
+    },
+    /// `resolveSessionModelSelection(choice)`: create the waiting session with this model
+    /// (MOD-10, MOD-11). Refused while no catalog data is held (OI-21).
+    ResolveSessionModelSelection {
+        /// The provider, model and thinking level.
+        choice: crate::api::ModelChoice,
+    },
+    /// `cancelSessionModelSelection()`: end the waiting creation, silently (MOD-15).
+    CancelSessionModelSelection,
+    /// `requestAvailableModels()`: read the catalog again at once (CAT-11).
+    RequestAvailableModels,
+    /// `invalidateModelProviderCatalog()`: drop every catalog entry (CAT-10).
+    InvalidateModelProviderCatalog,
 }

@@ -43,8 +43,6 @@ pub(crate) struct Inputs {
     pub launch_target: Option<LaunchTarget>,
     pub avoid_implicit: bool,
     pub view_context: Option<Value>,
-    /// `selectedReasoningEffortValue`.
-    pub reasoning_effort: Option<String>,
 }
 
 /// Trims; a blank value reads as none.

@@ -61,6 +61,24 @@ pub enum StorageRequest {
         /// The list, as summaries (no messages, no record).
         sessions: Vec<SessionSummary>,
     },
+    /// Read a session's stored queue (ADR 087, session storage); answer with
+    /// [`crate::Input::StoredQueueLoaded`].
+    LoadQueue {
+        /// `main_sequence_ai.message_queue.{sessionId}`.
+        key: String,
+    },
+    /// Store a session's queue (replacing what was there).
+    SaveQueue {
+        /// The storage key.
+        key: String,
+        /// The rows, first to leave first.
+        rows: Vec<crate::queue::QueuedMessage>,
+    },
+    /// The session's queue emptied: remove its stored copy.
+    RemoveQueue {
+        /// The storage key.
+        key: String,
+    },
 }
 
 /// How an Agent's latest session is looked up in the session list (OI-11).
@@ -170,6 +188,20 @@ pub enum ApiCall {
         session_uid: String,
         /// The runtime base.
         rpc_url: String,
+    },
+    /// P12: the model-provider catalog of the person.
+    ListModelProviders,
+    /// P3: change the session's model (all three keys always sent; `llm_thinking` `""` when no
+    /// level is chosen).
+    UpdateSessionModel {
+        /// The session.
+        session_uid: String,
+        /// `llm_provider`.
+        llm_provider: String,
+        /// `llm_model`.
+        llm_model: String,
+        /// `llm_thinking`.
+        llm_thinking: String,
     },
     /// R2: `POST {rpc_url}/api/chat`, one turn (ADR 060); the answer is a ui-message-stream.
     SendMessage {
@@ -572,6 +604,23 @@ impl ApiCall {
                     ),
                 )
             }
+            ApiCall::ListModelProviders => (Method::Get, "/api/v1/model-providers/".to_owned()),
+            ApiCall::UpdateSessionModel {
+                session_uid,
+                llm_provider,
+                llm_model,
+                llm_thinking,
+            } => {
+                let mut m = Map::new();
+                m.insert("llm_provider".into(), Value::String(llm_provider.clone()));
+                m.insert("llm_model".into(), Value::String(llm_model.clone()));
+                m.insert("llm_thinking".into(), Value::String(llm_thinking.clone()));
+                body = Some(Value::Object(m));
+                (
+                    Method::Patch,
+                    format!("/api/v1/agent-sessions/{}/", seg("session", session_uid)?),
+                )
+            }
             ApiCall::ConfirmAgent { .. }
             | ApiCall::SendMessage { .. }
             | ApiCall::CancelRun { .. } => {
@@ -681,6 +730,8 @@ impl ApiCall {
             ApiCall::DeleteSession { .. } => O::DeleteSession,
             ApiCall::ResolveRuntimeAccess { .. } => O::ResolveRuntimeAccess,
             ApiCall::ConfirmAgent { .. } => O::ConfirmAgent,
+            ApiCall::ListModelProviders => O::ModelProviders,
+            ApiCall::UpdateSessionModel { .. } => O::UpdateSessionModel,
             ApiCall::SendMessage { .. } => O::SendMessage,
             ApiCall::CancelRun { .. } => O::CancelRun,
         }

@@ -28,6 +28,12 @@ pub(crate) enum Owner {
     Send,
     /// A run cancel (its access resolution and the cancel request).
     Cancel,
+    /// The model-provider catalog store.
+    Catalog,
+    /// A creation retried with a chosen model (MOD).
+    ModelChoice,
+    /// A picker's model change (PATCH).
+    Picker,
 }
 
 /// Bodies never show in `Debug`: a runtime-access answer carries the runtime token.
@@ -115,6 +121,13 @@ impl std::fmt::Debug for Outcome {
 }
 
 impl Outcome {
+    /// The model-required refusal of a creation (MOD-1, `platform-api.md`): exactly a 400 whose
+    /// JSON body names `llm_provider` and/or `llm_model` as required.
+    pub(crate) fn model_required(&self) -> bool {
+        matches!(self, Outcome::Http { status, body }
+            if crate::api::model_required_fields(*status, body).is_some())
+    }
+
     /// An Agent confirmation's verdict (RTA-16, RTA-17): any HTTP answer but 502, 503 and 504
     /// means the Agent serves; those, no answer or a timeout mean it does not.
     pub(crate) fn is_serving(&self) -> bool {

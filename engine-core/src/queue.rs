@@ -50,6 +50,36 @@ pub struct QueuedMessage {
     pub created_at: String,
 }
 
+/// The storage key of a session's queue (ADR 087).
+pub(crate) fn storage_key(session_uid: &str) -> String {
+    format!("main_sequence_ai.message_queue.{session_uid}")
+}
+
+/// The message of rows read back from storage (ADR 087).
+pub(crate) const AWAY_MESSAGE: &str = "Held while you were away.";
+
+/// Rows read back from storage: objects with a string `id`, a text that is not blank and a
+/// string `createdAt`; invalid rows are dropped, at most [`QUEUE_LIMIT`] are read (ADR 087).
+pub(crate) fn stored_rows(value: &serde_json::Value) -> Vec<QueuedMessage> {
+    let Some(items) = value.as_array() else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|item| {
+            let id = item.get("id")?.as_str()?.trim();
+            let text = item.get("text")?.as_str()?.trim();
+            let created_at = item.get("createdAt")?.as_str()?;
+            (!id.is_empty() && !text.is_empty()).then(|| QueuedMessage {
+                id: id.to_owned(),
+                text: text.to_owned(),
+                created_at: created_at.to_owned(),
+            })
+        })
+        .take(QUEUE_LIMIT)
+        .collect()
+}
+
 /// Why a message was not queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Refusal {
@@ -68,6 +98,9 @@ pub(crate) struct Queue {
     pub armed: bool,
     /// Rows sent in the current burst, for "Sending queued message {n} of {N}" (OI-20).
     pub sent_in_burst: usize,
+    /// A row taken for sending whose turn has not ended: it still counts against the limit
+    /// (ADR 087 keeps it in the queue as `sending`).
+    pub sending: bool,
 }
 
 impl Queue {
@@ -76,7 +109,7 @@ impl Queue {
         if row.text.is_empty() {
             return Err(Refusal::Empty);
         }
-        if self.rows.len() >= QUEUE_LIMIT {
+        if self.rows.len() + usize::from(self.sending) >= QUEUE_LIMIT {
             return Err(Refusal::Full);
         }
         self.rows.push_back(row);
@@ -86,6 +119,8 @@ impl Queue {
     /// Holds the queue when messages wait in it; an empty queue carries no hold.
     pub(crate) fn hold(&mut self, reason: HoldReason, message: Option<String>) {
         self.armed = false;
+        // A held queue ends the burst: the next release counts from one again.
+        self.sent_in_burst = 0;
         if !self.rows.is_empty() {
             self.hold = Some(Hold { reason, message });
         }
@@ -94,6 +129,7 @@ impl Queue {
     /// Takes the first row for sending, with its "n of N" position in the burst.
     pub(crate) fn take_first(&mut self) -> Option<(QueuedMessage, usize, usize)> {
         let row = self.rows.pop_front()?;
+        self.sending = true;
         self.sent_in_burst += 1;
         let n = self.sent_in_burst;
         Some((row, n, n + self.rows.len()))
@@ -122,6 +158,26 @@ impl Queue {
             let to = to.min(self.rows.len());
             self.rows.insert(to, row);
         }
+    }
+
+    /// Rows read back from storage go first, held `away` (ADR 087); the limit still holds.
+    pub(crate) fn restore(&mut self, stored: Vec<QueuedMessage>) {
+        let known: Vec<String> = self.rows.iter().map(|r| r.id.clone()).collect();
+        let mut rows: VecDeque<QueuedMessage> = stored
+            .into_iter()
+            .filter(|r| !known.contains(&r.id))
+            .collect();
+        if rows.is_empty() {
+            return;
+        }
+        rows.extend(self.rows.drain(..));
+        rows.truncate(QUEUE_LIMIT);
+        self.rows = rows;
+        self.armed = false;
+        self.hold = Some(Hold {
+            reason: HoldReason::Away,
+            message: Some(AWAY_MESSAGE.to_owned()),
+        });
     }
 
     /// Removes every row.

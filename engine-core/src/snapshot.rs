@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::api::{EffortOption, ModelOption, ProviderOption};
 use crate::queue::{Hold, QueuedMessage};
 
 use crate::api::{RuntimeInteraction, RuntimePresence};
@@ -183,6 +184,52 @@ pub struct Snapshot {
     pub message_queue_hold: Option<Hold>,
     /// `queuedMessageCountBySessionId`.
     pub queued_message_count_by_session_id: BTreeMap<String, usize>,
-    /// `selectedReasoningEffortValue`.
+    /// `selectedReasoningEffortValue`: the picker's thinking level (the `runConfig` of later
+    /// turns, OI-18).
     pub selected_reasoning_effort_value: Option<String>,
+    /// `selectedProviderValue`.
+    pub selected_provider_value: Option<String>,
+    /// `selectedModelValue`: `"{provider}::{model}"`.
+    pub selected_model_value: Option<String>,
+    /// `availableProviders`: the catalog's enabled providers.
+    pub available_providers: Vec<ProviderOption>,
+    /// `availableModels`: the models of enabled providers.
+    pub available_models: Vec<ModelOption>,
+    /// `availableReasoningEfforts`: the levels the selected model offers.
+    pub available_reasoning_efforts: Vec<EffortOption>,
+    /// `availableModelsError`: a final catalog failure with no older data (OI-10); apart from
+    /// readiness and runtime access (FAIL-15).
+    pub available_models_error: Option<String>,
+    /// `isLoadingAvailableModels`.
+    pub is_loading_available_models: bool,
+    /// `hasRequestedAvailableModels`: the catalog is wanted now (chat visible or a model choice
+    /// pending).
+    pub has_requested_available_models: bool,
+    /// `sessionModelSelectionRequest`: a creation waits for the person to choose a model (SHR-6).
+    pub session_model_selection_request: Option<SessionModelSelectionRequest>,
+    /// `sessionModelLastUsed`: the listed sessions' models, most recent first.
+    pub session_model_last_used: Vec<LastUsedModel>,
+    /// `isUpdatingSessionModel`: a model change (PATCH) is in flight.
+    pub is_updating_session_model: bool,
+}
+
+/// `sessionModelSelectionRequest`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionModelSelectionRequest {
+    /// Distinguishes successive requests.
+    pub id: u64,
+    /// The Agent's label, when known.
+    pub agent_label: Option<String>,
+    /// The Agent's uid.
+    pub agent_uid: Option<String>,
+}
+
+/// One entry of `sessionModelLastUsed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LastUsedModel {
+    /// `llm_provider`.
+    pub provider: String,
+    /// `llm_model`.
+    pub model: String,
 }

@@ -8,10 +8,10 @@ use crate::machines::hydration::Load;
 use crate::machines::opening::State as OpenState;
 use crate::machines::runtime_access::Decision;
 use crate::machines::selection::{self, Origin};
-use crate::machines::{cancel, default_session};
+use crate::machines::{cancel, catalog, default_session, model_choice, picker};
 use crate::snapshot::{
-    DefaultSessionStatus, DetailSnapshot, DetailStatus, Readiness, ReadinessStatus, RunStatus,
-    Snapshot,
+    DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness, ReadinessStatus,
+    RunStatus, SessionModelSelectionRequest, Snapshot,
 };
 
 /// A specific message for readiness: the platform's own text, or the error's when it is not an
@@ -36,6 +36,9 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         selection: sel,
         hydration: hyd,
         runtime,
+        catalog: store,
+        choice,
+        picker,
         works,
         delete_error,
     } = engine.view();
@@ -61,7 +64,12 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
     } else if let Some(message) = key.as_ref().and_then(|k| default.inner().failure(k)) {
         (DefaultSessionStatus::Error, Some(message.to_owned()))
     } else {
-        let opening = matches!(default.state(), default_session::State::Opening { key: k, .. } if Some(k) == key.as_ref());
+        // OI-23: a model choice pending for the get-or-create counts as opening.
+        let choosing = model_choice::in_progress(choice.state()).is_some_and(|r| {
+            matches!(&r.origin, model_choice::Origin::Default { key: k, .. } if Some(k) == key.as_ref())
+        });
+        let opening = choosing
+            || matches!(default.state(), default_session::State::Opening { key: k, .. } if Some(k) == key.as_ref());
         if opening || selected.map(|s| s.0) != default_uid || default_uid.is_none() {
             (DefaultSessionStatus::Opening, None)
         } else {
@@ -113,13 +121,24 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
     let composer_admission = ready && (unsent_launch || decision.is_some_and(Decision::admits));
     let uid = selected.map(|s| s.0);
     let work = uid.and_then(|u| works.get(u));
+    // FAIL-15, OI-21: with no catalog data the picker lists are empty.
+    let person = inputs.scope().person;
+    let catalog = engine.person_catalog();
+    let models = catalog
+        .as_ref()
+        .map(|c| c.model_options())
+        .unwrap_or_default();
+    let values = &picker.inner().values;
     // The thread: the history, then this engine's turns since, the streaming answer last.
     let mut thread = h.thread.clone();
     if let Some(run) = work.map(|w| w.run.inner()) {
         thread.extend(run.local.iter().cloned());
         thread.extend(run.answer.as_ref().map(|a| a.message().clone()));
     }
-    let writer = h.session_uid.as_deref() == uid && h.detail.value().is_some_and(|r| r.working);
+    // SND-25: the record's `working` is another writer's unless it was read during our own turn.
+    let writer = h.session_uid.as_deref() == uid
+        && h.detail.value().is_some_and(|r| r.working)
+        && !work.is_some_and(|w| w.own_working);
     let running = uid.is_some_and(|u| works.is_running(u));
     let (mut run_status, run_status_detail) = work
         .map(|w| (w.run.inner().status, w.run.inner().detail.clone()))
@@ -163,7 +182,45 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             .filter(|(_, w)| !w.queue.rows.is_empty())
             .map(|(u, w)| (u.clone(), w.queue.rows.len()))
             .collect(),
-        selected_reasoning_effort_value: inputs.reasoning_effort.clone(),
+        selected_reasoning_effort_value: values.thinking.clone(),
+        selected_provider_value: values.provider.clone(),
+        selected_model_value: values
+            .provider
+            .as_ref()
+            .zip(values.model.as_ref())
+            .map(|(p, m)| format!("{p}::{m}")),
+        available_providers: catalog
+            .as_ref()
+            .map(|c| c.provider_options())
+            .unwrap_or_default(),
+        available_reasoning_efforts: models
+            .iter()
+            .find(|m| {
+                Some(m.provider.as_str()) == values.provider.as_deref()
+                    && Some(m.model.as_str()) == values.model.as_deref()
+            })
+            .map(|m| m.reasoning_options.clone())
+            .unwrap_or_default(),
+        available_models: models,
+        available_models_error: person
+            .as_deref()
+            .and_then(|p| store.inner().error(p))
+            .map(str::to_owned),
+        is_loading_available_models: catalog::is_loading(store.state()),
+        has_requested_available_models: engine.catalog_demand().is_some(),
+        session_model_selection_request: model_choice::pending(choice.state()).map(|r| {
+            SessionModelSelectionRequest {
+                id: r.id,
+                agent_label: r.agent_label.clone(),
+                agent_uid: Some(r.agent_uid.clone()),
+            }
+        }),
+        session_model_last_used: engine
+            .session_model_last_used()
+            .into_iter()
+            .map(|(provider, model)| LastUsedModel { provider, model })
+            .collect(),
+        is_updating_session_model: picker::is_updating(picker.state()),
     }
 }
 

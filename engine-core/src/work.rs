@@ -7,6 +7,7 @@ use std::time::Instant;
 use statig::blocking::InitializedStateMachine;
 use statig::prelude::*;
 
+use crate::inputs::ScopeKey;
 use crate::io::Ctx;
 use crate::machines::cancel::{self, Cancel, CancelEvent};
 use crate::machines::send::{self, Run, RunEvent};
@@ -17,6 +18,9 @@ pub(crate) struct Work {
     pub run: InitializedStateMachine<Run>,
     pub cancel: InitializedStateMachine<Cancel>,
     pub queue: Queue,
+    /// The record's `working` flag is this engine's own turn until a detail read after it
+    /// (SND-25: only another writer's work delays the queue).
+    pub own_working: bool,
 }
 
 impl std::fmt::Debug for Work {
@@ -32,16 +36,40 @@ impl std::fmt::Debug for Work {
 /// What the settle loop compares to know whether anything changed.
 pub(crate) type WorkPrint = Vec<(String, send::State, cancel::State, Queue)>;
 
-/// Every session's working state, by session uid.
+/// Every session's working state, by session uid, for the current person and Environment.
+/// Another pair's work is parked (stopped, nothing lost) and comes back with the pair.
 #[derive(Debug, Default)]
 pub(crate) struct Works {
     by_session: BTreeMap<String, Work>,
+    scope: Option<ScopeKey>,
+    parked: BTreeMap<ScopeKey, BTreeMap<String, Work>>,
     /// SND-25: the next read of the detail while another writer works, and that such a watch
     /// runs for this session.
     pub writer_watch: Option<(String, Instant)>,
+    /// Sessions whose stored queue was asked for (once per engine, ADR 087).
+    pub queue_loads: std::collections::BTreeSet<String>,
+    /// The rows last written to storage, per session.
+    pub persisted: BTreeMap<String, Vec<crate::queue::QueuedMessage>>,
 }
 
 impl Works {
+    /// ENV-2, INV-10: a new person or Environment sees only its own sessions' work (queues and
+    /// local turns of a session uid never leak to another person).
+    pub(crate) fn switch_scope(&mut self, scope: ScopeKey) {
+        if self.scope.as_ref() == Some(&scope) {
+            return;
+        }
+        let current = std::mem::take(&mut self.by_session);
+        if let Some(old) = self.scope.take()
+            && !current.is_empty()
+        {
+            self.parked.insert(old, current);
+        }
+        self.by_session = self.parked.remove(&scope).unwrap_or_default();
+        self.scope = Some(scope);
+        self.writer_watch = None;
+    }
+
     /// The session's work, created on first use.
     pub(crate) fn entry(&mut self, ctx: &mut Ctx<'_>, session_uid: &str) -> &mut Work {
         self.by_session
@@ -54,6 +82,7 @@ impl Works {
                     .uninitialized_state_machine()
                     .init_with_context(ctx),
                 queue: Queue::default(),
+                own_working: false,
             })
     }
 
@@ -91,6 +120,12 @@ impl Works {
     pub(crate) fn is_running(&self, session_uid: &str) -> bool {
         self.get(session_uid)
             .is_some_and(|w| send::is_active(w.run.state()))
+    }
+
+    /// The session's send is held through a wake.
+    pub(crate) fn is_held(&self, session_uid: &str) -> bool {
+        self.get(session_uid)
+            .is_some_and(|w| send::is_held(w.run.state()))
     }
 
     /// The session's answer streams.

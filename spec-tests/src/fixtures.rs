@@ -147,3 +147,76 @@ pub fn answer(message_id: &str, text: &str) -> Vec<u8> {
         json!({"type": "finish", "finishReason": "stop"}),
     ])
 }
+
+// ---------------------------------------------------------------------------------------------
+// The model catalog (P12) and the model-required refusal (P7, P8)
+// ---------------------------------------------------------------------------------------------
+
+/// The `catalog_digest` of the P12 example.
+pub const CATALOG_DIGEST: &str =
+    "sha256:4f2a9c0b8e7d6a5f4c3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a2918f7e6d5c";
+
+/// The P12 example body of `platform-api.md`, verbatim: acme-cloud (oauth, signed in) with
+/// acme-large (low, medium, high) and acme-small (no levels), then team-models with tm-1 (off,
+/// high).
+pub fn catalog() -> Value {
+    json!({
+      "schema_version": 1,
+      "catalog_digest": CATALOG_DIGEST,
+      "providers": [
+        {"provider": "acme-cloud", "display_name": "Acme Cloud", "auth_methods": ["oauth"], "sign_in_available": true, "known": true, "enabled": true, "authenticated": true, "credential_status": "active", "default_model": "acme-large",
+         "models": [
+           {"model": "acme-large", "display_name": "Acme Large", "api": "openai-responses", "input": ["text", "image"], "reasoning": true, "thinking_levels": ["low", "medium", "high"], "context_window": 200000, "max_tokens": 32000},
+           {"model": "acme-small", "display_name": "Acme Small", "api": "openai-responses", "input": ["text"], "reasoning": false, "thinking_levels": [], "context_window": 64000, "max_tokens": 8000}
+         ]},
+        {"provider": "team-models", "display_name": "Team Models", "auth_methods": [], "sign_in_available": false, "known": false, "enabled": true, "authenticated": true, "credential_status": "active", "default_model": "tm-1",
+         "models": [{"model": "tm-1", "display_name": "TM 1", "api": "openai-completions", "input": ["text"], "reasoning": true, "thinking_levels": ["off", "high"], "context_window": 128000, "max_tokens": 16000}]}
+      ]
+    })
+}
+
+/// A catalog body (schema_version 1, [`CATALOG_DIGEST`]) listing these providers.
+pub fn catalog_of(providers: &[Value]) -> Value {
+    json!({"schema_version": 1, "catalog_digest": CATALOG_DIGEST, "providers": providers})
+}
+
+/// An enabled, signed-in provider without sign-in methods, listing these models.
+pub fn catalog_provider(provider: &str, models: &[Value]) -> Value {
+    let default_model = models
+        .first()
+        .and_then(|m| m.get("model"))
+        .cloned()
+        .unwrap_or_else(|| json!(""));
+    json!({
+        "provider": provider, "display_name": format!("Provider {provider}"), "auth_methods": [],
+        "sign_in_available": false, "known": true, "enabled": true, "authenticated": true,
+        "credential_status": "active", "default_model": default_model, "models": models
+    })
+}
+
+/// A model offering these thinking levels (`reasoning` true exactly when it has levels).
+pub fn catalog_model(model: &str, levels: &[&str]) -> Value {
+    json!({
+        "model": model, "display_name": format!("Model {model}"), "api": "openai-responses",
+        "input": ["text"], "reasoning": !levels.is_empty(), "thinking_levels": levels,
+        "context_window": 100000, "max_tokens": 8000
+    })
+}
+
+/// The model-required refusal body of P7 and P8 (sent with HTTP 400).
+pub fn model_required() -> Value {
+    json!({"llm_provider": ["This field is required."], "llm_model": ["This field is required."]})
+}
+
+/// `record` with its stored model replaced: `llm_provider`, `llm_model` and, when given,
+/// `llm_thinking`.
+pub fn with_model(mut record: Value, provider: &str, model: &str, thinking: Option<&str>) -> Value {
+    if let Some(o) = record.as_object_mut() {
+        o.insert("llm_provider".into(), json!(provider));
+        o.insert("llm_model".into(), json!(model));
+        if let Some(t) = thinking {
+            o.insert("llm_thinking".into(), json!(t));
+        }
+    }
+    record
+}

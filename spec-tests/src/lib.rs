@@ -15,6 +15,7 @@
 pub mod fixtures;
 mod harness;
 mod transcript;
+pub mod turns;
 
 pub use harness::{BASE, Harness, Reply, Sent};
 pub use transcript::snapshot_diff;

@@ -28,6 +28,14 @@ pub(crate) fn intent_line(intent: &Intent) -> String {
             let uids: Vec<&str> = sessions.iter().map(|s| s.uid.as_str()).collect();
             format!("-> storage save {key} [{}]", uids.join(", "))
         }
+        Intent::Storage(StorageRequest::LoadQueue { key }) => format!("-> storage load {key}"),
+        Intent::Storage(StorageRequest::SaveQueue { key, rows }) => {
+            let texts: Vec<String> = rows.iter().map(|r| format!("{:?}", r.text)).collect();
+            format!("-> storage save {key} [{}]", texts.join(", "))
+        }
+        Intent::Storage(StorageRequest::RemoveQueue { key }) => {
+            format!("-> storage remove {key}")
+        }
     }
 }
 
@@ -137,6 +145,8 @@ pub(crate) fn call_name(call: &ApiCall) -> &'static str {
         ApiCall::DeleteSession { .. } => "delete",
         ApiCall::ResolveRuntimeAccess { .. } => "resolve-runtime-access",
         ApiCall::ConfirmAgent { .. } => "confirm-agent",
+        ApiCall::ListModelProviders => "model-providers",
+        ApiCall::UpdateSessionModel { .. } => "update-session-model",
         ApiCall::SendMessage { .. } => "send-message",
         ApiCall::CancelRun { .. } => "cancel-run",
     }

@@ -58,7 +58,7 @@ fn loads(h: &Harness) -> Vec<String> {
         .iter()
         .filter_map(|s| match s {
             StorageRequest::Load { key } => Some(key.clone()),
-            StorageRequest::Save { .. } => None,
+            _ => None,
         })
         .collect()
 }
@@ -71,7 +71,7 @@ fn saves(h: &Harness) -> Vec<(String, Vec<String>)> {
                 key.clone(),
                 sessions.iter().map(|s| s.uid.clone()).collect(),
             )),
-            StorageRequest::Load { .. } => None,
+            _ => None,
         })
         .collect()
 }

@@ -233,6 +233,8 @@ fn answer(call: &ApiCall, kind: Kind, variant: u8) -> (u16, Vec<u8>) {
         }
         // This model sends no messages (sending has its own properties in snd_props.rs).
         ApiCall::SendMessage { .. } | ApiCall::CancelRun { .. } => (500, Vec::new()),
+        // Models have their own tests (mod.rs, cat.rs).
+        ApiCall::ListModelProviders | ApiCall::UpdateSessionModel { .. } => (500, Vec::new()),
     }
 }
 
@@ -242,16 +244,21 @@ fn allowed(r: &engine_core::HttpRequest) -> bool {
     let segs: Vec<&str> = r.path.split('/').collect();
     let id = |s: &str| !s.is_empty() && !s.contains(['?', '#', ' ']) && s != "." && s != "..";
     if r.target == engine_core::Target::AgentRuntime {
-        // R1 only, on the runtime base of the answer (INV-11: the session's own rpc_url).
-        return r.method == Get
-            && r.path == "/api/chat"
-            && r.base.starts_with("https://rt.test/agents/");
+        // R1 to R3, on the runtime base of the answer (INV-11: the session's own rpc_url).
+        let path_ok = match r.method {
+            Get => r.path == "/api/chat",
+            Post => r.path == "/api/chat" || r.path == "/api/chat/session/cancel",
+            _ => false,
+        };
+        return path_ok && r.base.starts_with("https://rt.test/agents/");
     }
     if !r.path.ends_with('/') || r.base != spec_tests::BASE {
         return false;
     }
     match (r.method, segs.as_slice()) {
         (Get, ["", "api", "v1", "agent-sessions", ""]) => true,
+        (Get, ["", "api", "v1", "model-providers", ""]) => r.query.is_empty(),
+        (engine_core::Method::Patch, ["", "api", "v1", "agent-sessions", s, ""]) => id(s),
         (Get | Delete, ["", "api", "v1", "agent-sessions", s, ""]) => id(s),
         (
             Get,
@@ -322,6 +329,8 @@ fn runtime_answer(session: &str, variant: u8) -> Value {
 struct Issued {
     scope_epoch: u64,
     selection_epoch: u64,
+    /// The person it was issued for (the catalog belongs to the person alone: CAT-5, ENV-9).
+    person: usize,
 }
 
 struct Model {
@@ -542,6 +551,7 @@ impl Model {
                 Issued {
                     scope_epoch: self.scope_epoch,
                     selection_epoch: self.selection_epoch,
+                    person: self.scope.1,
                 },
             );
             // HYD-12: nothing read for the chat while it is hidden.
@@ -568,6 +578,14 @@ impl Model {
         // Every request issued for an older scope or selection was aborted (INV-10).
         for open in self.h.open_requests() {
             let issued = &self.issued[&open.id];
+            if matches!(open.call, ApiCall::ListModelProviders) {
+                // ENV-9: an Environment change alone keeps the person's catalog read.
+                assert_eq!(
+                    issued.person, self.scope.1,
+                    "a catalog read survived its person"
+                );
+                continue;
+            }
             assert_eq!(
                 issued.scope_epoch, self.scope_epoch,
                 "{:?} survived a scope change",

@@ -16,60 +16,16 @@ use spec_tests::fixtures::{
     AGENT, ENV, RUNTIME_TOKEN, USER, answer, history, record, rpc_url, runtime_ready,
     runtime_terminal, runtime_transient, sse,
 };
+use spec_tests::turns::{all_ready_on, body, is_confirm, is_resolve, is_send, post_on, texts_sent};
 
 const S1: &str = "s-1";
 
-fn body(h: &Harness, id: RequestId) -> Value {
-    let bytes = h.request(id).request.body.clone().expect("a body");
-    serde_json::from_slice(&bytes).expect("a JSON body")
-}
-
-fn is_send(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::SendMessage { .. })
-}
-
-fn is_resolve(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::ResolveRuntimeAccess { .. })
-}
-
-fn is_confirm(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::ConfirmAgent { .. })
-}
-
-/// The texts of every message request so far, in order.
-fn texts_sent(h: &Harness) -> Vec<String> {
-    h.sent()
-        .iter()
-        .filter(|s| is_send(&s.call))
-        .map(|s| {
-            body(h, s.id)["messages"][0]["content"][0]["text"]
-                .as_str()
-                .unwrap_or("")
-                .to_owned()
-        })
-        .collect()
-}
-
-/// Sends `text` on a talking session and answers its resolve ready: with the confirmation
-/// remembered, the message request follows at once (SND-4). Returns its id.
 fn post(h: &mut Harness, text: &str) -> RequestId {
-    h.send(text);
-    let id = h.runtime_request(S1);
-    h.reply(id, 200, runtime_ready(S1));
-    h.message_request(S1)
+    post_on(h, S1, text)
 }
 
-/// Answers every open resolve-runtime-access ready and every open confirmation serving.
 fn all_ready(h: &mut Harness) {
-    for _ in 0..8 {
-        if let Some(r) = h.pending(is_resolve) {
-            h.reply(r, 200, runtime_ready(S1));
-        } else if let Some(c) = h.pending(is_confirm) {
-            h.reply_raw(c, 200, None, b"", None);
-        } else {
-            return;
-        }
-    }
+    all_ready_on(h, S1)
 }
 
 fn not_sent_events(h: &Harness) -> Vec<(String, String)> {

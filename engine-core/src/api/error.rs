@@ -33,6 +33,10 @@ pub enum Operation {
     ResolveRuntimeAccess,
     /// R1, the Agent confirmation.
     ConfirmAgent,
+    /// P12, the model-provider catalog.
+    ModelProviders,
+    /// P3, a model change.
+    UpdateSessionModel,
     /// R2, a turn.
     SendMessage,
     /// R3, the run cancel.
@@ -54,6 +58,8 @@ impl Operation {
             Operation::DeleteSession => "Delete session failed",
             Operation::ResolveRuntimeAccess => "Runtime access request failed",
             Operation::ConfirmAgent => "Agent readiness check failed",
+            Operation::ModelProviders => "Available models request failed",
+            Operation::UpdateSessionModel => "Session model update failed",
             Operation::SendMessage => "Chat stream failed",
             Operation::CancelRun => "Session cancellation failed",
         }

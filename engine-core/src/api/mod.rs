@@ -4,6 +4,7 @@
 //! Every parser takes the raw body bytes and never panics: malformed JSON, wrong types and
 //! missing fields become an [`ApiError`].
 
+mod catalog;
 pub(crate) mod chat;
 mod error;
 mod history;
@@ -11,6 +12,12 @@ mod insights;
 mod runtime;
 mod session;
 
+pub use catalog::{
+    Catalog, CatalogModel, CatalogProvider, ConfiguredCredential, CredentialStatus, EffortOption,
+    MAX_CREDENTIALS, MAX_LIST_ITEMS, MAX_MODELS, MAX_PROVIDERS, MAX_STRING_BYTES, ModelChoice,
+    ModelOption, ProviderOption, Resolved, ThinkingLevel, catalog_signature, missing_model_notice,
+    parse_catalog, pick_default_session_model, resolve_selection,
+};
 pub use error::{ApiError, Operation, error_message, model_required_fields};
 pub use history::{History, HistoryStatus, parse_history};
 pub use insights::{Insights, parse_insights};

@@ -41,6 +41,18 @@ pub(crate) enum DefaultEvent<'a> {
         was_default: bool,
     },
     Answer(&'a Answer),
+    /// The model-choice retry created the combination's session (MOD-12).
+    Created {
+        key: &'a DefaultKey,
+        session_uid: &'a str,
+    },
+    /// A model choice for this combination was dropped unanswered: ask again when it returns.
+    Abandoned(&'a DefaultKey),
+    /// The combination failed: a second refusal, or a cancelled choice (MOD-14, MOD-16).
+    Failed {
+        key: &'a DefaultKey,
+        message: &'a str,
+    },
 }
 
 #[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
@@ -49,6 +61,20 @@ impl DefaultSessionMachine {
     #[state]
     fn idle(&mut self, context: &mut Ctx<'_>, event: &DefaultEvent<'_>) -> Outcome<State> {
         match event {
+            DefaultEvent::Created { key, session_uid } => {
+                self.failed.remove(*key);
+                self.opened
+                    .insert((*key).clone(), (*session_uid).to_owned());
+                Handled
+            }
+            DefaultEvent::Failed { key, message } => {
+                self.failed.insert((*key).clone(), (*message).to_owned());
+                Handled
+            }
+            DefaultEvent::Abandoned(key) => {
+                self.forget(Some(key));
+                Handled
+            }
             DefaultEvent::Evaluate {
                 key: Some(key),
                 may_request: true,
@@ -108,6 +134,10 @@ impl DefaultSessionMachine {
                 self.forget(*current);
                 Transition(State::idle())
             }
+            DefaultEvent::Abandoned(other) if *other != key => {
+                self.forget(Some(other));
+                Handled
+            }
             DefaultEvent::Forget {
                 session_uid,
                 was_default,
@@ -121,6 +151,23 @@ impl DefaultSessionMachine {
                 }
             }
             DefaultEvent::Answer(a) if a.id == *pending => {
+                // MOD-1, MOD-4: the model-required refusal waits for the person's choice; the
+                // status stays `opening` meanwhile (OI-23).
+                if a.outcome.model_required() {
+                    let name = match &a.call {
+                        ApiCall::GetOrCreateSession { body, .. } => body.name.clone(),
+                        _ => None,
+                    };
+                    context.io.signals.push_back(Signal::ModelRequired {
+                        origin: super::model_choice::Origin::Default {
+                            key: key.clone(),
+                            name: name.clone(),
+                        },
+                        agent_uid: key.agent_uid.clone(),
+                        agent_label: name,
+                    });
+                    return Transition(State::idle());
+                }
                 match a
                     .outcome
                     .ok_body(&a.call)

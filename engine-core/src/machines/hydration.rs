@@ -100,6 +100,9 @@ pub(crate) enum HydEvent<'a> {
     /// The person or Environment changed: drop everything, even for the same session uid.
     Reset,
     Answer(&'a Answer),
+    /// A model change was stored: the record the platform returned replaces the loaded one
+    /// (CAT-18).
+    RecordUpdated(&'a SessionRecord),
 }
 
 #[state_machine(
@@ -127,6 +130,18 @@ impl Hydration {
                 Handled
             }
             HydEvent::RefreshDetail => Handled,
+            HydEvent::RecordUpdated(record) => {
+                if self.session_uid.as_deref() == Some(record.uid.as_str()) {
+                    match &mut self.detail {
+                        Load::Loaded(r)
+                        | Load::Loading {
+                            previous: Some(r), ..
+                        } => *r = (*record).clone(),
+                        _ => {}
+                    }
+                }
+                Handled
+            }
             HydEvent::Reset => {
                 self.reset(context, None);
                 Transition(State::unselected())
@@ -143,15 +158,23 @@ impl Hydration {
 
     /// Selected, but the chat is not visible: nothing is requested (HYD-12).
     #[state(superstate = "any")]
-    fn hidden(&mut self, event: &HydEvent<'_>) -> Outcome<State> {
+    fn hidden(&mut self, context: &mut Ctx<'_>, event: &HydEvent<'_>) -> Outcome<State> {
         match event {
             HydEvent::Evaluate {
                 selected,
                 visible: true,
                 streaming,
             } if self.session_uid.as_deref() == *selected => {
-                self.streaming = *streaming;
+                self.follow_stream(context, *streaming);
                 Transition(State::visible())
+            }
+            HydEvent::Evaluate {
+                selected,
+                streaming,
+                ..
+            } if self.session_uid.as_deref() == *selected => {
+                self.follow_stream(context, *streaming);
+                Handled
             }
             _ => Super,
         }
@@ -172,7 +195,7 @@ impl Hydration {
                 streaming,
                 ..
             } if self.session_uid.as_deref() == *selected => {
-                self.streaming = *streaming;
+                self.follow_stream(context, *streaming);
                 // HYD-10: a history read held back while the answer streamed goes out after it.
                 if !self.history_requested
                     && !self.streaming
@@ -237,6 +260,17 @@ impl Hydration {
             session_uid: selected.map(str::to_owned),
             ..Hydration::default()
         };
+    }
+
+    /// HYD-10, HYD-11: while the session's answer streams no history is read; one in flight
+    /// when the stream starts is dropped (it predates the turn) and read again after it.
+    fn follow_stream(&mut self, context: &mut Ctx<'_>, streaming: bool) {
+        self.streaming = streaming;
+        if streaming && let Some(id) = self.history.pending() {
+            context.io.abort(id);
+            self.history = Load::Idle;
+            self.history_requested = false;
+        }
     }
 
     fn request_detail(&mut self, context: &mut Ctx<'_>) {

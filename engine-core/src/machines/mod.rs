@@ -2,10 +2,13 @@
 //! [`Signal`]s that the `Engine` relays until nothing changes.
 
 pub(crate) mod cancel;
+pub(crate) mod catalog;
 pub(crate) mod default_session;
 pub(crate) mod environment;
 pub(crate) mod hydration;
+pub(crate) mod model_choice;
 pub(crate) mod opening;
+pub(crate) mod picker;
 pub(crate) mod runtime_access;
 pub(crate) mod selection;
 pub(crate) mod send;
@@ -40,8 +43,6 @@ pub(crate) enum Signal {
         session_uid: String,
         decision: Box<runtime_access::Decision>,
     },
-    /// SND-15: check the session's runtime again.
-    Recheck { session_uid: String },
     /// A turn ended (OI-20: the queue follows).
     RunEnded {
         session_uid: String,
@@ -56,4 +57,28 @@ pub(crate) enum Signal {
     CancelFailed { session_uid: String, text: String },
     /// A loaded history replaced the selected session's thread (HYD-4).
     HistoryApplied { session_uid: String },
+    /// A creation got the model-required refusal (MOD-4).
+    ModelRequired {
+        origin: model_choice::Origin,
+        agent_uid: String,
+        agent_label: Option<String>,
+    },
+    /// The default session was created with a chosen model (MOD-12).
+    DefaultCreated {
+        key: crate::inputs::DefaultKey,
+        session: SessionSummary,
+        listed: bool,
+    },
+    /// The default session's creation failed after a model choice, or the choice was
+    /// cancelled (MOD-14, MOD-16).
+    DefaultFailed {
+        key: crate::inputs::DefaultKey,
+        message: String,
+    },
+    /// A default-session model choice was dropped unanswered (a change of combination).
+    DefaultAbandoned { key: crate::inputs::DefaultKey },
+    /// The picker takes this choice (MOD-13).
+    PickerChoice(crate::api::ModelChoice),
+    /// A model change was stored: the session's canonical record is this one now (CAT-18).
+    RecordUpdated(Box<crate::api::SessionRecord>),
 }

@@ -73,6 +73,8 @@ pub(crate) struct OpenOp {
     pub kind: OpenKind,
     /// The Agent uid or numeric id; `None` when the action had no usable Agent.
     pub agent: Option<String>,
+    /// The action's label, shown while a model choice waits (`agentLabel`).
+    pub label: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -141,6 +143,16 @@ impl Opening {
     ) -> Outcome<State> {
         match event {
             OpenEvent::Answer(a) if a.id == *pending => {
+                // MOD-1, MOD-4: the model-required refusal waits for the person's choice.
+                if a.outcome.model_required() {
+                    let agent_uid = op.agent.clone().unwrap_or_default();
+                    context.io.signals.push_back(Signal::ModelRequired {
+                        origin: super::model_choice::Origin::Open(op.clone()),
+                        agent_uid,
+                        agent_label: op.label.clone(),
+                    });
+                    return Transition(State::idle());
+                }
                 let env = context.inputs.environment_uid.clone().unwrap_or_default();
                 let created = a
                     .outcome
@@ -205,7 +217,7 @@ fn create(context: &mut Ctx<'_>, op: &OpenOp) -> Outcome<State> {
     }
 }
 
-fn opened(context: &mut Ctx<'_>, op: &OpenOp, record: &SessionRecord) {
+pub(crate) fn opened(context: &mut Ctx<'_>, op: &OpenOp, record: &SessionRecord) {
     context.io.signals.push_back(Signal::Opened {
         session: SessionSummary::from(record),
         launched: op.kind.launched(),
@@ -220,7 +232,7 @@ fn fail(context: &mut Ctx<'_>, op: &OpenOp, error: Option<&ApiError>) -> Outcome
     Transition(State::idle())
 }
 
-fn notify_failure(context: &mut Ctx<'_>, kind: OpenKind, description: Option<String>) {
+pub(crate) fn notify_failure(context: &mut Ctx<'_>, kind: OpenKind, description: Option<String>) {
     let (title, fallback) = kind.failure_texts();
     let description = description
         .filter(|d| !d.trim().is_empty())

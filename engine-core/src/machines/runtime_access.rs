@@ -240,10 +240,6 @@ pub(crate) enum RtaEvent<'a> {
         session: &'a str,
         decision: &'a Decision,
     },
-    /// SND-15: check the session again now (when it is in view).
-    Recheck {
-        session: &'a str,
-    },
 }
 
 #[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
@@ -433,10 +429,7 @@ impl RuntimeAccessMachine {
                     Transition(State::settled(session.to_owned()))
                 }
             }
-            RtaEvent::Recheck { session: about } if *about == session => {
-                self.start_round(context, session)
-            }
-            RtaEvent::Answer(_) | RtaEvent::Recheck { .. } => Handled,
+            RtaEvent::Answer(_) => Handled,
         }
     }
 

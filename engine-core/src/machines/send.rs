@@ -151,28 +151,78 @@ pub(crate) enum RunEvent<'a> {
 impl Run {
     #[superstate]
     fn any(&mut self, event: &RunEvent<'_>) -> Outcome<State> {
-        match event {
-            RunEvent::Facts { facts, agent_name } => {
-                self.facts = (*facts).clone();
-                self.agent_name = agent_name.map(str::to_owned);
-            }
-            RunEvent::HistoryApplied => {
-                self.local
-                    .retain(|m| matches!(m.status, MessageStatus::Running));
-            }
-            RunEvent::CancelFailed(text) => {
-                self.status = RunStatus::Error;
-                self.detail = Some((*text).to_owned());
-            }
-            _ => {}
+        if let RunEvent::HistoryApplied = event {
+            self.local
+                .retain(|m| matches!(m.status, MessageStatus::Running));
         }
         Handled
     }
 
-    /// No turn runs.
+    /// No turn runs. The body facts change only here: a turn keeps those it started with,
+    /// whatever the selection does meanwhile.
     #[state(superstate = "any")]
     fn idle(&mut self, context: &mut Ctx<'_>, event: &RunEvent<'_>) -> Outcome<State> {
         match event {
+            RunEvent::Facts { facts, agent_name } => {
+                self.facts = (*facts).clone();
+                self.agent_name = agent_name.map(str::to_owned);
+                Handled
+            }
+            RunEvent::Start(turn) => {
+                self.begin(turn);
+                self.resolve(context, turn)
+            }
+            RunEvent::Refuse { turn, text } => {
+                self.begin(turn);
+                self.end(context, turn, RunEnd::Failed((*text).to_owned()), false)
+            }
+            // A late cancel failure shows only while no newer turn runs (OI-19).
+            RunEvent::CancelFailed(text) => {
+                self.status = RunStatus::Error;
+                self.detail = Some((*text).to_owned());
+                Handled
+            }
+            _ => Super,
+        }
+    }
+
+    /// SND-15: after a message request got no answer, access is resolved again (and confirmed
+    /// again when ready) for the session, whether or not it is in view (RTA-2). Not a turn: a
+    /// new send replaces it.
+    #[state(superstate = "any", exit_action = "abort_pending")]
+    #[allow(clippy::borrowed_box)]
+    fn rechecking(
+        &mut self,
+        pending: &RequestId,
+        candidate: &Option<Box<Decision>>,
+        context: &mut Ctx<'_>,
+        event: &RunEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            RunEvent::Answer(a) if a.id == *pending => match candidate {
+                None => self.recheck_access(context, a),
+                Some(candidate) => {
+                    if a.outcome.is_serving() {
+                        if let Some(endpoint) = &candidate.endpoint {
+                            context.io.confirmations.serving(endpoint, context.now);
+                        }
+                        let mut decision = (**candidate).clone();
+                        decision.at = context.now;
+                        self.publish(context, &decision);
+                    } else {
+                        let agent = self.agent_name.clone();
+                        let decision = client_waking(context, agent.as_deref(), candidate);
+                        self.publish(context, &decision);
+                    }
+                    Transition(State::idle())
+                }
+            },
+            // A new send: the idle rules; the round is aborted on exit.
+            RunEvent::Facts { facts, agent_name } => {
+                self.facts = (*facts).clone();
+                self.agent_name = agent_name.map(str::to_owned);
+                Handled
+            }
             RunEvent::Start(turn) => {
                 self.begin(turn);
                 self.resolve(context, turn)
@@ -303,12 +353,8 @@ impl Run {
                 Done::Failed(e) => {
                     // SND-14, SND-15: never again; forget the confirmation, check again.
                     context.io.confirmations.forget(endpoint);
-                    let session_uid = self.session_uid.clone();
-                    context
-                        .io
-                        .signals
-                        .push_back(Signal::Recheck { session_uid });
-                    self.end(context, turn, RunEnd::Failed(e.to_string()), true)
+                    let _ = self.end(context, turn, RunEnd::Failed(e.to_string()), true);
+                    self.recheck(context)
                 }
             },
             RunEvent::Stop { .. } => {
@@ -371,6 +417,11 @@ impl Run {
 }
 
 impl Run {
+    /// What the run's turns are made of (the facts of the last turn started).
+    pub(crate) fn facts(&self) -> &BodyFacts {
+        &self.facts
+    }
+
     /// A run for this session.
     pub(crate) fn for_session(session_uid: &str) -> Run {
         Run {
@@ -381,7 +432,6 @@ impl Run {
 
     /// The turn starts: its message shows at once, not yet sent.
     fn begin(&mut self, turn: &Turn) {
-        self.has_sent = true;
         self.local.push(Message {
             id: turn.user_message_id.clone(),
             role: Role::User,
@@ -423,7 +473,10 @@ impl Run {
             _ => None,
         };
         let decision = Decision::from_access(access, context.now);
-        self.publish(context, &decision);
+        // RTA-3, RTA-14: a ready decision becomes the session's only once confirmed.
+        if !decision.interaction.can_submit || decision.endpoint.is_none() {
+            self.publish(context, &decision);
+        }
         if !decision.interaction.can_submit {
             if decision.is_starting() {
                 return self.hold(context, turn, &decision);
@@ -448,7 +501,8 @@ impl Run {
             return self.end(context, turn, RunEnd::Failed(text), false);
         };
         if context.io.confirmations.remembered(&endpoint, context.now) {
-            // SND-4.
+            // SND-4: confirmed by the memory.
+            self.publish(context, &decision);
             return self.post(context, turn, &endpoint);
         }
         let limit = context.io.confirmations.limit(&endpoint);
@@ -547,8 +601,56 @@ impl Run {
         }
     }
 
-    /// SND-9: the decision a send met is the session's decision.
+    /// SND-15: a new resolve-runtime-access for the session.
+    fn recheck(&mut self, context: &mut Ctx<'_>) -> Outcome<State> {
+        let call = ApiCall::ResolveRuntimeAccess {
+            session_uid: self.session_uid.clone(),
+        };
+        match context.send(Owner::Send, call) {
+            Ok(pending) => Transition(State::rechecking(pending, None)),
+            Err(_) => Transition(State::idle()),
+        }
+    }
+
+    /// SND-15: the re-check's answer; a ready one is confirmed again.
+    fn recheck_access(&mut self, context: &mut Ctx<'_>, a: &Answer) -> Outcome<State> {
+        let access = a
+            .outcome
+            .ok_body(&a.call)
+            .and_then(|body| parse_runtime_access(body, &context.io.base));
+        let Ok(access) = access else {
+            return Transition(State::idle());
+        };
+        let decision = Decision::from_access(access, context.now);
+        let endpoint = decision
+            .endpoint
+            .clone()
+            .filter(|_| decision.interaction.can_submit);
+        let Some(endpoint) = endpoint else {
+            self.publish(context, &decision);
+            return Transition(State::idle());
+        };
+        if context.io.confirmations.remembered(&endpoint, context.now) {
+            self.publish(context, &decision);
+            return Transition(State::idle());
+        }
+        let call = ApiCall::ConfirmAgent {
+            session_uid: self.session_uid.clone(),
+            rpc_url: endpoint.rpc_url.clone(),
+        };
+        match context
+            .io
+            .send_runtime(Owner::Send, call, endpoint.token.expose())
+        {
+            Ok(pending) => Transition(State::rechecking(pending, Some(Box::new(decision)))),
+            Err(_) => Transition(State::idle()),
+        }
+    }
+
+    /// SND-9: the decision a send met is the session's decision. A launched session follows
+    /// every RTA rule from its first decision on (RTA-25, OI-17).
     fn publish(&mut self, context: &mut Ctx<'_>, decision: &Decision) {
+        self.has_sent = true;
         context.io.signals.push_back(Signal::Publish {
             session_uid: self.session_uid.clone(),
             decision: Box::new(decision.clone()),
@@ -655,7 +757,12 @@ impl Run {
 
 /// Whether a turn runs (from its send, a held send included, to its end: OI-20).
 pub(crate) fn is_active(state: &State) -> bool {
-    !matches!(state, State::Idle {})
+    !matches!(state, State::Idle {} | State::Rechecking { .. })
+}
+
+/// Whether a send is held through a wake (RTA-2: it keeps following its start).
+pub(crate) fn is_held(state: &State) -> bool {
+    matches!(state, State::Held { .. })
 }
 
 /// Whether the session's answer streams (HYD-10, HYD-11, `hasActiveChatStream`): from the

@@ -1,0 +1,1935 @@
+//! The model-provider catalog (`platform-api.md` P12): strict parsing, the picker projection,
+//! and the pure choices every picker shares (`rules.md` CAT, MOD-6, MOD-19, OI-22, OI-29).
+//!
+//! Everything here is a pure function of its arguments: the catalog store (freshness, retries,
+//! one request per person) lives elsewhere.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value};
+
+use super::ApiError;
+use super::error::parse_json;
+
+/// The most providers a catalog may list; more fails the read as hostile.
+pub const MAX_PROVIDERS: usize = 200;
+/// The most models a catalog may list, all providers together; more fails the read.
+pub const MAX_MODELS: usize = 2000;
+/// The longest string the catalog may hold anywhere (ids, names, list items), in UTF-8 bytes.
+pub const MAX_STRING_BYTES: usize = 1024;
+/// The most items of a provider's `auth_methods` and of a model's `input`.
+pub const MAX_LIST_ITEMS: usize = 32;
+/// The most entries of a provider's `configured_credentials`.
+pub const MAX_CREDENTIALS: usize = 200;
+
+/// The start of every message of an invalid catalog.
+const INVALID_PREFIX: &str = "The platform's list of models was invalid: ";
+/// The message of a catalog without `providers`.
+const NO_PROVIDERS: &str = "The platform's list of models did not contain providers.";
+
+/// The only `schema_version` this client reads.
+const SCHEMA_VERSION: u64 = 1;
+/// The prefix of `catalog_digest`.
+const DIGEST_PREFIX: &str = "sha256:";
+/// The number of lowercase hex digits after [`DIGEST_PREFIX`].
+const DIGEST_HEX_DIGITS: usize = 64;
+
+/// The title of the notice for a stored model the catalog lacks (CAT-14).
+const MISSING_MODEL_TITLE: &str = "Session model is not available";
+/// The closing sentence of that notice's description.
+const MISSING_MODEL_TAIL: &str = "Using the first available model from the picker instead.";
+
+/// The P12 answer, validated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Catalog {
+    /// `catalog_digest`: `sha256:` and 64 lowercase hex digits.
+    pub catalog_digest: String,
+    /// `providers`, in the platform's order.
+    pub providers: Vec<CatalogProvider>,
+}
+
+/// One `providers[]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CatalogProvider {
+    /// Provider id, the value stored in `llm_provider`; never empty.
+    pub provider: String,
+    /// `display_name`.
+    pub display_name: String,
+    /// `auth_methods`; non-empty means sign-in is required.
+    pub auth_methods: Vec<String>,
+    /// `sign_in_available`.
+    pub sign_in_available: bool,
+    /// `known`: false for Organization custom providers.
+    pub known: bool,
+    /// `enabled`: disabled providers and their models are hidden from pickers.
+    pub enabled: bool,
+    /// `authenticated`.
+    pub authenticated: bool,
+    /// `credential_status`.
+    pub credential_status: CredentialStatus,
+    /// `default_model`.
+    pub default_model: String,
+    /// `configured_credentials` (newest platforms only); `None` when absent or `null`.
+    pub configured_credentials: Option<Vec<ConfiguredCredential>>,
+    /// `models`, in the platform's order.
+    pub models: Vec<CatalogModel>,
+}
+
+impl CatalogProvider {
+    /// Whether the provider requires a sign-in it lacks: `auth_methods` is non-empty and
+    /// `authenticated` is false.
+    pub fn needs_sign_in(&self) -> bool {
+        !self.auth_methods.is_empty() && !self.authenticated
+    }
+}
+
+/// `providers[].credential_status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CredentialStatus {
+    /// `active`.
+    Active,
+    /// `revoked`.
+    Revoked,
+    /// `missing`.
+    Missing,
+}
+
+impl CredentialStatus {
+    /// Reads the wire value (exact, lower case).
+    fn from_wire(text: &str) -> Option<CredentialStatus> {
+        match text {
+            "active" => Some(CredentialStatus::Active),
+            "revoked" => Some(CredentialStatus::Revoked),
+            "missing" => Some(CredentialStatus::Missing),
+            _ => None,
+        }
+    }
+}
+
+/// One `providers[].configured_credentials[]` entry. Every key must be present; the table gives
+/// no types, so `uid` and `status` must be strings, `authenticated` a boolean, and the three
+/// owner ids strings or `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfiguredCredential {
+    /// `uid`.
+    pub uid: String,
+    /// `custom_id`.
+    pub custom_id: Option<String>,
+    /// `user_uid`.
+    pub user_uid: Option<String>,
+    /// `organization_environment_uid`.
+    pub organization_environment_uid: Option<String>,
+    /// `status`.
+    pub status: String,
+    /// `authenticated`.
+    pub authenticated: bool,
+}
+
+/// One `providers[].models[]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CatalogModel {
+    /// The value stored in `llm_model`; never empty.
+    pub model: String,
+    /// `display_name`.
+    pub display_name: String,
+    /// `api`, e.g. `openai-responses`.
+    pub api: String,
+    /// `input`, e.g. `["text", "image"]`.
+    pub input: Vec<String>,
+    /// `reasoning`; true whenever `thinking_levels` is non-empty.
+    pub reasoning: bool,
+    /// `thinking_levels`, in the platform's order, without repeats.
+    pub thinking_levels: Vec<ThinkingLevel>,
+    /// `context_window`, a JSON number kept as sent, or `None` for `null`.
+    pub context_window: Option<Number>,
+    /// `max_tokens`, a JSON number kept as sent, or `None` for `null`.
+    pub max_tokens: Option<Number>,
+}
+
+impl CatalogModel {
+    /// The default level (P12 projection): `medium` when offered, else the first level, else
+    /// none.
+    pub fn default_thinking(&self) -> Option<ThinkingLevel> {
+        if self.thinking_levels.contains(&ThinkingLevel::Medium) {
+            Some(ThinkingLevel::Medium)
+        } else {
+            self.thinking_levels.first().copied()
+        }
+    }
+}
+
+/// A thinking (reasoning effort) level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingLevel {
+    /// `off`.
+    Off,
+    /// `on`.
+    On,
+    /// `minimal`.
+    Minimal,
+    /// `low`.
+    Low,
+    /// `medium`.
+    Medium,
+    /// `high`.
+    High,
+    /// `xhigh`.
+    Xhigh,
+    /// `max`.
+    Max,
+}
+
+impl ThinkingLevel {
+    /// Every level, in the order the specification lists them.
+    pub const ALL: [ThinkingLevel; 8] = [
+        ThinkingLevel::Off,
+        ThinkingLevel::On,
+        ThinkingLevel::Minimal,
+        ThinkingLevel::Low,
+        ThinkingLevel::Medium,
+        ThinkingLevel::High,
+        ThinkingLevel::Xhigh,
+        ThinkingLevel::Max,
+    ];
+
+    /// The wire value (`llm_thinking`, `thinking_levels`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThinkingLevel::Off => "off",
+            ThinkingLevel::On => "on",
+            ThinkingLevel::Minimal => "minimal",
+            ThinkingLevel::Low => "low",
+            ThinkingLevel::Medium => "medium",
+            ThinkingLevel::High => "high",
+            ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
+        }
+    }
+
+    /// The picker label: the wire value in title case ("Xhigh" included).
+    pub fn label(self) -> &'static str {
+        match self {
+            ThinkingLevel::Off => "Off",
+            ThinkingLevel::On => "On",
+            ThinkingLevel::Minimal => "Minimal",
+            ThinkingLevel::Low => "Low",
+            ThinkingLevel::Medium => "Medium",
+            ThinkingLevel::High => "High",
+            ThinkingLevel::Xhigh => "Xhigh",
+            ThinkingLevel::Max => "Max",
+        }
+    }
+
+    /// Reads a wire value exactly (lower case, no spaces), as the strict parse does.
+    pub fn from_wire(text: &str) -> Option<ThinkingLevel> {
+        ThinkingLevel::ALL
+            .into_iter()
+            .find(|level| level.as_str() == text)
+    }
+
+    /// Reads a level a picker or a session holds: trimmed, any letter case. Blank is none.
+    fn from_loose(text: &str) -> Option<ThinkingLevel> {
+        ThinkingLevel::from_wire(&text.trim().to_ascii_lowercase())
+    }
+}
+
+impl fmt::Display for ThinkingLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A provider choice of the picker projection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderOption {
+    /// `display_name`.
+    pub label: String,
+    /// The provider id.
+    pub value: String,
+}
+
+/// A reasoning-effort choice of a model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EffortOption {
+    /// The level in title case.
+    pub label: String,
+    /// The wire value.
+    pub value: String,
+}
+
+/// A model choice of the picker projection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelOption {
+    /// `"{provider}::{model}"`.
+    pub id: String,
+    /// The provider id.
+    pub provider: String,
+    /// The model id.
+    pub model: String,
+    /// The model's `display_name`.
+    pub label: String,
+    /// Whether the model can be chosen: its provider is enabled (sign-in does not matter).
+    pub selectable: bool,
+    /// Whether its provider requires a sign-in it lacks.
+    pub needs_sign_in: bool,
+    /// The model's `thinking_levels` as choices.
+    pub reasoning_options: Vec<EffortOption>,
+    /// The default level: `medium` when offered, else the first, else none.
+    pub default_reasoning: Option<String>,
+}
+
+impl Catalog {
+    /// The providers a picker offers: the enabled ones, in catalog order.
+    pub fn provider_options(&self) -> Vec<ProviderOption> {
+        self.enabled_providers()
+            .map(|provider| ProviderOption {
+                label: provider.display_name.clone(),
+                value: provider.provider.clone(),
+            })
+            .collect()
+    }
+
+    /// The models a picker offers: those of enabled providers, in catalog order.
+    pub fn model_options(&self) -> Vec<ModelOption> {
+        self.enabled_providers()
+            .flat_map(|provider| {
+                provider
+                    .models
+                    .iter()
+                    .map(move |model| model_option(provider, model))
+            })
+            .collect()
+    }
+
+    /// The enabled providers, in catalog order.
+    fn enabled_providers(&self) -> impl Iterator<Item = &CatalogProvider> + Clone {
+        self.providers.iter().filter(|provider| provider.enabled)
+    }
+}
+
+/// The projection of one model of `provider`.
+fn model_option(provider: &CatalogProvider, model: &CatalogModel) -> ModelOption {
+    ModelOption {
+        id: format!("{}::{}", provider.provider, model.model),
+        provider: provider.provider.clone(),
+        model: model.model.clone(),
+        label: model.display_name.clone(),
+        selectable: provider.enabled,
+        needs_sign_in: provider.needs_sign_in(),
+        reasoning_options: model
+            .thinking_levels
+            .iter()
+            .map(|level| EffortOption {
+                label: level.label().to_owned(),
+                value: level.as_str().to_owned(),
+            })
+            .collect(),
+        default_reasoning: model
+            .default_thinking()
+            .map(|level| level.as_str().to_owned()),
+    }
+}
+
+/// A provider, model and thinking level chosen for a session (the "choose a model" state, MOD-6,
+/// MOD-10, MOD-11).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChoice {
+    /// The provider id (`llm_provider`).
+    pub provider: String,
+    /// The model id (`llm_model`).
+    pub model: String,
+    /// The thinking level (`llm_thinking`), none when the model offers no level.
+    pub thinking: Option<String>,
+}
+
+/// What [`resolve_selection`] settles on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resolved {
+    /// The provider id, none when the catalog offers no model.
+    pub provider: Option<String>,
+    /// The model id, none when the catalog offers no model.
+    pub model: Option<String>,
+    /// The thinking level, none when the model offers no level.
+    pub thinking: Option<String>,
+    /// A model was asked for and the catalog offers no such selectable model, so another one
+    /// (or none) was taken (CAT-13, CAT-14).
+    pub model_missing: bool,
+}
+
+/// Parses and validates a P12 answer strictly (`platform-api.md` P12).
+///
+/// Every field of the table must be present with its type; unknown fields are ignored. Beyond
+/// the table, the read also fails on an empty provider or model id, a repeated provider id, a
+/// repeated model id within one provider, a repeated thinking level, and on hostile sizes (see
+/// [`MAX_PROVIDERS`], [`MAX_MODELS`], [`MAX_STRING_BYTES`], [`MAX_LIST_ITEMS`],
+/// [`MAX_CREDENTIALS`]). A failure is [`ApiError::Malformed`] with "The platform's list of models
+/// was invalid: {what}." naming the field by its path (`providers[1].models[0].reasoning`), or
+/// "The platform's list of models did not contain providers." when `providers` is absent or
+/// `null`. Values are never quoted into messages.
+pub fn parse_catalog(body: &[u8]) -> Result<Catalog, ApiError> {
+    let value = parse_json(body).ok_or_else(|| invalid("the answer is not valid JSON"))?;
+    let Value::Object(root) = value else {
+        return Err(invalid("the answer is not a JSON object"));
+    };
+    match root.get("schema_version") {
+        None => return Err(invalid("schema_version is missing")),
+        Some(Value::Number(n)) if n.as_u64() == Some(SCHEMA_VERSION) => {}
+        Some(_) => return Err(invalid("schema_version must be the number 1")),
+    }
+    let catalog_digest = string(&root, "", "catalog_digest")?;
+    if !is_digest(&catalog_digest) {
+        return Err(invalid(
+            "catalog_digest must be \"sha256:\" followed by 64 lowercase hex digits",
+        ));
+    }
+    let items = match root.get("providers") {
+        None | Some(Value::Null) => {
+            return Err(ApiError::Malformed {
+                message: NO_PROVIDERS.to_owned(),
+            });
+        }
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(invalid("providers must be a list")),
+    };
+    if items.len() > MAX_PROVIDERS {
+        return Err(invalid(format_args!(
+            "providers has more than {MAX_PROVIDERS} entries"
+        )));
+    }
+    let mut providers = Vec::with_capacity(items.len());
+    let mut first_index: HashMap<&str, usize> = HashMap::new();
+    let mut model_count = 0_usize;
+    for (index, item) in items.iter().enumerate() {
+        let path = format!("providers[{index}]");
+        let provider = parse_provider(item, &path, &mut model_count)?;
+        if let Some(first) = first_index.insert(wire_id(item, "provider"), index) {
+            return Err(invalid(format_args!(
+                "{path}.provider repeats the id of providers[{first}]"
+            )));
+        }
+        providers.push(provider);
+    }
+    Ok(Catalog {
+        catalog_digest,
+        providers,
+    })
+}
+
+/// Validates one `providers[]` entry at `path`, counting its models into `model_count`.
+fn parse_provider(
+    value: &Value,
+    path: &str,
+    model_count: &mut usize,
+) -> Result<CatalogProvider, ApiError> {
+    let map = object(value, path)?;
+    let provider = id(map, path, "provider")?;
+    let display_name = string(map, path, "display_name")?;
+    let auth_methods = string_list(map, path, "auth_methods")?;
+    let sign_in_available = boolean(map, path, "sign_in_available")?;
+    let known = boolean(map, path, "known")?;
+    let enabled = boolean(map, path, "enabled")?;
+    let authenticated = boolean(map, path, "authenticated")?;
+    let status_path = join(path, "credential_status");
+    let credential_status = CredentialStatus::from_wire(&string(map, path, "credential_status")?)
+        .ok_or_else(|| {
+        invalid(format_args!(
+            "{status_path} must be one of active, revoked, missing"
+        ))
+    })?;
+    let default_model = string(map, path, "default_model")?;
+    let configured_credentials = match map.get("configured_credentials") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(parse_credentials(
+            value,
+            &join(path, "configured_credentials"),
+        )?),
+    };
+    let models_path = join(path, "models");
+    let items = list(map, path, "models")?;
+    *model_count = model_count.saturating_add(items.len());
+    if *model_count > MAX_MODELS {
+        return Err(invalid(format_args!(
+            "{models_path} brings the catalog above {MAX_MODELS} models in all"
+        )));
+    }
+    let mut models = Vec::with_capacity(items.len());
+    let mut first_index: HashMap<&str, usize> = HashMap::new();
+    for (index, item) in items.iter().enumerate() {
+        let model_path = format!("{models_path}[{index}]");
+        let model = parse_model(item, &model_path)?;
+        if let Some(first) = first_index.insert(wire_id(item, "model"), index) {
+            return Err(invalid(format_args!(
+                "{model_path}.model repeats the id of {models_path}[{first}]"
+            )));
+        }
+        models.push(model);
+    }
+    Ok(CatalogProvider {
+        provider,
+        display_name,
+        auth_methods,
+        sign_in_available,
+        known,
+        enabled,
+        authenticated,
+        credential_status,
+        default_model,
+        configured_credentials,
+        models,
+    })
+}
+
+/// Validates `configured_credentials` at `path`: a list of objects with every key present.
+fn parse_credentials(value: &Value, path: &str) -> Result<Vec<ConfiguredCredential>, ApiError> {
+    let Value::Array(items) = value else {
+        return Err(invalid(format_args!("{path} must be a list")));
+    };
+    if items.len() > MAX_CREDENTIALS {
+        return Err(invalid(format_args!(
+            "{path} has more than {MAX_CREDENTIALS} entries"
+        )));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let path = format!("{path}[{index}]");
+            let map = object(item, &path)?;
+            Ok(ConfiguredCredential {
+                uid: string(map, &path, "uid")?,
+                custom_id: nullable_string(map, &path, "custom_id")?,
+                user_uid: nullable_string(map, &path, "user_uid")?,
+                organization_environment_uid: nullable_string(
+                    map,
+                    &path,
+                    "organization_environment_uid",
+                )?,
+                status: string(map, &path, "status")?,
+                authenticated: boolean(map, &path, "authenticated")?,
+            })
+        })
+        .collect()
+}
+
+/// Validates one `models[]` entry at `path`.
+fn parse_model(value: &Value, path: &str) -> Result<CatalogModel, ApiError> {
+    let map = object(value, path)?;
+    let model = id(map, path, "model")?;
+    let display_name = string(map, path, "display_name")?;
+    let api = string(map, path, "api")?;
+    let input = string_list(map, path, "input")?;
+    let reasoning = boolean(map, path, "reasoning")?;
+    let levels_path = join(path, "thinking_levels");
+    let items = list(map, path, "thinking_levels")?;
+    let mut thinking_levels: Vec<ThinkingLevel> = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let level = item
+            .as_str()
+            .and_then(ThinkingLevel::from_wire)
+            .ok_or_else(|| {
+                invalid(format_args!(
+                    "{levels_path}[{index}] must be one of off, on, minimal, low, medium, high, xhigh, max"
+                ))
+            })?;
+        if thinking_levels.contains(&level) {
+            return Err(invalid(format_args!(
+                "{levels_path}[{index}] repeats an earlier level"
+            )));
+        }
+        thinking_levels.push(level);
+    }
+    if !reasoning && !thinking_levels.is_empty() {
+        return Err(invalid(format_args!(
+            "{path}.reasoning is false while thinking_levels is not empty"
+        )));
+    }
+    Ok(CatalogModel {
+        model,
+        display_name,
+        api,
+        input,
+        reasoning,
+        thinking_levels,
+        context_window: nullable_number(map, path, "context_window")?,
+        max_tokens: nullable_number(map, path, "max_tokens")?,
+    })
+}
+
+/// The id at `key` of an entry already validated (so it is a string), borrowed from the body.
+fn wire_id<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The failure "The platform's list of models was invalid: {what}.".
+fn invalid(what: impl fmt::Display) -> ApiError {
+    ApiError::Malformed {
+        message: format!("{INVALID_PREFIX}{what}."),
+    }
+}
+
+/// `path.key`, or `key` at the top.
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Whether `text` is `sha256:` followed by 64 lowercase hex digits.
+fn is_digest(text: &str) -> bool {
+    text.strip_prefix(DIGEST_PREFIX).is_some_and(|hex| {
+        hex.len() == DIGEST_HEX_DIGITS
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// The object `value` at `path`.
+fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, ApiError> {
+    value
+        .as_object()
+        .ok_or_else(|| invalid(format_args!("{path} must be an object")))
+}
+
+/// The value at `key`, which must be present.
+fn field<'a>(map: &'a Map<String, Value>, path: &str, key: &str) -> Result<&'a Value, ApiError> {
+    map.get(key)
+        .ok_or_else(|| invalid(format_args!("{} is missing", join(path, key))))
+}
+
+/// A string of at most [`MAX_STRING_BYTES`] bytes, at `field_path`.
+fn checked_string(value: &Value, field_path: &str) -> Result<String, ApiError> {
+    let Value::String(text) = value else {
+        return Err(invalid(format_args!("{field_path} must be a string")));
+    };
+    if text.len() > MAX_STRING_BYTES {
+        return Err(invalid(format_args!(
+            "{field_path} is longer than {MAX_STRING_BYTES} bytes"
+        )));
+    }
+    Ok(text.clone())
+}
+
+/// The required string at `key`.
+fn string(map: &Map<String, Value>, path: &str, key: &str) -> Result<String, ApiError> {
+    checked_string(field(map, path, key)?, &join(path, key))
+}
+
+/// The required, non-empty string at `key` (a provider or model id).
+fn id(map: &Map<String, Value>, path: &str, key: &str) -> Result<String, ApiError> {
+    let text = string(map, path, key)?;
+    if text.trim().is_empty() {
+        return Err(invalid(format_args!(
+            "{} must not be empty",
+            join(path, key)
+        )));
+    }
+    Ok(text)
+}
+
+/// The required string-or-null at `key`.
+fn nullable_string(
+    map: &Map<String, Value>,
+    path: &str,
+    key: &str,
+) -> Result<Option<String>, ApiError> {
+    match field(map, path, key)? {
+        Value::Null => Ok(None),
+        value @ Value::String(_) => checked_string(value, &join(path, key)).map(Some),
+        _ => Err(invalid(format_args!(
+            "{} must be a string or null",
+            join(path, key)
+        ))),
+    }
+}
+
+/// The required boolean at `key`.
+fn boolean(map: &Map<String, Value>, path: &str, key: &str) -> Result<bool, ApiError> {
+    field(map, path, key)?
+        .as_bool()
+        .ok_or_else(|| invalid(format_args!("{} must be a boolean", join(path, key))))
+}
+
+/// The required number-or-null at `key`.
+fn nullable_number(
+    map: &Map<String, Value>,
+    path: &str,
+    key: &str,
+) -> Result<Option<Number>, ApiError> {
+    match field(map, path, key)? {
+        Value::Null => Ok(None),
+        Value::Number(n) => Ok(Some(n.clone())),
+        _ => Err(invalid(format_args!(
+            "{} must be a number or null",
+            join(path, key)
+        ))),
+    }
+}
+
+/// The required list at `key`.
+fn list<'a>(map: &'a Map<String, Value>, path: &str, key: &str) -> Result<&'a [Value], ApiError> {
+    field(map, path, key)?
+        .as_array()
+        .map(Vec::as_slice)
+        .ok_or_else(|| invalid(format_args!("{} must be a list", join(path, key))))
+}
+
+/// The required list of at most [`MAX_LIST_ITEMS`] strings at `key`.
+fn string_list(map: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<String>, ApiError> {
+    let list_path = join(path, key);
+    let items = list(map, path, key)?;
+    if items.len() > MAX_LIST_ITEMS {
+        return Err(invalid(format_args!(
+            "{list_path} has more than {MAX_LIST_ITEMS} entries"
+        )));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| checked_string(item, &format!("{list_path}[{index}]")))
+        .collect()
+}
+
+/// Whether two ids are equal ignoring letter case.
+fn same_text(a: &str, b: &str) -> bool {
+    a == b || a.to_lowercase() == b.to_lowercase()
+}
+
+/// The trimmed text, unless absent or blank.
+fn non_blank(text: Option<&str>) -> Option<&str> {
+    text.map(str::trim).filter(|text| !text.is_empty())
+}
+
+/// The first item equal to `wanted` exactly, else the first equal ignoring letter case.
+fn find_id<'a, T>(
+    items: impl Iterator<Item = &'a T> + Clone,
+    wanted: &str,
+    key: impl Fn(&T) -> &str,
+) -> Option<&'a T> {
+    items
+        .clone()
+        .find(|item| key(item) == wanted)
+        .or_else(|| items.into_iter().find(|item| same_text(key(item), wanted)))
+}
+
+/// The signature of a combination of session, stored choice and catalog (CAT-12, CAT-14,
+/// OI-22): the session id, the stored provider and model in lower case (absent reads as empty),
+/// and the catalog's provider values and model ids of the picker projection, in order.
+///
+/// It depends on content only, so an identical reload gives the same signature, while display
+/// names, flags other than `enabled`, and the digest do not enter it. The text is a JSON array,
+/// so no two combinations share a signature.
+pub fn catalog_signature(
+    session_uid: &str,
+    stored_provider: Option<&str>,
+    stored_model: Option<&str>,
+    catalog: &Catalog,
+) -> String {
+    let lower = |text: Option<&str>| Value::String(text.unwrap_or("").to_lowercase());
+    let providers = catalog
+        .provider_options()
+        .into_iter()
+        .map(|option| Value::String(option.value))
+        .collect();
+    let models = catalog
+        .model_options()
+        .into_iter()
+        .map(|option| Value::String(option.id))
+        .collect();
+    Value::Array(vec![
+        Value::String(session_uid.to_owned()),
+        lower(stored_provider),
+        lower(stored_model),
+        Value::Array(providers),
+        Value::Array(models),
+    ])
+    .to_string()
+}
+
+/// The choice first offered in the "choose a model" state (MOD-6, OI-29).
+///
+/// `last_used` holds `(provider, model)` pairs of recent sessions, most recent first. A model is
+/// usable when its provider is enabled (so it is selectable) and does not need a sign-in it
+/// lacks. The first entry whose provider (ignoring letter case) and model (its id, else its
+/// display name, ignoring letter case) match a usable model gives the choice; otherwise the first
+/// usable model in catalog order; otherwise none. The thinking level is the model's default.
+/// The choice carries the catalog's own ids.
+pub fn pick_default_session_model(
+    catalog: &Catalog,
+    last_used: &[(String, String)],
+) -> Option<ModelChoice> {
+    let usable = || {
+        catalog
+            .enabled_providers()
+            .filter(|provider| !provider.needs_sign_in())
+            .flat_map(|provider| provider.models.iter().map(move |model| (provider, model)))
+    };
+    let remembered = last_used.iter().find_map(|(provider, model)| {
+        let provider = non_blank(Some(provider))?;
+        let model = non_blank(Some(model))?;
+        let candidates = || usable().filter(|(p, _)| same_text(&p.provider, provider));
+        candidates()
+            .find(|(_, m)| same_text(&m.model, model))
+            .or_else(|| candidates().find(|(_, m)| same_text(&m.display_name, model)))
+    });
+    remembered
+        .or_else(|| usable().next())
+        .map(|(provider, model)| ModelChoice {
+            provider: provider.provider.clone(),
+            model: model.model.clone(),
+            thinking: model
+                .default_thinking()
+                .map(|level| level.as_str().to_owned()),
+        })
+}
+
+/// `resolveRunConfigSelection` (MOD-19): the one resolution every picker uses.
+///
+/// Only selectable models count (those of enabled providers). When `provider` and `model` name
+/// one (exact ids first, else ignoring letter case) it is taken. Otherwise (CAT-13) the first
+/// model of that provider is taken, or, when the provider is absent, unknown, disabled or lists
+/// no model, the first model of the first provider that lists one; `model_missing` is set when a
+/// model was asked for. Blank inputs read as absent.
+///
+/// The thinking level (OI-22) is `current_thinking` when the resolved model offers it, else the
+/// model's default level, else none; the stored `llm_thinking` is not an input.
+pub fn resolve_selection(
+    catalog: &Catalog,
+    provider: Option<&str>,
+    model: Option<&str>,
+    current_thinking: Option<&str>,
+) -> Resolved {
+    let provider = non_blank(provider);
+    let model = non_blank(model);
+    let wanted_provider =
+        provider.and_then(|wanted| find_id(catalog.enabled_providers(), wanted, |p| &p.provider));
+    let found = wanted_provider
+        .zip(model)
+        .and_then(|(p, wanted)| find_id(p.models.iter(), wanted, |m| &m.model).map(|m| (p, m)));
+    let (chosen, model_missing) = match found {
+        Some(found) => (Some(found), false),
+        None => {
+            let fallback = wanted_provider
+                .and_then(|p| p.models.first().map(|m| (p, m)))
+                .or_else(|| {
+                    catalog
+                        .enabled_providers()
+                        .find_map(|p| p.models.first().map(|m| (p, m)))
+                });
+            (fallback, model.is_some())
+        }
+    };
+    let Some((provider, model)) = chosen else {
+        return Resolved {
+            provider: None,
+            model: None,
+            thinking: None,
+            model_missing,
+        };
+    };
+    let thinking = current_thinking
+        .and_then(ThinkingLevel::from_loose)
+        .filter(|level| model.thinking_levels.contains(level))
+        .or_else(|| model.default_thinking());
+    Resolved {
+        provider: Some(provider.provider.clone()),
+        model: Some(model.model.clone()),
+        thinking: thinking.map(|level| level.as_str().to_owned()),
+        model_missing,
+    }
+}
+
+/// The notify title and description for a stored model the catalog lacks (CAT-14, OI-6):
+/// "Session model is not available" and "Provider: {p} · Model: {m} · Using the first available
+/// model from the picker instead.", leaving out a part whose value is absent or blank.
+pub fn missing_model_notice(provider: Option<&str>, model: Option<&str>) -> (String, String) {
+    let mut parts: Vec<String> = Vec::with_capacity(3);
+    if let Some(provider) = non_blank(provider) {
+        parts.push(format!("Provider: {provider}"));
+    }
+    if let Some(model) = non_blank(model) {
+        parts.push(format!("Model: {model}"));
+    }
+    parts.push(MISSING_MODEL_TAIL.to_owned());
+    (MISSING_MODEL_TITLE.to_owned(), parts.join(" · "))
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::api::error::hostile_bodies;
+
+    /// The example body of `platform-api.md` P12.
+    const EXAMPLE: &str = r#"{
+  "schema_version": 1,
+  "catalog_digest": "sha256:4f2a9c0b8e7d6a5f4c3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a2918f7e6d5c",
+  "providers": [
+    {"provider": "acme-cloud", "display_name": "Acme Cloud", "auth_methods": ["oauth"], "sign_in_available": true, "known": true, "enabled": true, "authenticated": true, "credential_status": "active", "default_model": "acme-large",
+     "models": [
+       {"model": "acme-large", "display_name": "Acme Large", "api": "openai-responses", "input": ["text", "image"], "reasoning": true, "thinking_levels": ["low", "medium", "high"], "context_window": 200000, "max_tokens": 32000},
+       {"model": "acme-small", "display_name": "Acme Small", "api": "openai-responses", "input": ["text"], "reasoning": false, "thinking_levels": [], "context_window": 64000, "max_tokens": 8000}
+     ]},
+    {"provider": "team-models", "display_name": "Team Models", "auth_methods": [], "sign_in_available": false, "known": false, "enabled": true, "authenticated": true, "credential_status": "active", "default_model": "tm-1",
+     "models": [{"model": "tm-1", "display_name": "TM 1", "api": "openai-completions", "input": ["text"], "reasoning": true, "thinking_levels": ["off", "high"], "context_window": 128000, "max_tokens": 16000}]}
+  ]
+}"#;
+
+    fn example() -> Value {
+        serde_json::from_str(EXAMPLE).unwrap()
+    }
+
+    fn parse_value(value: &Value) -> Result<Catalog, ApiError> {
+        parse_catalog(value.to_string().as_bytes())
+    }
+
+    fn catalog_of(value: &Value) -> Catalog {
+        parse_value(value).unwrap()
+    }
+
+    fn message(result: Result<Catalog, ApiError>) -> String {
+        match result {
+            Err(ApiError::Malformed { message }) => message,
+            other => panic!("expected Malformed, got {other:?}"),
+        }
+    }
+
+    fn provider(id: &str, enabled: bool, models: Value) -> Value {
+        json!({"provider": id, "display_name": id.to_uppercase(), "auth_methods": [],
+            "sign_in_available": false, "known": true, "enabled": enabled, "authenticated": false,
+            "credential_status": "missing", "default_model": "", "models": models})
+    }
+
+    fn model(id: &str, label: &str, levels: Value) -> Value {
+        let reasoning = levels.as_array().is_some_and(|l| !l.is_empty());
+        json!({"model": id, "display_name": label, "api": "openai-responses", "input": ["text"],
+            "reasoning": reasoning, "thinking_levels": levels, "context_window": null,
+            "max_tokens": null})
+    }
+
+    fn with_providers(providers: Vec<Value>) -> Catalog {
+        let mut value = example();
+        value["providers"] = Value::Array(providers);
+        catalog_of(&value)
+    }
+
+    fn remove(value: &mut Value, pointer: &str) {
+        let (parent, key) = pointer.rsplit_once('/').unwrap();
+        value
+            .pointer_mut(parent)
+            .unwrap()
+            .as_object_mut()
+            .unwrap()
+            .remove(key)
+            .unwrap();
+    }
+
+    /// Sets (or adds) the value at `pointer`.
+    fn set(value: &mut Value, pointer: &str, new: Value) {
+        if let Some(slot) = value.pointer_mut(pointer) {
+            *slot = new;
+            return;
+        }
+        let (parent, key) = pointer.rsplit_once('/').unwrap();
+        value
+            .pointer_mut(parent)
+            .unwrap()
+            .as_object_mut()
+            .unwrap()
+            .insert(key.to_owned(), new);
+    }
+
+    #[test]
+    fn spec_example_parses() {
+        let catalog = parse_catalog(EXAMPLE.as_bytes()).unwrap();
+        assert_eq!(
+            catalog.catalog_digest,
+            "sha256:4f2a9c0b8e7d6a5f4c3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a2918f7e6d5c"
+        );
+        assert_eq!(catalog.providers.len(), 2);
+        let acme = &catalog.providers[0];
+        assert_eq!(acme.provider, "acme-cloud");
+        assert_eq!(acme.display_name, "Acme Cloud");
+        assert_eq!(acme.auth_methods, ["oauth"]);
+        assert!(acme.sign_in_available && acme.known && acme.enabled && acme.authenticated);
+        assert_eq!(acme.credential_status, CredentialStatus::Active);
+        assert_eq!(acme.default_model, "acme-large");
+        assert_eq!(acme.configured_credentials, None);
+        assert!(!acme.needs_sign_in());
+        let large = &acme.models[0];
+        assert_eq!(large.model, "acme-large");
+        assert_eq!(large.display_name, "Acme Large");
+        assert_eq!(large.api, "openai-responses");
+        assert_eq!(large.input, ["text", "image"]);
+        assert!(large.reasoning);
+        assert_eq!(
+            large.thinking_levels,
+            [
+                ThinkingLevel::Low,
+                ThinkingLevel::Medium,
+                ThinkingLevel::High
+            ]
+        );
+        assert_eq!(large.context_window, Some(Number::from(200_000)));
+        assert_eq!(large.max_tokens, Some(Number::from(32_000)));
+        assert_eq!(acme.models[1].thinking_levels, []);
+        let team = &catalog.providers[1];
+        assert!(!team.known);
+        assert_eq!(
+            team.models[0].thinking_levels,
+            [ThinkingLevel::Off, ThinkingLevel::High]
+        );
+    }
+
+    #[test]
+    fn optional_and_nullable_fields() {
+        let mut value = example();
+        set(
+            &mut value,
+            "/providers/0/models/0/context_window",
+            Value::Null,
+        );
+        set(&mut value, "/providers/0/models/0/max_tokens", json!(1.5));
+        set(
+            &mut value,
+            "/providers/0/configured_credentials",
+            Value::Null,
+        );
+        set(
+            &mut value,
+            "/providers/1/configured_credentials",
+            json!([{"uid": "c1", "custom_id": null, "user_uid": "u1",
+                "organization_environment_uid": null, "status": "active", "authenticated": true}]),
+        );
+        value["extra"] = json!({"ignored": true});
+        value["providers"][0]["extra"] = json!(5);
+        let catalog = catalog_of(&value);
+        let large = &catalog.providers[0].models[0];
+        assert_eq!(large.context_window, None);
+        assert_eq!(
+            large.max_tokens.as_ref().and_then(Number::as_f64),
+            Some(1.5)
+        );
+        assert_eq!(catalog.providers[0].configured_credentials, None);
+        assert_eq!(
+            catalog.providers[1].configured_credentials,
+            Some(vec![ConfiguredCredential {
+                uid: "c1".to_owned(),
+                custom_id: None,
+                user_uid: Some("u1".to_owned()),
+                organization_environment_uid: None,
+                status: "active".to_owned(),
+                authenticated: true,
+            }])
+        );
+        let mut value = example();
+        set(&mut value, "/providers/0/configured_credentials", json!([]));
+        set(&mut value, "/providers/0/models/1/reasoning", json!(true));
+        set(&mut value, "/providers/1/models", json!([]));
+        let catalog = catalog_of(&value);
+        assert_eq!(catalog.providers[0].configured_credentials, Some(vec![]));
+        assert!(catalog.providers[1].models.is_empty());
+    }
+
+    #[test]
+    fn providers_missing_has_its_own_message() {
+        for providers in [None, Some(Value::Null)] {
+            let mut value = example();
+            match providers {
+                None => remove(&mut value, "/providers"),
+                Some(p) => set(&mut value, "/providers", p),
+            }
+            assert_eq!(
+                message(parse_value(&value)),
+                "The platform's list of models did not contain providers."
+            );
+        }
+    }
+
+    #[test]
+    fn every_strictness_violation_names_its_field() {
+        enum Change {
+            Remove,
+            Set(Value),
+        }
+        use Change::{Remove, Set};
+        let credential = json!({"uid": "c1", "custom_id": "x", "user_uid": "u1",
+            "organization_environment_uid": "e1", "status": "active", "authenticated": true});
+        let cases: Vec<(&str, Change, &str)> = vec![
+            ("/schema_version", Remove, "schema_version is missing"),
+            ("/schema_version", Set(json!(2)), "schema_version must be"),
+            ("/schema_version", Set(json!("1")), "schema_version must be"),
+            ("/schema_version", Set(json!(1.0)), "schema_version must be"),
+            (
+                "/schema_version",
+                Set(json!(null)),
+                "schema_version must be",
+            ),
+            ("/catalog_digest", Remove, "catalog_digest is missing"),
+            (
+                "/catalog_digest",
+                Set(json!(null)),
+                "catalog_digest must be a string",
+            ),
+            (
+                "/catalog_digest",
+                Set(json!(format!("sha256:{}", "A".repeat(64)))),
+                "catalog_digest must be",
+            ),
+            (
+                "/catalog_digest",
+                Set(json!(format!("sha256:{}", "a".repeat(63)))),
+                "catalog_digest must be",
+            ),
+            (
+                "/catalog_digest",
+                Set(json!(format!("sha256:{}", "a".repeat(65)))),
+                "catalog_digest must be",
+            ),
+            (
+                "/catalog_digest",
+                Set(json!(format!("sha256:{}g", "a".repeat(63)))),
+                "catalog_digest must be",
+            ),
+            (
+                "/catalog_digest",
+                Set(json!(format!("sha512:{}", "a".repeat(64)))),
+                "catalog_digest must be",
+            ),
+            (
+                "/catalog_digest",
+                Set(json!(format!(" sha256:{}", "a".repeat(64)))),
+                "catalog_digest must be",
+            ),
+            ("/providers", Set(json!({})), "providers must be a list"),
+            ("/providers", Set(json!("x")), "providers must be a list"),
+            (
+                "/providers/1",
+                Set(json!(1)),
+                "providers[1] must be an object",
+            ),
+            (
+                "/providers/1/provider",
+                Remove,
+                "providers[1].provider is missing",
+            ),
+            (
+                "/providers/1/provider",
+                Set(json!(7)),
+                "providers[1].provider must be a string",
+            ),
+            (
+                "/providers/1/provider",
+                Set(json!(" ")),
+                "providers[1].provider must not be empty",
+            ),
+            (
+                "/providers/0/display_name",
+                Remove,
+                "providers[0].display_name is missing",
+            ),
+            (
+                "/providers/0/display_name",
+                Set(json!(null)),
+                "providers[0].display_name must be a string",
+            ),
+            (
+                "/providers/0/auth_methods",
+                Remove,
+                "providers[0].auth_methods is missing",
+            ),
+            (
+                "/providers/0/auth_methods",
+                Set(json!("oauth")),
+                "providers[0].auth_methods must be a list",
+            ),
+            (
+                "/providers/0/auth_methods",
+                Set(json!(["oauth", 1])),
+                "providers[0].auth_methods[1] must be a string",
+            ),
+            (
+                "/providers/0/sign_in_available",
+                Remove,
+                "providers[0].sign_in_available is missing",
+            ),
+            (
+                "/providers/0/sign_in_available",
+                Set(json!("true")),
+                "providers[0].sign_in_available must be a boolean",
+            ),
+            (
+                "/providers/0/known",
+                Set(json!(1)),
+                "providers[0].known must be a boolean",
+            ),
+            (
+                "/providers/0/known",
+                Remove,
+                "providers[0].known is missing",
+            ),
+            (
+                "/providers/0/enabled",
+                Set(json!(null)),
+                "providers[0].enabled must be a boolean",
+            ),
+            (
+                "/providers/0/enabled",
+                Remove,
+                "providers[0].enabled is missing",
+            ),
+            (
+                "/providers/0/authenticated",
+                Set(json!(0)),
+                "providers[0].authenticated must be a boolean",
+            ),
+            (
+                "/providers/0/authenticated",
+                Remove,
+                "providers[0].authenticated is missing",
+            ),
+            (
+                "/providers/0/credential_status",
+                Remove,
+                "providers[0].credential_status is missing",
+            ),
+            (
+                "/providers/0/credential_status",
+                Set(json!("expired")),
+                "providers[0].credential_status must be one of active, revoked, missing",
+            ),
+            (
+                "/providers/0/credential_status",
+                Set(json!("Active")),
+                "providers[0].credential_status must be one of",
+            ),
+            (
+                "/providers/0/credential_status",
+                Set(json!(1)),
+                "providers[0].credential_status must be a string",
+            ),
+            (
+                "/providers/0/default_model",
+                Remove,
+                "providers[0].default_model is missing",
+            ),
+            (
+                "/providers/0/default_model",
+                Set(json!(null)),
+                "providers[0].default_model must be a string",
+            ),
+            (
+                "/providers/0/configured_credentials",
+                Set(json!({})),
+                "providers[0].configured_credentials must be a list",
+            ),
+            (
+                "/providers/0/configured_credentials",
+                Set(json!([1])),
+                "providers[0].configured_credentials[0] must be an object",
+            ),
+            (
+                "/providers/0/models",
+                Remove,
+                "providers[0].models is missing",
+            ),
+            (
+                "/providers/0/models",
+                Set(json!(null)),
+                "providers[0].models must be a list",
+            ),
+            (
+                "/providers/0/models/1",
+                Set(json!([])),
+                "providers[0].models[1] must be an object",
+            ),
+            (
+                "/providers/1/models/0/model",
+                Remove,
+                "providers[1].models[0].model is missing",
+            ),
+            (
+                "/providers/1/models/0/model",
+                Set(json!(1)),
+                "providers[1].models[0].model must be a string",
+            ),
+            (
+                "/providers/1/models/0/model",
+                Set(json!("")),
+                "providers[1].models[0].model must not be empty",
+            ),
+            (
+                "/providers/1/models/0/display_name",
+                Remove,
+                "providers[1].models[0].display_name is missing",
+            ),
+            (
+                "/providers/1/models/0/api",
+                Remove,
+                "providers[1].models[0].api is missing",
+            ),
+            (
+                "/providers/1/models/0/api",
+                Set(json!(["x"])),
+                "providers[1].models[0].api must be a string",
+            ),
+            (
+                "/providers/1/models/0/input",
+                Remove,
+                "providers[1].models[0].input is missing",
+            ),
+            (
+                "/providers/1/models/0/input",
+                Set(json!([null])),
+                "providers[1].models[0].input[0] must be a string",
+            ),
+            (
+                "/providers/1/models/0/reasoning",
+                Remove,
+                "providers[1].models[0].reasoning is missing",
+            ),
+            (
+                "/providers/1/models/0/reasoning",
+                Set(json!("yes")),
+                "providers[1].models[0].reasoning must be a boolean",
+            ),
+            (
+                "/providers/1/models/0/reasoning",
+                Set(json!(false)),
+                "providers[1].models[0].reasoning is false while thinking_levels is not empty",
+            ),
+            (
+                "/providers/1/models/0/thinking_levels",
+                Remove,
+                "providers[1].models[0].thinking_levels is missing",
+            ),
+            (
+                "/providers/1/models/0/thinking_levels",
+                Set(json!("high")),
+                "providers[1].models[0].thinking_levels must be a list",
+            ),
+            (
+                "/providers/1/models/0/thinking_levels",
+                Set(json!(["high", "ultra"])),
+                "providers[1].models[0].thinking_levels[1] must be one of off, on, minimal, low, medium, high, xhigh, max",
+            ),
+            (
+                "/providers/1/models/0/thinking_levels",
+                Set(json!(["High"])),
+                "providers[1].models[0].thinking_levels[0] must be one of",
+            ),
+            (
+                "/providers/1/models/0/thinking_levels",
+                Set(json!([3])),
+                "providers[1].models[0].thinking_levels[0] must be one of",
+            ),
+            (
+                "/providers/1/models/0/thinking_levels",
+                Set(json!(["high", "low", "high"])),
+                "providers[1].models[0].thinking_levels[2] repeats an earlier level",
+            ),
+            (
+                "/providers/1/models/0/context_window",
+                Remove,
+                "providers[1].models[0].context_window is missing",
+            ),
+            (
+                "/providers/1/models/0/context_window",
+                Set(json!("128000")),
+                "providers[1].models[0].context_window must be a number or null",
+            ),
+            (
+                "/providers/1/models/0/max_tokens",
+                Remove,
+                "providers[1].models[0].max_tokens is missing",
+            ),
+            (
+                "/providers/1/models/0/max_tokens",
+                Set(json!(true)),
+                "providers[1].models[0].max_tokens must be a number or null",
+            ),
+        ];
+        let mut credential_cases: Vec<(String, Change, String)> = Vec::new();
+        for key in [
+            "uid",
+            "custom_id",
+            "user_uid",
+            "organization_environment_uid",
+            "status",
+            "authenticated",
+        ] {
+            let mut without = credential.clone();
+            without.as_object_mut().unwrap().remove(key);
+            credential_cases.push((
+                "/providers/0/configured_credentials".to_owned(),
+                Set(json!([credential.clone(), without])),
+                format!("providers[0].configured_credentials[1].{key} is missing"),
+            ));
+            let mut mistyped = credential.clone();
+            mistyped[key] = json!([]);
+            credential_cases.push((
+                "/providers/0/configured_credentials".to_owned(),
+                Set(json!([mistyped])),
+                format!("providers[0].configured_credentials[0].{key} must be"),
+            ));
+        }
+        let all = cases
+            .into_iter()
+            .map(|(pointer, change, expected)| (pointer.to_owned(), change, expected.to_owned()))
+            .chain(credential_cases);
+        for (pointer, change, expected) in all {
+            let mut value = example();
+            match change {
+                Remove => remove(&mut value, &pointer),
+                Set(new) => set(&mut value, &pointer, new),
+            }
+            let text = message(parse_value(&value));
+            assert!(
+                text.starts_with("The platform's list of models was invalid: "),
+                "{pointer}: {text}"
+            );
+            assert!(text.ends_with('.'), "{pointer}: {text}");
+            assert!(
+                text.contains(&expected),
+                "{pointer}: {text} lacks {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn answers_that_are_not_objects() {
+        for body in ["", "{", "[]", "null", "1", r#""providers""#] {
+            let text = message(parse_catalog(body.as_bytes()));
+            assert!(
+                text.starts_with("The platform's list of models was invalid: the answer"),
+                "{body}: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn duplicate_ids_are_refused() {
+        let mut value = example();
+        value["providers"][1]["provider"] = json!("acme-cloud");
+        assert_eq!(
+            message(parse_value(&value)),
+            "The platform's list of models was invalid: providers[1].provider repeats the id of providers[0]."
+        );
+        let mut value = example();
+        value["providers"][0]["models"][1]["model"] = json!("acme-large");
+        assert_eq!(
+            message(parse_value(&value)),
+            "The platform's list of models was invalid: providers[0].models[1].model repeats the id of providers[0].models[0]."
+        );
+        // The same model id under two providers, and ids differing in case only, are fine.
+        let mut value = example();
+        value["providers"][1]["models"][0]["model"] = json!("acme-large");
+        value["providers"][0]["models"][1]["model"] = json!("ACME-LARGE");
+        assert!(parse_value(&value).is_ok());
+    }
+
+    #[test]
+    fn size_caps() {
+        let many = |count: usize, enabled: bool| {
+            (0..count)
+                .map(|i| provider(&format!("p{i}"), enabled, json!([])))
+                .collect::<Vec<_>>()
+        };
+        let mut value = example();
+        value["providers"] = Value::Array(many(MAX_PROVIDERS, true));
+        assert!(parse_value(&value).is_ok());
+        value["providers"] = Value::Array(many(MAX_PROVIDERS + 1, true));
+        assert_eq!(
+            message(parse_value(&value)),
+            "The platform's list of models was invalid: providers has more than 200 entries."
+        );
+
+        let models = |from: usize, count: usize| {
+            Value::Array(
+                (from..from + count)
+                    .map(|i| model(&format!("m{i}"), "M", json!([])))
+                    .collect(),
+            )
+        };
+        value["providers"] = json!([
+            provider("a", true, models(0, 1500)),
+            provider("b", false, models(0, 500)),
+        ]);
+        assert!(parse_value(&value).is_ok());
+        value["providers"] = json!([
+            provider("a", true, models(0, 1500)),
+            provider("b", false, models(0, 501)),
+        ]);
+        assert_eq!(
+            message(parse_value(&value)),
+            "The platform's list of models was invalid: providers[1].models brings the catalog above 2000 models in all."
+        );
+
+        let mut value = example();
+        value["providers"][0]["display_name"] = json!("é".repeat(MAX_STRING_BYTES / 2));
+        assert!(parse_value(&value).is_ok());
+        for pointer in [
+            "/providers/0/display_name",
+            "/providers/1/models/0/model",
+            "/providers/0/auth_methods/0",
+        ] {
+            let mut value = example();
+            set(&mut value, pointer, json!("x".repeat(MAX_STRING_BYTES + 1)));
+            let text = message(parse_value(&value));
+            assert!(text.contains("is longer than 1024 bytes"), "{text}");
+            assert!(text.len() < 200, "the value is not echoed: {text}");
+        }
+        let mut value = example();
+        set(
+            &mut value,
+            "/providers/0/auth_methods",
+            json!(vec!["oauth"; MAX_LIST_ITEMS + 1]),
+        );
+        assert_eq!(
+            message(parse_value(&value)),
+            "The platform's list of models was invalid: providers[0].auth_methods has more than 32 entries."
+        );
+        let mut value = example();
+        set(
+            &mut value,
+            "/providers/0/configured_credentials",
+            json!(vec![1; MAX_CREDENTIALS + 1]),
+        );
+        assert!(message(parse_value(&value)).contains("configured_credentials has more than 200"));
+    }
+
+    #[test]
+    fn hostile_bodies_do_not_panic() {
+        for body in hostile_bodies() {
+            assert!(parse_catalog(&body).is_err());
+        }
+    }
+
+    #[test]
+    fn picker_projection() {
+        let mut value = example();
+        value["providers"][0]["authenticated"] = json!(false);
+        value["providers"].as_array_mut().unwrap().insert(
+            1,
+            provider("off", false, json!([model("hidden", "Hidden", json!([]))])),
+        );
+        let catalog = catalog_of(&value);
+        assert_eq!(
+            catalog.provider_options(),
+            [
+                ProviderOption {
+                    label: "Acme Cloud".to_owned(),
+                    value: "acme-cloud".to_owned()
+                },
+                ProviderOption {
+                    label: "Team Models".to_owned(),
+                    value: "team-models".to_owned()
+                },
+            ]
+        );
+        let models = catalog.model_options();
+        let ids: Vec<&str> = models.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "acme-cloud::acme-large",
+                "acme-cloud::acme-small",
+                "team-models::tm-1"
+            ]
+        );
+        assert!(models.iter().all(|m| m.selectable));
+        // Sign-in is required by acme-cloud (oauth) and missing; team-models has no auth methods.
+        assert!(models[0].needs_sign_in && models[1].needs_sign_in);
+        assert!(!models[2].needs_sign_in);
+        assert_eq!(models[0].label, "Acme Large");
+        assert_eq!(models[0].provider, "acme-cloud");
+        assert_eq!(models[0].model, "acme-large");
+        let efforts: Vec<(&str, &str)> = models[0]
+            .reasoning_options
+            .iter()
+            .map(|e| (e.label.as_str(), e.value.as_str()))
+            .collect();
+        assert_eq!(
+            efforts,
+            [("Low", "low"), ("Medium", "medium"), ("High", "high")]
+        );
+        assert_eq!(models[0].default_reasoning.as_deref(), Some("medium"));
+        assert!(models[1].reasoning_options.is_empty());
+        assert_eq!(models[1].default_reasoning, None);
+        assert_eq!(models[2].default_reasoning.as_deref(), Some("off"));
+        assert_eq!(
+            serde_json::to_value(&models[2]).unwrap(),
+            json!({"id": "team-models::tm-1", "provider": "team-models", "model": "tm-1",
+                "label": "TM 1", "selectable": true, "needsSignIn": false,
+                "reasoningOptions": [{"label": "Off", "value": "off"}, {"label": "High", "value": "high"}],
+                "defaultReasoning": "off"})
+        );
+    }
+
+    #[test]
+    fn level_labels_are_title_case() {
+        let labels: Vec<&str> = ThinkingLevel::ALL.iter().map(|l| l.label()).collect();
+        assert_eq!(
+            labels,
+            [
+                "Off", "On", "Minimal", "Low", "Medium", "High", "Xhigh", "Max"
+            ]
+        );
+        for level in ThinkingLevel::ALL {
+            assert_eq!(ThinkingLevel::from_wire(level.as_str()), Some(level));
+            assert_eq!(serde_json::to_value(level).unwrap(), json!(level.as_str()));
+        }
+    }
+
+    #[test]
+    fn signature_is_content_based() {
+        let catalog = parse_catalog(EXAMPLE.as_bytes()).unwrap();
+        let base = catalog_signature("s1", Some("acme-cloud"), Some("acme-large"), &catalog);
+        // An identical reload, and a reload that changes only names, flags or the digest.
+        let reload = parse_catalog(EXAMPLE.as_bytes()).unwrap();
+        assert_eq!(
+            catalog_signature("s1", Some("acme-cloud"), Some("acme-large"), &reload),
+            base
+        );
+        let mut value = example();
+        value["catalog_digest"] = json!(format!("sha256:{}", "0".repeat(64)));
+        value["providers"][0]["display_name"] = json!("Renamed");
+        value["providers"][0]["authenticated"] = json!(false);
+        value["providers"][0]["models"][0]["thinking_levels"] = json!(["max"]);
+        assert_eq!(
+            catalog_signature(
+                "s1",
+                Some("acme-cloud"),
+                Some("acme-large"),
+                &catalog_of(&value)
+            ),
+            base
+        );
+        // Stored values compare in lower case.
+        assert_eq!(
+            catalog_signature("s1", Some("ACME-Cloud"), Some("Acme-Large"), &catalog),
+            base
+        );
+        assert_eq!(
+            catalog_signature("s1", None, None, &catalog),
+            catalog_signature("s1", Some(""), Some(""), &catalog)
+        );
+        // Sensitive to the session, the stored choice and the catalog's ids.
+        let mut others = vec![
+            catalog_signature("s2", Some("acme-cloud"), Some("acme-large"), &catalog),
+            catalog_signature("s1", Some("team-models"), Some("acme-large"), &catalog),
+            catalog_signature("s1", Some("acme-cloud"), Some("acme-small"), &catalog),
+            catalog_signature("s1", None, Some("acme-large"), &catalog),
+        ];
+        let mut value = example();
+        value["providers"][1]["models"][0]["model"] = json!("tm-2");
+        others.push(catalog_signature(
+            "s1",
+            Some("acme-cloud"),
+            Some("acme-large"),
+            &catalog_of(&value),
+        ));
+        let mut value = example();
+        value["providers"][1]["enabled"] = json!(false);
+        others.push(catalog_signature(
+            "s1",
+            Some("acme-cloud"),
+            Some("acme-large"),
+            &catalog_of(&value),
+        ));
+        let mut value = example();
+        value["providers"].as_array_mut().unwrap().reverse();
+        others.push(catalog_signature(
+            "s1",
+            Some("acme-cloud"),
+            Some("acme-large"),
+            &catalog_of(&value),
+        ));
+        for other in &others {
+            assert_ne!(other, &base);
+        }
+        // No separator ambiguity between the parts.
+        assert_ne!(
+            catalog_signature("a", Some("b,c"), None, &catalog),
+            catalog_signature("a,b", Some("c"), None, &catalog)
+        );
+    }
+
+    fn recent(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(p, m)| ((*p).to_owned(), (*m).to_owned()))
+            .collect()
+    }
+
+    fn choice(provider: &str, model: &str, thinking: Option<&str>) -> Option<ModelChoice> {
+        Some(ModelChoice {
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            thinking: thinking.map(str::to_owned),
+        })
+    }
+
+    #[test]
+    fn default_model_follows_last_used() {
+        let catalog = parse_catalog(EXAMPLE.as_bytes()).unwrap();
+        assert_eq!(
+            pick_default_session_model(
+                &catalog,
+                &recent(&[("team-models", "tm-1"), ("acme-cloud", "acme-large")])
+            ),
+            choice("team-models", "tm-1", Some("off"))
+        );
+        // Matched by display label, ignoring letter case; the catalog's ids are offered.
+        assert_eq!(
+            pick_default_session_model(&catalog, &recent(&[("Acme-Cloud", "acme large")])),
+            choice("acme-cloud", "acme-large", Some("medium"))
+        );
+        // Entries the catalog cannot run are skipped.
+        assert_eq!(
+            pick_default_session_model(
+                &catalog,
+                &recent(&[
+                    ("gone", "x"),
+                    ("acme-cloud", "gone"),
+                    ("", ""),
+                    ("acme-cloud", "acme-small")
+                ])
+            ),
+            choice("acme-cloud", "acme-small", None)
+        );
+    }
+
+    #[test]
+    fn default_model_skips_disabled_and_unsigned() {
+        let mut value = example();
+        value["providers"][0]["authenticated"] = json!(false);
+        let unsigned = catalog_of(&value);
+        assert_eq!(
+            pick_default_session_model(&unsigned, &recent(&[("acme-cloud", "acme-large")])),
+            choice("team-models", "tm-1", Some("off"))
+        );
+        // Without auth methods, no sign-in is needed whatever `authenticated` says.
+        let mut value = example();
+        value["providers"][0]["authenticated"] = json!(false);
+        value["providers"][0]["auth_methods"] = json!([]);
+        assert_eq!(
+            pick_default_session_model(
+                &catalog_of(&value),
+                &recent(&[("acme-cloud", "acme-small")])
+            ),
+            choice("acme-cloud", "acme-small", None)
+        );
+        let mut value = example();
+        value["providers"][1]["enabled"] = json!(false);
+        assert_eq!(
+            pick_default_session_model(&catalog_of(&value), &recent(&[("team-models", "tm-1")])),
+            choice("acme-cloud", "acme-large", Some("medium"))
+        );
+    }
+
+    #[test]
+    fn default_model_fallback_order_and_none() {
+        let catalog = with_providers(vec![
+            provider("empty", true, json!([])),
+            provider(
+                "disabled",
+                false,
+                json!([model("d1", "D1", json!(["low"]))]),
+            ),
+            provider(
+                "second",
+                true,
+                json!([
+                    model("s1", "S1", json!(["minimal", "max"])),
+                    model("s2", "S2", json!([]))
+                ]),
+            ),
+        ]);
+        assert_eq!(
+            pick_default_session_model(&catalog, &[]),
+            choice("second", "s1", Some("minimal"))
+        );
+        assert_eq!(
+            pick_default_session_model(&catalog, &recent(&[("disabled", "d1")])),
+            choice("second", "s1", Some("minimal"))
+        );
+        let nothing = with_providers(vec![
+            provider("empty", true, json!([])),
+            provider("disabled", false, json!([model("d1", "D1", json!([]))])),
+        ]);
+        assert_eq!(
+            pick_default_session_model(&nothing, &recent(&[("disabled", "d1")])),
+            None
+        );
+        assert_eq!(
+            pick_default_session_model(&with_providers(vec![]), &[]),
+            None
+        );
+    }
+
+    fn resolved(
+        provider: &str,
+        model: &str,
+        thinking: Option<&str>,
+        model_missing: bool,
+    ) -> Resolved {
+        Resolved {
+            provider: Some(provider.to_owned()),
+            model: Some(model.to_owned()),
+            thinking: thinking.map(str::to_owned),
+            model_missing,
+        }
+    }
+
+    #[test]
+    fn resolve_found_model() {
+        let catalog = parse_catalog(EXAMPLE.as_bytes()).unwrap();
+        assert_eq!(
+            resolve_selection(&catalog, Some("team-models"), Some("tm-1"), None),
+            resolved("team-models", "tm-1", Some("off"), false)
+        );
+        assert_eq!(
+            resolve_selection(
+                &catalog,
+                Some(" Acme-Cloud "),
+                Some("ACME-SMALL"),
+                Some("high")
+            ),
+            resolved("acme-cloud", "acme-small", None, false)
+        );
+    }
+
+    #[test]
+    fn resolve_missing_model_takes_first_of_provider() {
+        let catalog = parse_catalog(EXAMPLE.as_bytes()).unwrap();
+        assert_eq!(
+            resolve_selection(&catalog, Some("team-models"), Some("retired"), None),
+            resolved("team-models", "tm-1", Some("off"), true)
+        );
+        // No model asked for: the first of the provider, nothing missing.
+        assert_eq!(
+            resolve_selection(&catalog, Some("team-models"), None, None),
+            resolved("team-models", "tm-1", Some("off"), false)
+        );
+        assert_eq!(
+            resolve_selection(&catalog, Some("team-models"), Some("  "), None),
+            resolved("team-models", "tm-1", Some("off"), false)
+        );
+    }
+
+    #[test]
+    fn resolve_unknown_or_empty_provider_takes_first_of_first_provider() {
+        let catalog = parse_catalog(EXAMPLE.as_bytes()).unwrap();
+        assert_eq!(
+            resolve_selection(&catalog, Some("gone"), Some("tm-1"), None),
+            resolved("acme-cloud", "acme-large", Some("medium"), true)
+        );
+        assert_eq!(
+            resolve_selection(&catalog, None, None, None),
+            resolved("acme-cloud", "acme-large", Some("medium"), false)
+        );
+        // A provider that lists no model, or a disabled one, falls back the same way; an
+        // enabled provider without models is passed over.
+        let catalog = with_providers(vec![
+            provider("empty", true, json!([])),
+            provider("off", false, json!([model("o1", "O1", json!([]))])),
+            provider("on", true, json!([model("n1", "N1", json!(["high"]))])),
+        ]);
+        assert_eq!(
+            resolve_selection(&catalog, Some("empty"), Some("x"), None),
+            resolved("on", "n1", Some("high"), true)
+        );
+        assert_eq!(
+            resolve_selection(&catalog, Some("off"), Some("o1"), None),
+            resolved("on", "n1", Some("high"), true)
+        );
+        // Nothing selectable at all.
+        let nothing = with_providers(vec![provider(
+            "off",
+            false,
+            json!([model("o1", "O1", json!([]))]),
+        )]);
+        assert_eq!(
+            resolve_selection(&nothing, Some("off"), Some("o1"), Some("high")),
+            Resolved {
+                provider: None,
+                model: None,
+                thinking: None,
+                model_missing: true
+            }
+        );
+    }
+
+    #[test]
+    fn resolve_thinking_kept_defaulted_or_none() {
+        let catalog = parse_catalog(EXAMPLE.as_bytes()).unwrap();
+        let thinking = |model: &str, current: Option<&str>| {
+            let provider = if model == "tm-1" {
+                "team-models"
+            } else {
+                "acme-cloud"
+            };
+            resolve_selection(&catalog, Some(provider), Some(model), current).thinking
+        };
+        assert_eq!(
+            thinking("acme-large", Some("high")).as_deref(),
+            Some("high")
+        );
+        assert_eq!(
+            thinking("acme-large", Some(" HIGH ")).as_deref(),
+            Some("high")
+        );
+        assert_eq!(
+            thinking("acme-large", Some("off")).as_deref(),
+            Some("medium")
+        );
+        assert_eq!(
+            thinking("acme-large", Some("bogus")).as_deref(),
+            Some("medium")
+        );
+        assert_eq!(thinking("acme-large", Some("")).as_deref(), Some("medium"));
+        assert_eq!(thinking("tm-1", Some("medium")).as_deref(), Some("off"));
+        assert_eq!(thinking("tm-1", Some("high")).as_deref(), Some("high"));
+        assert_eq!(thinking("acme-small", Some("high")), None);
+        assert_eq!(thinking("acme-small", None), None);
+    }
+
+    #[test]
+    fn missing_model_notice_texts() {
+        let tail = "Using the first available model from the picker instead.";
+        let (title, description) = missing_model_notice(Some("acme-cloud"), Some("acme-xl"));
+        assert_eq!(title, "Session model is not available");
+        assert_eq!(
+            description,
+            format!("Provider: acme-cloud · Model: acme-xl · {tail}")
+        );
+        assert_eq!(
+            missing_model_notice(None, Some("acme-xl")).1,
+            format!("Model: acme-xl · {tail}")
+        );
+        assert_eq!(
+            missing_model_notice(Some("acme-cloud"), Some("  ")).1,
+            format!("Provider: acme-cloud · {tail}")
+        );
+        assert_eq!(missing_model_notice(None, None).1, tail);
+    }
+}

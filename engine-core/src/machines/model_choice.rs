@@ -1,0 +1,321 @@
+//! MOD: a session creation the platform refused for want of a model waits for the person's
+//! choice (`sessionModelSelectionRequest`), then is retried once with it: the default session on
+//! its own handle (MOD-10), every other path through get-or-create with a fresh handle (MOD-11).
+
+use statig::prelude::*;
+
+use super::Signal;
+use super::opening::{self, OpenOp};
+use crate::api::{ModelChoice, parse_get_or_create_session};
+use crate::event::Event;
+use crate::input::SessionSummary;
+use crate::inputs::DefaultKey;
+use crate::intent::{ApiCall, GetOrCreateBody, RequestId};
+use crate::io::{Answer, Ctx, Owner};
+
+/// OI-6: the default session's error after a cancelled choice (MOD-16).
+pub(crate) const SESSION_MODEL_NEEDED_MESSAGE: &str =
+    "A model is needed to start this session. Choose one to continue.";
+
+/// Which creation waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// The default session's get-or-create for this combination.
+    Default {
+        key: DefaultKey,
+        name: Option<String>,
+    },
+    /// An action or the launch target.
+    Open(OpenOp),
+}
+
+/// `sessionModelSelectionRequest` and what it stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChoiceRequest {
+    pub id: u64,
+    pub origin: Origin,
+    pub agent_uid: String,
+    pub agent_label: Option<String>,
+}
+
+/// Shared storage.
+#[derive(Debug, Default)]
+pub(crate) struct ModelChoiceMachine {
+    last_id: u64,
+}
+
+pub(crate) enum ChoiceEvent<'a> {
+    /// A creation got the model-required refusal (MOD-1, MOD-4).
+    Required {
+        origin: &'a Origin,
+        agent_uid: &'a str,
+        agent_label: Option<&'a str>,
+    },
+    /// `resolveSessionModelSelection(choice)`.
+    Resolve(&'a ModelChoice),
+    /// `cancelSessionModelSelection()`.
+    Cancel,
+    /// The current default-session combination: a choice for another one is dropped (ENV-4).
+    Evaluate {
+        default_key: Option<&'a DefaultKey>,
+    },
+    /// The person or Environment changed.
+    Reset,
+    Answer(&'a Answer),
+}
+
+#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+impl ModelChoiceMachine {
+    #[superstate]
+    fn any(&mut self, context: &mut Ctx<'_>, event: &ChoiceEvent<'_>) -> Outcome<State> {
+        match event {
+            ChoiceEvent::Required {
+                origin,
+                agent_uid,
+                agent_label,
+            } => {
+                self.last_id += 1;
+                let request = ChoiceRequest {
+                    id: self.last_id,
+                    origin: (*origin).clone(),
+                    agent_uid: (*agent_uid).to_owned(),
+                    agent_label: agent_label.map(str::to_owned),
+                };
+                // MOD-7: the application is asked to show the chat once, when it is hidden.
+                if !context.inputs.visible {
+                    context.emit(Event::RequestVisible);
+                }
+                Transition(State::waiting(Box::new(request)))
+            }
+            ChoiceEvent::Reset => Transition(State::idle()),
+            _ => Handled,
+        }
+    }
+
+    #[state(superstate = "any")]
+    fn idle(event: &ChoiceEvent<'_>) -> Outcome<State> {
+        let _ = event;
+        Super
+    }
+
+    /// The choice is awaited (SHR-6).
+    #[state(superstate = "any")]
+    #[allow(clippy::borrowed_box)] // statig hands state-local fields by reference
+    fn waiting(
+        request: &Box<ChoiceRequest>,
+        context: &mut Ctx<'_>,
+        event: &ChoiceEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            ChoiceEvent::Required { .. } => {
+                // OI-27: a newer request replaces this one, which ends as cancelled.
+                cancelled(context, request);
+                Super
+            }
+            ChoiceEvent::Resolve(choice) => retry(context, request, choice),
+            ChoiceEvent::Cancel => {
+                cancelled(context, request);
+                Transition(State::idle())
+            }
+            ChoiceEvent::Evaluate { default_key } => {
+                abandon_if_changed(context, request, *default_key)
+            }
+            ChoiceEvent::Reset => {
+                abandoned(context, request);
+                Super
+            }
+            _ => Super,
+        }
+    }
+
+    /// The creation is retried with the chosen model.
+    #[state(superstate = "any", exit_action = "abort_pending")]
+    #[allow(clippy::borrowed_box)]
+    fn retrying(
+        request: &Box<ChoiceRequest>,
+        pending: &RequestId,
+        choice: &Box<ModelChoice>,
+        context: &mut Ctx<'_>,
+        event: &ChoiceEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            ChoiceEvent::Answer(a) if a.id == *pending => {
+                let env = context.inputs.environment_uid.clone().unwrap_or_default();
+                let created = a
+                    .outcome
+                    .ok_body(&a.call)
+                    .and_then(parse_get_or_create_session)
+                    .and_then(|r| r.check_created_in(&env).map(|()| r));
+                if created.is_ok() {
+                    // MOD-13: the created session opens with the chosen model in the picker.
+                    let choice = (**choice).clone();
+                    context.io.signals.push_back(Signal::PickerChoice(choice));
+                }
+                match (&request.origin, created) {
+                    (Origin::Default { key, .. }, Ok(record)) => {
+                        context.io.signals.push_back(Signal::DefaultCreated {
+                            key: key.clone(),
+                            session: SessionSummary::from(&record),
+                            listed: !record.is_archived,
+                        });
+                    }
+                    (Origin::Open(op), Ok(record)) => {
+                        opening::opened(context, op, &record);
+                    }
+                    // MOD-14: a second refusal, or any failure, is a plain creation failure.
+                    (Origin::Default { key, .. }, Err(e)) => {
+                        let message = e.server_message().map(str::to_owned);
+                        let message = message
+                            .unwrap_or_else(|| super::default_session::unavailable_of(context));
+                        context.io.signals.push_back(Signal::DefaultFailed {
+                            key: key.clone(),
+                            message,
+                        });
+                    }
+                    (Origin::Open(op), Err(e)) => {
+                        opening::notify_failure(context, op.kind, Some(e.to_string()));
+                    }
+                }
+                Transition(State::idle())
+            }
+            ChoiceEvent::Evaluate { default_key } => {
+                abandon_if_changed(context, request, *default_key)
+            }
+            ChoiceEvent::Reset => {
+                abandoned(context, request);
+                Super
+            }
+            _ => Super,
+        }
+    }
+
+    #[action]
+    fn abort_pending(pending: &RequestId, context: &mut Ctx<'_>) {
+        context.io.abort(*pending);
+    }
+}
+
+/// ENV-4: a default-session choice whose combination is no longer current is dropped.
+fn abandon_if_changed(
+    context: &mut Ctx<'_>,
+    request: &ChoiceRequest,
+    current: Option<&DefaultKey>,
+) -> Outcome<State> {
+    match &request.origin {
+        Origin::Default { key, .. } if current != Some(key) => {
+            abandoned(context, request);
+            Transition(State::idle())
+        }
+        _ => Handled,
+    }
+}
+
+/// A dropped default-session choice was never answered: its combination is asked again when it
+/// comes back.
+fn abandoned(context: &mut Ctx<'_>, request: &ChoiceRequest) {
+    if let Origin::Default { key, .. } = &request.origin {
+        context
+            .io
+            .signals
+            .push_back(Signal::DefaultAbandoned { key: key.clone() });
+    }
+}
+
+/// MOD-15, MOD-16: cancelling is silent; the default session shows the model-needed message.
+fn cancelled(context: &mut Ctx<'_>, request: &ChoiceRequest) {
+    if let Origin::Default { key, .. } = &request.origin {
+        context.io.signals.push_back(Signal::DefaultFailed {
+            key: key.clone(),
+            message: SESSION_MODEL_NEEDED_MESSAGE.to_owned(),
+        });
+    }
+}
+
+/// MOD-10, MOD-11: the one retry, with the chosen model.
+fn retry(context: &mut Ctx<'_>, request: &ChoiceRequest, choice: &ModelChoice) -> Outcome<State> {
+    let (handle, name) = match &request.origin {
+        Origin::Default { key, name } => (key.handle.clone(), name.clone()),
+        Origin::Open(_) => (fresh_handle(context), None),
+    };
+    let call = ApiCall::GetOrCreateSession {
+        agent_uid: request.agent_uid.clone(),
+        body: GetOrCreateBody {
+            handle_unique_id: handle,
+            name,
+            llm_provider: Some(choice.provider.clone()),
+            llm_model: Some(choice.model.clone()),
+            llm_thinking: Some(choice.thinking.clone().unwrap_or_default()),
+        },
+    };
+    match context.send(Owner::ModelChoice, call) {
+        Ok(pending) => Transition(State::retrying(
+            Box::new(request.clone()),
+            pending,
+            Box::new(choice.clone()),
+        )),
+        Err(e) => {
+            match &request.origin {
+                Origin::Default { key, .. } => {
+                    context.io.signals.push_back(Signal::DefaultFailed {
+                        key: key.clone(),
+                        message: e.to_string(),
+                    });
+                }
+                Origin::Open(op) => opening::notify_failure(context, op.kind, Some(e.to_string())),
+            }
+            Transition(State::idle())
+        }
+    }
+}
+
+/// OI-28: `cc-session-{base36 ms}-{6 base36 chars}`, from the wall clock and the seeded
+/// generator, so it differs from every handle issued before.
+fn fresh_handle(context: &mut Ctx<'_>) -> String {
+    let ms = context.io.wall_ms(context.now);
+    let draw = context.io.rng.next_u64() % 36u64.pow(6);
+    format!("cc-session-{}-{:0>6}", base36(ms), base36(draw))
+}
+
+fn base36(mut n: u64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        let d = usize::try_from(n % 36).unwrap_or(0);
+        out.push(DIGITS.get(d).copied().unwrap_or(b'0'));
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The request waiting for a choice (SHR-6): set only while waiting, not while the retry runs.
+pub(crate) fn pending(state: &State) -> Option<&ChoiceRequest> {
+    match state {
+        State::Waiting { request } => Some(request),
+        _ => None,
+    }
+}
+
+/// The request in progress (waiting or retrying), for `defaultSessionStatus` (OI-23).
+pub(crate) fn in_progress(state: &State) -> Option<&ChoiceRequest> {
+    match state {
+        State::Waiting { request } | State::Retrying { request, .. } => Some(request),
+        State::Idle {} => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base36;
+
+    #[test]
+    fn base36_digits() {
+        assert_eq!(base36(0), "0");
+        assert_eq!(base36(35), "z");
+        assert_eq!(base36(36), "10");
+        assert_eq!(base36(36u64.pow(6) - 1), "zzzzzz");
+    }
+}
