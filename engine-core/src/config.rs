@@ -16,7 +16,9 @@ pub struct Config {
     pub max_answer_bytes: usize,
     /// Largest single ui-message-stream event; a larger one is dropped.
     pub max_event_bytes: usize,
-    /// Wall-clock time (Unix milliseconds) at the engine's start, for absolute values.
+    /// Wall-clock time (Unix milliseconds) at the engine's start, for absolute values (the wake
+    /// deadlines of held sends, the engine's own wake, fresh handles: OI-4, OI-5, OI-28). Hosts
+    /// set it to the real clock; the default 0 suits tests on a virtual clock only.
     pub start_unix_ms: u64,
 }
 

@@ -331,6 +331,10 @@ impl Io {
         }
         if p.body.len().saturating_add(chunk.len()) > limit {
             self.outbox.push_back(Intent::Abort { id });
+            if self.error_head(id) {
+                // An oversized error body: the answer is its status and what fits.
+                return self.finish(id, Ok(())).map(Delivery::Finished);
+            }
             return self
                 .finish(id, Err(ApiError::BodyTooLarge { limit }))
                 .map(Delivery::Finished);
@@ -388,8 +392,19 @@ impl Io {
         };
         match self.stream_over(id, PieceKind::Failed(error.clone())) {
             Ok(d) => Some(d),
+            // An error answer whose body broke off is still that answer (its status is known):
+            // a refused message request was answered, not lost (SND-14, SND-23).
+            Err(_) if self.error_head(id) => self.finish(id, Ok(())).map(Delivery::Finished),
             Err(_) => self.finish(id, Err(error)).map(Delivery::Finished),
         }
+    }
+
+    /// The request has a non-2xx head.
+    fn error_head(&self, id: RequestId) -> bool {
+        self.in_flight
+            .get(&id)
+            .and_then(|p| p.head.as_ref())
+            .is_some_and(|h| !(200..300).contains(&h.status))
     }
 
     fn finish(&mut self, id: RequestId, result: Result<(), ApiError>) -> Option<Answer> {

@@ -966,3 +966,26 @@ fn snd_transcript_send_and_stream() {
     let tail: Vec<&str> = transcript.lines().skip(mark).collect();
     insta::assert_snapshot!(tail.join("\n"));
 }
+
+/// SND-14, SND-23: an error answer whose body breaks off is still an answer: a 409 fails the
+/// turn with its status (no re-check, as for no answer), and a 401 gets its one repeat.
+#[test]
+fn snd_14_23_broken_error_body_is_an_answer() {
+    let mut h = Harness::talking(S1);
+    let id = post(&mut h, "Hello");
+    h.head(id, 409);
+    let resolves = h.count(is_resolve);
+    h.broken(id);
+    assert_eq!(
+        h.snapshot().run_status_detail.as_deref(),
+        Some("Chat stream failed with status 409.")
+    );
+    assert_eq!(h.count(is_resolve), resolves, "an answer: no SND-15 re-check");
+    let id = post(&mut h, "Again");
+    h.head(id, 401);
+    h.broken(id);
+    let r = h.runtime_request(S1);
+    h.reply(r, 200, runtime_ready(S1));
+    h.message_request(S1);
+    assert_eq!(texts_sent(&h), ["Hello", "Again", "Again"]);
+}
