@@ -469,6 +469,10 @@ impl Engine {
             Command::RetryDefaultSession => {
                 let key = self.inputs.default_combination();
                 let (mut ctx, p) = self.ctx(now);
+                if let Some(k) = key.as_ref() {
+                    p.choice
+                        .handle_with_context(&ChoiceEvent::DefaultAskedAgain(k), &mut ctx);
+                }
                 p.default
                     .handle_with_context(&DefaultEvent::Retry(key.as_ref()), &mut ctx);
                 p.selection.handle(&SelEvent::Notice(None));
@@ -580,7 +584,24 @@ impl Engine {
             }
             Command::ResolveSessionModelSelection { choice } => {
                 // OI-21: with no catalog data nothing can be chosen; no creation request.
-                if self.person_catalog().is_some() {
+                if let Some(catalog) = self.person_catalog() {
+                    // MOD-19: the one resolver settles the level (and the ids' letter case).
+                    let r = crate::api::resolve_selection(
+                        &catalog,
+                        Some(&choice.provider),
+                        Some(&choice.model),
+                        choice.thinking.as_deref(),
+                    );
+                    let choice = match (r.provider, r.model) {
+                        (Some(provider), Some(model)) if !r.model_missing => {
+                            crate::api::ModelChoice {
+                                provider,
+                                model,
+                                thinking: r.thinking,
+                            }
+                        }
+                        _ => choice,
+                    };
                     let (mut ctx, p) = self.ctx(now);
                     p.choice
                         .handle_with_context(&ChoiceEvent::Resolve(&choice), &mut ctx);
@@ -790,7 +811,7 @@ impl Engine {
             thread_id: h.history.value().and_then(|hist| hist.thread_id.clone()),
             user_uid: non_blank(self.inputs.person.user_uid.as_deref()),
             context: self.inputs.view_context.clone(),
-            reasoning_effort: self.picker.inner().values.thinking.clone(),
+            reasoning_effort: self.picker.inner().composer_values().thinking.clone(),
         }
     }
 
@@ -1138,7 +1159,9 @@ impl Engine {
 
     /// The catalog store, a waiting model choice and the picker (CAT, MOD).
     fn evaluate_models(&mut self, now: Instant) {
-        let key = self.inputs.default_key();
+        // A status flicker of the source keeps a pending choice (DEF-12): the combination, not
+        // the ready key.
+        let key = self.inputs.default_combination();
         let demand = self.catalog_demand();
         let catalog = self.person_catalog();
         let last_used = self.session_model_last_used();
@@ -1164,6 +1187,7 @@ impl Engine {
             .filter(|r| Some(r.uid.as_str()) == selected);
         let choice = model_choice::pending(p.choice.state()).map(|r| (r.id, last_used.as_slice()));
         let event = PickerEvent::Reconcile {
+            selected,
             record,
             catalog: catalog.as_deref(),
             choice,
@@ -1410,9 +1434,15 @@ impl Engine {
                     p.default
                         .handle_with_context(&DefaultEvent::Abandoned(&key), &mut ctx);
                 }
-                Signal::PickerChoice(choice) => {
-                    p.picker
-                        .handle_with_context(&PickerEvent::Choice(&choice), &mut ctx);
+                Signal::PickerChoice {
+                    session_uid,
+                    choice,
+                } => {
+                    let event = PickerEvent::Choice {
+                        session_uid: &session_uid,
+                        choice: &choice,
+                    };
+                    p.picker.handle_with_context(&event, &mut ctx);
                 }
                 Signal::RecordUpdated(record) => {
                     p.hydration

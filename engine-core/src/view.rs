@@ -65,8 +65,12 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         (DefaultSessionStatus::Error, Some(message.to_owned()))
     } else {
         // OI-23: a model choice pending for the get-or-create counts as opening.
-        let choosing = model_choice::in_progress(choice.state()).is_some_and(|r| {
-            matches!(&r.origin, model_choice::Origin::Default { key: k, .. } if Some(k) == key.as_ref())
+        let combination = inputs.default_combination();
+        let choosing = combination.as_ref().is_some_and(|k| {
+            choice.inner().retrying_default(k)
+                || model_choice::pending(choice.state()).is_some_and(
+                    |r| matches!(&r.origin, model_choice::Origin::Default { key, .. } if key == k),
+                )
         });
         let opening = choosing
             || matches!(default.state(), default_session::State::Opening { key: k, .. } if Some(k) == key.as_ref());

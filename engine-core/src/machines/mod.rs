@@ -77,8 +77,11 @@ pub(crate) enum Signal {
     },
     /// A default-session model choice was dropped unanswered (a change of combination).
     DefaultAbandoned { key: crate::inputs::DefaultKey },
-    /// The picker takes this choice (MOD-13).
-    PickerChoice(crate::api::ModelChoice),
+    /// The picker takes this choice once this created session is selected (MOD-13).
+    PickerChoice {
+        session_uid: String,
+        choice: crate::api::ModelChoice,
+    },
     /// A model change was stored: the session's canonical record is this one now (CAT-18).
     RecordUpdated(Box<crate::api::SessionRecord>),
 }

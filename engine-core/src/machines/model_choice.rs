@@ -2,6 +2,8 @@
 //! choice (`sessionModelSelectionRequest`), then is retried once with it: the default session on
 //! its own handle (MOD-10), every other path through get-or-create with a fresh handle (MOD-11).
 
+use std::collections::BTreeMap;
+
 use statig::prelude::*;
 
 use super::Signal;
@@ -38,10 +40,20 @@ pub(crate) struct ChoiceRequest {
     pub agent_label: Option<String>,
 }
 
+/// A creation retried with a chosen model, in flight.
+#[derive(Debug, Clone)]
+struct Retry {
+    request: ChoiceRequest,
+    choice: ModelChoice,
+}
+
 /// Shared storage.
 #[derive(Debug, Default)]
 pub(crate) struct ModelChoiceMachine {
     last_id: u64,
+    /// Retries in flight. They are not choices (SHR-6): a newer refusal never cancels one
+    /// (OI-27 replaces only a pending choice).
+    retries: BTreeMap<RequestId, Retry>,
 }
 
 pub(crate) enum ChoiceEvent<'a> {
@@ -59,6 +71,8 @@ pub(crate) enum ChoiceEvent<'a> {
     Evaluate {
         default_key: Option<&'a DefaultKey>,
     },
+    /// `retryDefaultSession()` asks the combination again: its pending choice ends, silently.
+    DefaultAskedAgain(&'a DefaultKey),
     /// The person or Environment changed.
     Reset,
     Answer(&'a Answer),
@@ -87,7 +101,23 @@ impl ModelChoiceMachine {
                 }
                 Transition(State::waiting(Box::new(request)))
             }
-            ChoiceEvent::Reset => Transition(State::idle()),
+            ChoiceEvent::Answer(a) => {
+                if let Some(retry) = self.retries.remove(&a.id) {
+                    answered(context, &retry, a);
+                }
+                Handled
+            }
+            ChoiceEvent::Evaluate { default_key } => {
+                self.drop_stale_retries(context, *default_key);
+                Handled
+            }
+            ChoiceEvent::Reset => {
+                for (id, retry) in std::mem::take(&mut self.retries) {
+                    context.io.abort(id);
+                    abandoned(context, &retry.request);
+                }
+                Transition(State::idle())
+            }
             _ => Handled,
         }
     }
@@ -102,22 +132,34 @@ impl ModelChoiceMachine {
     #[state(superstate = "any")]
     #[allow(clippy::borrowed_box)] // statig hands state-local fields by reference
     fn waiting(
+        &mut self,
         request: &Box<ChoiceRequest>,
         context: &mut Ctx<'_>,
         event: &ChoiceEvent<'_>,
     ) -> Outcome<State> {
         match event {
-            ChoiceEvent::Required { .. } => {
-                // OI-27: a newer request replaces this one, which ends as cancelled.
-                cancelled(context, request);
+            ChoiceEvent::Required { origin, .. } => {
+                // OI-27: a newer request replaces this one, which ends as cancelled; a newer
+                // request for the same default combination keeps it opening (MOD-16 is about
+                // the person's cancel).
+                let same_default = matches!((&request.origin, origin),
+                    (Origin::Default { key: a, .. }, Origin::Default { key: b, .. }) if a == b);
+                if !same_default {
+                    cancelled(context, request);
+                }
                 Super
             }
-            ChoiceEvent::Resolve(choice) => retry(context, request, choice),
+            ChoiceEvent::Resolve(choice) => self.retry(context, request, choice),
             ChoiceEvent::Cancel => {
                 cancelled(context, request);
                 Transition(State::idle())
             }
+            ChoiceEvent::DefaultAskedAgain(asked) => match &request.origin {
+                Origin::Default { key, .. } if key == *asked => Transition(State::idle()),
+                _ => Handled,
+            },
             ChoiceEvent::Evaluate { default_key } => {
+                self.drop_stale_retries(context, *default_key);
                 abandon_if_changed(context, request, *default_key)
             }
             ChoiceEvent::Reset => {
@@ -127,71 +169,118 @@ impl ModelChoiceMachine {
             _ => Super,
         }
     }
+}
 
-    /// The creation is retried with the chosen model.
-    #[state(superstate = "any", exit_action = "abort_pending")]
-    #[allow(clippy::borrowed_box)]
-    fn retrying(
-        request: &Box<ChoiceRequest>,
-        pending: &RequestId,
-        choice: &Box<ModelChoice>,
+impl ModelChoiceMachine {
+    /// MOD-10, MOD-11: the one retry, with the chosen model.
+    fn retry(
+        &mut self,
         context: &mut Ctx<'_>,
-        event: &ChoiceEvent<'_>,
+        request: &ChoiceRequest,
+        choice: &ModelChoice,
     ) -> Outcome<State> {
-        match event {
-            ChoiceEvent::Answer(a) if a.id == *pending => {
-                let env = context.inputs.environment_uid.clone().unwrap_or_default();
-                let created = a
-                    .outcome
-                    .ok_body(&a.call)
-                    .and_then(parse_get_or_create_session)
-                    .and_then(|r| r.check_created_in(&env).map(|()| r));
-                if created.is_ok() {
-                    // MOD-13: the created session opens with the chosen model in the picker.
-                    let choice = (**choice).clone();
-                    context.io.signals.push_back(Signal::PickerChoice(choice));
-                }
-                match (&request.origin, created) {
-                    (Origin::Default { key, .. }, Ok(record)) => {
-                        context.io.signals.push_back(Signal::DefaultCreated {
-                            key: key.clone(),
-                            session: SessionSummary::from(&record),
-                            listed: !record.is_archived,
-                        });
-                    }
-                    (Origin::Open(op), Ok(record)) => {
-                        opening::opened(context, op, &record);
-                    }
-                    // MOD-14: a second refusal, or any failure, is a plain creation failure.
-                    (Origin::Default { key, .. }, Err(e)) => {
-                        let message = e.server_message().map(str::to_owned);
-                        let message = message
-                            .unwrap_or_else(|| super::default_session::unavailable_of(context));
-                        context.io.signals.push_back(Signal::DefaultFailed {
-                            key: key.clone(),
-                            message,
-                        });
-                    }
-                    (Origin::Open(op), Err(e)) => {
-                        opening::notify_failure(context, op.kind, Some(e.to_string()));
-                    }
-                }
-                Transition(State::idle())
+        let (handle, name) = match &request.origin {
+            Origin::Default { key, name } => (key.handle.clone(), name.clone()),
+            Origin::Open(_) => (fresh_handle(context), None),
+        };
+        let call = ApiCall::GetOrCreateSession {
+            agent_uid: request.agent_uid.clone(),
+            body: GetOrCreateBody {
+                handle_unique_id: handle,
+                name,
+                llm_provider: Some(choice.provider.clone()),
+                llm_model: Some(choice.model.clone()),
+                llm_thinking: Some(choice.thinking.clone().unwrap_or_default()),
+            },
+        };
+        match context.send(Owner::ModelChoice, call) {
+            Ok(pending) => {
+                let retry = Retry {
+                    request: request.clone(),
+                    choice: choice.clone(),
+                };
+                self.retries.insert(pending, retry);
             }
-            ChoiceEvent::Evaluate { default_key } => {
-                abandon_if_changed(context, request, *default_key)
+            Err(e) => failed(context, request, e.to_string()),
+        }
+        Transition(State::idle())
+    }
+
+    /// ENV-4: a default retry for a combination that is no longer current is dropped.
+    fn drop_stale_retries(&mut self, context: &mut Ctx<'_>, current: Option<&DefaultKey>) {
+        let stale: Vec<RequestId> = self
+            .retries
+            .iter()
+            .filter(|(_, r)| {
+                matches!(&r.request.origin, Origin::Default { key, .. } if Some(key) != current)
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in stale {
+            if let Some(retry) = self.retries.remove(&id) {
+                context.io.abort(id);
+                abandoned(context, &retry.request);
             }
-            ChoiceEvent::Reset => {
-                abandoned(context, request);
-                Super
-            }
-            _ => Super,
         }
     }
 
-    #[action]
-    fn abort_pending(pending: &RequestId, context: &mut Ctx<'_>) {
-        context.io.abort(*pending);
+    /// A default-session retry is under way for `key` (OI-23: still opening).
+    pub(crate) fn retrying_default(&self, key: &DefaultKey) -> bool {
+        self.retries
+            .values()
+            .any(|r| matches!(&r.request.origin, Origin::Default { key: k, .. } if k == key))
+    }
+}
+
+/// The retry's answer: the session opens as its path would open it (MOD-12), with the chosen
+/// model in the picker once it is selected (MOD-13); any failure is a plain one (MOD-14).
+fn answered(context: &mut Ctx<'_>, retry: &Retry, a: &Answer) {
+    let env = context.inputs.environment_uid.clone().unwrap_or_default();
+    let created = a
+        .outcome
+        .ok_body(&a.call)
+        .and_then(parse_get_or_create_session)
+        .and_then(|r| r.check_created_in(&env).map(|()| r));
+    match created {
+        Ok(record) => {
+            context.io.signals.push_back(Signal::PickerChoice {
+                session_uid: record.uid.clone(),
+                choice: retry.choice.clone(),
+            });
+            match &retry.request.origin {
+                Origin::Default { key, .. } => {
+                    context.io.signals.push_back(Signal::DefaultCreated {
+                        key: key.clone(),
+                        session: SessionSummary::from(&record),
+                        listed: !record.is_archived,
+                    });
+                }
+                Origin::Open(op) => opening::opened(context, op, &record),
+            }
+        }
+        Err(e) => {
+            let message = match &retry.request.origin {
+                Origin::Default { .. } => e
+                    .server_message()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| super::default_session::unavailable_of(context)),
+                Origin::Open(_) => e.to_string(),
+            };
+            failed(context, &retry.request, message);
+        }
+    }
+}
+
+/// MOD-14: a plain creation failure: the default session's error, or the notify of the path.
+fn failed(context: &mut Ctx<'_>, request: &ChoiceRequest, message: String) {
+    match &request.origin {
+        Origin::Default { key, .. } => {
+            context.io.signals.push_back(Signal::DefaultFailed {
+                key: key.clone(),
+                message,
+            });
+        }
+        Origin::Open(op) => opening::notify_failure(context, op.kind, Some(message)),
     }
 }
 
@@ -231,43 +320,6 @@ fn cancelled(context: &mut Ctx<'_>, request: &ChoiceRequest) {
     }
 }
 
-/// MOD-10, MOD-11: the one retry, with the chosen model.
-fn retry(context: &mut Ctx<'_>, request: &ChoiceRequest, choice: &ModelChoice) -> Outcome<State> {
-    let (handle, name) = match &request.origin {
-        Origin::Default { key, name } => (key.handle.clone(), name.clone()),
-        Origin::Open(_) => (fresh_handle(context), None),
-    };
-    let call = ApiCall::GetOrCreateSession {
-        agent_uid: request.agent_uid.clone(),
-        body: GetOrCreateBody {
-            handle_unique_id: handle,
-            name,
-            llm_provider: Some(choice.provider.clone()),
-            llm_model: Some(choice.model.clone()),
-            llm_thinking: Some(choice.thinking.clone().unwrap_or_default()),
-        },
-    };
-    match context.send(Owner::ModelChoice, call) {
-        Ok(pending) => Transition(State::retrying(
-            Box::new(request.clone()),
-            pending,
-            Box::new(choice.clone()),
-        )),
-        Err(e) => {
-            match &request.origin {
-                Origin::Default { key, .. } => {
-                    context.io.signals.push_back(Signal::DefaultFailed {
-                        key: key.clone(),
-                        message: e.to_string(),
-                    });
-                }
-                Origin::Open(op) => opening::notify_failure(context, op.kind, Some(e.to_string())),
-            }
-            Transition(State::idle())
-        }
-    }
-}
-
 /// OI-28: `cc-session-{base36 ms}-{6 base36 chars}`, from the wall clock and the seeded
 /// generator, so it differs from every handle issued before.
 fn fresh_handle(context: &mut Ctx<'_>) -> String {
@@ -291,18 +343,10 @@ fn base36(mut n: u64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// The request waiting for a choice (SHR-6): set only while waiting, not while the retry runs.
+/// The request waiting for a choice (SHR-6).
 pub(crate) fn pending(state: &State) -> Option<&ChoiceRequest> {
     match state {
         State::Waiting { request } => Some(request),
-        _ => None,
-    }
-}
-
-/// The request in progress (waiting or retrying), for `defaultSessionStatus` (OI-23).
-pub(crate) fn in_progress(state: &State) -> Option<&ChoiceRequest> {
-    match state {
-        State::Waiting { request } | State::Retrying { request, .. } => Some(request),
         State::Idle {} => None,
     }
 }

@@ -47,11 +47,15 @@ pub(crate) struct Picker {
     /// The composer's values while a model choice borrows the picker; they come back when the
     /// choice ends without a created session (MOD-9).
     saved: Option<PickerValues>,
+    /// A created session's chosen model, applied once that session is selected (MOD-13).
+    chosen: Option<(String, ModelChoice)>,
 }
 
 pub(crate) enum PickerEvent<'a> {
     /// The level facts.
     Reconcile {
+        /// The selected session.
+        selected: Option<&'a str>,
         /// The selected session with its loaded record.
         record: Option<&'a SessionRecord>,
         catalog: Option<&'a Catalog>,
@@ -66,8 +70,11 @@ pub(crate) enum PickerEvent<'a> {
         /// The "choose a model" state is shown: edits never PATCH (MOD-9).
         choosing: bool,
     },
-    /// The choice a creation was retried with (MOD-13).
-    Choice(&'a ModelChoice),
+    /// The choice a creation was retried with, and the session it created (MOD-13).
+    Choice {
+        session_uid: &'a str,
+        choice: &'a ModelChoice,
+    },
     Answer(&'a Answer),
     /// The person or Environment changed.
     Reset,
@@ -79,11 +86,12 @@ impl Picker {
     fn any(&mut self, context: &mut Ctx<'_>, event: &PickerEvent<'_>) -> Outcome<State> {
         match event {
             PickerEvent::Reconcile {
+                selected,
                 record,
                 catalog,
                 choice,
             } => {
-                self.reconcile(context, *record, *catalog, *choice);
+                self.reconcile(context, *selected, *record, *catalog, *choice);
                 Handled
             }
             PickerEvent::Edit {
@@ -104,16 +112,20 @@ impl Picker {
                     // CAT-15: not ready: no PATCH, the picker unchanged.
                     return Handled;
                 };
+                if catalog.is_none() {
+                    // FAIL-16, OI-21: no catalog data, no PATCH; a level still goes out in
+                    // runConfig.
+                    self.values = next;
+                    return Handled;
+                }
                 let previous = std::mem::replace(&mut self.values, next);
                 self.patch(context, record, previous)
             }
-            PickerEvent::Choice(choice) => {
-                self.saved = None;
-                self.values = PickerValues {
-                    provider: Some(choice.provider.clone()),
-                    model: Some(choice.model.clone()),
-                    thinking: choice.thinking.clone(),
-                };
+            PickerEvent::Choice {
+                session_uid,
+                choice,
+            } => {
+                self.chosen = Some(((*session_uid).to_owned(), (*choice).clone()));
                 Handled
             }
             PickerEvent::Reset => {
@@ -167,7 +179,12 @@ impl Picker {
                     // CAT-17, OI-22: back to the previous values, and the picker follows the
                     // record again (an older change may have been aborted), with the notice.
                     Err(e) => {
-                        self.values = (**previous).clone();
+                        // While a model choice borrows the picker, the composer's values are
+                        // the saved ones (MOD-9).
+                        match self.saved.as_mut() {
+                            Some(saved) => *saved = (**previous).clone(),
+                            None => self.values = (**previous).clone(),
+                        }
                         self.applied = None;
                         let message = match &e {
                             crate::api::ApiError::Http { server_message, .. } => {
@@ -205,11 +222,17 @@ impl Picker {
 }
 
 impl Picker {
+    /// The composer's values: the saved ones while a model choice borrows the picker.
+    pub(crate) fn composer_values(&self) -> &PickerValues {
+        self.saved.as_ref().unwrap_or(&self.values)
+    }
+
     /// CAT-12 to CAT-14, MOD-6: follow the session's stored model once per combination, or
     /// offer the first choice of a waiting model choice. Never a PATCH (MOD-9, CAT-13).
     fn reconcile(
         &mut self,
         context: &mut Ctx<'_>,
+        selected: Option<&str>,
         record: Option<&SessionRecord>,
         catalog: Option<&Catalog>,
         choice: Option<(u64, &[(String, String)])>,
@@ -220,14 +243,31 @@ impl Picker {
         if choice.is_none()
             && let Some(saved) = self.saved.take()
         {
-            // MOD-9: the choice ended without a session: the composer's values come back.
+            // MOD-9: the choice ended: the composer's values come back.
             self.values = saved;
+        }
+        // MOD-13: the created session shows the chosen model once it is the selected one.
+        if choice.is_none()
+            && let Some((uid, chosen)) = self.chosen.take()
+        {
+            if selected == Some(uid.as_str()) {
+                self.values = PickerValues {
+                    provider: Some(chosen.provider),
+                    model: Some(chosen.model),
+                    thinking: chosen.thinking,
+                };
+            } else if selected.is_some() || record.is_some() {
+                // Another session is on screen: the choice is not its model.
+            } else {
+                self.chosen = Some((uid, chosen));
+            }
         }
         let Some(catalog) = catalog else {
             return;
         };
         if let Some((id, last_used)) = choice {
-            let key = (id, catalog.catalog_digest.clone());
+            // The first offer once per request and catalog content (OI-22 compares content).
+            let key = (id, catalog_signature("", None, None, catalog));
             if self.offered.as_ref() != Some(&key) {
                 self.offered = Some(key);
                 let offer = pick_default_session_model(catalog, last_used);
