@@ -980,7 +980,11 @@ fn snd_14_23_broken_error_body_is_an_answer() {
         h.snapshot().run_status_detail.as_deref(),
         Some("Chat stream failed with status 409.")
     );
-    assert_eq!(h.count(is_resolve), resolves, "an answer: no SND-15 re-check");
+    assert_eq!(
+        h.count(is_resolve),
+        resolves,
+        "an answer: no SND-15 re-check"
+    );
     let id = post(&mut h, "Again");
     h.head(id, 401);
     h.broken(id);
