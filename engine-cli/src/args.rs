@@ -1,0 +1,48 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// A terminal chat with an Agent, on the deterministic agent-chat engine.
+///
+/// With no `--platform` it starts an embedded platform simulator and opens the default session
+/// of its demo Agent.
+#[derive(Debug, Parser)]
+#[command(name = "agent-chat", version, about)]
+pub struct Args {
+    /// The platform's base URL (absolute http or https). Without it, an embedded simulator runs.
+    #[arg(long, global = true)]
+    pub platform: Option<String>,
+    /// A file holding the platform token (else the AGENT_CHAT_TOKEN environment variable).
+    #[arg(long, global = true)]
+    pub token_file: Option<PathBuf>,
+    /// The Organization Environment.
+    #[arg(long, global = true)]
+    pub environment: Option<String>,
+    /// The Agent whose default session to open.
+    #[arg(long, global = true)]
+    pub agent: Option<String>,
+    /// The person's public uid.
+    #[arg(long, global = true)]
+    pub user: Option<String>,
+    /// How long to wait for the session and for an answer, in seconds.
+    #[arg(long, global = true, default_value_t = 120)]
+    pub timeout: u64,
+    /// What to do; without one, an interactive chat.
+    #[command(subcommand)]
+    pub command: Option<Action>,
+}
+
+/// A non-interactive action.
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// Send one message, print the answer, exit (0 answered, 1 failed, 3 timed out).
+    Send {
+        /// The message.
+        text: String,
+    },
+}
+
+/// The environment variable that may hold the platform token.
+pub const TOKEN_ENV: &str = "AGENT_CHAT_TOKEN";

@@ -1,0 +1,339 @@
+//! The chat itself: the engine on the tokio shell, the person's lines in, the answers out.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use engine_core::stream::StreamDelta;
+use engine_core::{
+    Command, Config, DefaultSession, Event, Input, Person, RunStatus, Snapshot, SourceStatus,
+};
+use engine_io_tokio::{Handle, ShellConfig, spawn};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::broadcast;
+
+use crate::stage::{self, Stage};
+use crate::target::Target;
+
+/// The default session's handle for this client.
+const HANDLE: &str = "agent-chat";
+
+/// Starts the engine for `target` and gives it the person, the Environment and the default
+/// session to show.
+fn open(target: &Target) -> Result<Handle, String> {
+    let seed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let config = Config::new(&target.base)
+        .map_err(|e| e.to_string())?
+        .with_seed(seed);
+    let (handle, _task) = spawn(ShellConfig::new(config));
+    let inputs = [
+        Input::Person(Person {
+            user_uid: Some(target.user.clone()),
+            token: Some(target.token.clone()),
+            token_type: None,
+        }),
+        Input::EnvironmentUid(Some(target.environment.clone())),
+        Input::DefaultSession(Some(DefaultSession {
+            agent_uid: Some(target.agent.clone()),
+            handle_unique_id: HANDLE.into(),
+            name: "agent-chat".into(),
+            status: SourceStatus::Ready,
+            unavailable_message: None,
+        })),
+        Input::ShowsDefaultSession(true),
+        Input::IsVisible(true),
+    ];
+    for input in inputs {
+        handle.input(input).map_err(|e| e.to_string())?;
+    }
+    Ok(handle)
+}
+
+/// Waits until the session can take a message (or cannot, for a reason to show).
+async fn until_settled(handle: &Handle, timeout: Duration) -> Option<Stage> {
+    let mut rx = handle.snapshots();
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let stage = stage::of(&rx.borrow_and_update().clone());
+        if !matches!(stage, Stage::Waiting(_)) {
+            return Some(stage);
+        }
+        match tokio::time::timeout_at(deadline, rx.changed()).await {
+            Ok(Ok(())) => {}
+            _ => return None,
+        }
+    }
+}
+
+/// How one turn ended.
+enum TurnEnd {
+    Answered,
+    Failed(String),
+    TimedOut,
+}
+
+/// Sends `text` and prints the answer as it streams, until the turn is over.
+async fn turn(
+    handle: &Handle,
+    events: &mut broadcast::Receiver<Event>,
+    text: &str,
+    timeout: Duration,
+) -> TurnEnd {
+    let mut rx = handle.snapshots();
+    let working_before = rx.borrow().is_agent_working;
+    if handle
+        .command(Command::SendMessage { text: text.into() })
+        .is_err()
+    {
+        return TurnEnd::Failed("the engine has stopped".into());
+    }
+    if working_before {
+        println!("(queued: the agent is working; it goes when it finishes)");
+        return TurnEnd::Answered;
+    }
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut started = false;
+    let mut out = std::io::stdout();
+    loop {
+        tokio::select! {
+            event = events.recv() => match event {
+                Ok(Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. }) => {
+                    print!("{delta}");
+                    let _ = out.flush();
+                }
+                Ok(Event::MessageNotSent { reason, .. }) => return TurnEnd::Failed(reason),
+                Ok(Event::Notify(n)) => {
+                    eprintln!("[{}] {}", n.title, n.description.unwrap_or_default());
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => {
+                    return TurnEnd::Failed("the engine has stopped".into());
+                }
+            },
+            changed = rx.changed() => {
+                if changed.is_err() {
+                    return TurnEnd::Failed("the engine has stopped".into());
+                }
+                let s: Snapshot = rx.borrow_and_update().clone();
+                started |= s.is_agent_working;
+                if started && !s.is_agent_working {
+                    println!();
+                    return match s.run_status {
+                        RunStatus::Error => TurnEnd::Failed(
+                            s.run_status_detail.unwrap_or_else(|| "The answer failed.".into()),
+                        ),
+                        _ => TurnEnd::Answered,
+                    };
+                }
+            }
+            _ = tokio::time::sleep_until(deadline) => return TurnEnd::TimedOut,
+        }
+    }
+}
+
+/// `agent-chat send "text"`: 0 answered, 1 failed or refused, 3 timed out.
+pub async fn send_once(target: &Target, text: &str, timeout_s: u64) -> ExitCode {
+    let timeout = Duration::from_secs(timeout_s);
+    let handle = match open(target) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("agent-chat: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut events = handle.subscribe();
+    let code = match until_settled(&handle, timeout).await {
+        None => {
+            eprintln!("agent-chat: timed out waiting for the session");
+            ExitCode::from(3)
+        }
+        Some(Stage::Blocked(reason)) => {
+            eprintln!("agent-chat: {reason}");
+            ExitCode::from(1)
+        }
+        Some(_) => match turn(&handle, &mut events, text, timeout).await {
+            TurnEnd::Answered => ExitCode::SUCCESS,
+            TurnEnd::Failed(reason) => {
+                eprintln!("agent-chat: {reason}");
+                ExitCode::from(1)
+            }
+            TurnEnd::TimedOut => {
+                eprintln!("agent-chat: timed out waiting for the answer");
+                ExitCode::from(3)
+            }
+        },
+    };
+    handle.shutdown().await;
+    code
+}
+
+const HELP: &str = "\
+Commands:
+  /sessions          list the sessions
+  /switch N          show session N of /sessions
+  /default           back to the default session
+  /new               start a new session with this Agent
+  /models            list the models
+  /model ID          use model ID (provider::model) for this session
+  /effort LEVEL      set the reasoning effort
+  /choose ID [LEVEL] create the waiting session with model ID
+  /cancel            stop the Agent's current run
+  /check             check the Agent again
+  /next              send the next queued message
+  /retry             open the default session again
+  /quit              leave
+Anything else is sent as a message.";
+
+/// The interactive chat.
+pub async fn interactive(target: &Target, timeout_s: u64) -> ExitCode {
+    let timeout = Duration::from_secs(timeout_s);
+    let handle = match open(target) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("agent-chat: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if target.is_embedded() {
+        eprintln!("(embedded platform simulator at {})", target.base);
+    }
+    let spinner = tokio::spawn(spin(handle.clone()));
+    let mut events = handle.subscribe();
+    let _ = until_settled(&handle, timeout).await;
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut listed: Vec<String> = Vec::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let rest = rest.trim();
+        let send = |c: Command| {
+            let _ = handle.command(c);
+        };
+        match word {
+            "/quit" | "/exit" => break,
+            "/help" => println!("{HELP}"),
+            "/sessions" => {
+                let s = handle.snapshots().borrow().clone();
+                listed = s.agent_sessions.iter().map(|x| x.uid.clone()).collect();
+                for (i, x) in s.agent_sessions.iter().enumerate() {
+                    let mark = if Some(&x.uid) == s.current_session_id.as_ref() {
+                        "*"
+                    } else {
+                        " "
+                    };
+                    println!("{mark}{:>3}  {}  {}", i + 1, x.title, x.uid);
+                }
+            }
+            "/switch" => match rest
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| listed.get(n.wrapping_sub(1)))
+            {
+                Some(uid) => {
+                    let _ = handle.input(Input::ShowsDefaultSession(false));
+                    let _ = handle.input(Input::RequestedSessionId(Some(uid.clone())));
+                }
+                None => println!("Use /sessions, then /switch N."),
+            },
+            "/default" => {
+                let _ = handle.input(Input::RequestedSessionId(None));
+                let _ = handle.input(Input::ShowsDefaultSession(true));
+            }
+            "/new" => send(Command::CreateAgentSession),
+            "/models" => {
+                let s = handle.snapshots().borrow().clone();
+                if let Some(e) = &s.available_models_error {
+                    println!("The models could not be loaded: {e}");
+                }
+                for m in s.available_models.iter().filter(|m| m.selectable) {
+                    let mark = if Some(&m.id) == s.selected_model_value.as_ref() {
+                        "*"
+                    } else {
+                        " "
+                    };
+                    let levels: Vec<&str> = m
+                        .reasoning_options
+                        .iter()
+                        .map(|o| o.value.as_str())
+                        .collect();
+                    println!("{mark} {}  {}  [{}]", m.id, m.label, levels.join(", "));
+                }
+            }
+            "/model" => send(Command::SetSelectedModelValue {
+                value: Some(rest.into()),
+            }),
+            "/effort" => send(Command::SetSelectedReasoningEffortValue {
+                value: Some(rest.into()),
+            }),
+            "/choose" => {
+                let mut parts = rest.split_whitespace();
+                let id = parts.next().unwrap_or_default();
+                let thinking = parts.next().map(str::to_owned);
+                match id.split_once("::") {
+                    Some((provider, model)) => send(Command::ResolveSessionModelSelection {
+                        choice: engine_core::api::ModelChoice {
+                            provider: provider.into(),
+                            model: model.into(),
+                            thinking,
+                        },
+                    }),
+                    None => println!("Use /choose provider::model [level]."),
+                }
+            }
+            "/cancel" => send(Command::CancelActiveSession),
+            "/check" => send(Command::RefreshActiveSessionRuntimeAccess),
+            "/next" => send(Command::SendNextQueuedMessage),
+            "/retry" => send(Command::RetryDefaultSession),
+            w if w.starts_with('/') => println!("Unknown command {w}. /help lists them."),
+            _ => match turn(&handle, &mut events, line, timeout).await {
+                TurnEnd::Answered => {}
+                TurnEnd::Failed(reason) => eprintln!("(not answered: {reason})"),
+                TurnEnd::TimedOut => eprintln!("(no answer yet; it may still come)"),
+            },
+        }
+    }
+    spinner.abort();
+    handle.shutdown().await;
+    ExitCode::SUCCESS
+}
+
+/// Shows where the chat stands whenever it changes; a spinner while waiting, on a terminal.
+async fn spin(handle: Handle) {
+    let terminal = std::io::stderr().is_terminal();
+    let mut rx = handle.snapshots();
+    let frames = ['|', '/', '-', '\\'];
+    let mut last: Option<Stage> = None;
+    let mut i = 0usize;
+    loop {
+        let stage = stage::of(&rx.borrow_and_update().clone());
+        let streaming = rx.borrow().has_active_chat_stream;
+        if last.as_ref() != Some(&stage) {
+            if terminal {
+                eprint!("\r\x1b[2K");
+            }
+            if !matches!(stage, Stage::Waiting(_)) || !terminal {
+                eprintln!("{}", stage.text());
+            }
+            last = Some(stage.clone());
+        }
+        if terminal
+            && !streaming
+            && let Stage::Waiting(text) = &stage
+        {
+            let frame = frames.get(i % frames.len()).copied().unwrap_or('|');
+            eprint!("\r{frame} {text}");
+            i = i.wrapping_add(1);
+        }
+        let tick = tokio::time::sleep(Duration::from_millis(120));
+        tokio::select! {
+            changed = rx.changed() => if changed.is_err() { return },
+            _ = tick => {}
+        }
+    }
+}

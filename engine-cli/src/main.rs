@@ -1,0 +1,33 @@
+//! `agent-chat`: a terminal chat on the agent-chat engine. With no arguments it starts an
+//! embedded platform simulator and opens the default session of its demo Agent; with
+//! `--platform URL` it talks to a real platform. `agent-chat send "text"` sends one message,
+//! prints the answer and exits.
+
+mod args;
+mod chat;
+mod stage;
+mod target;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Action, Args};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let target = match target::Target::resolve(&args).await {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("agent-chat: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = match &args.command {
+        Some(Action::Send { text }) => chat::send_once(&target, text, args.timeout).await,
+        None => chat::interactive(&target, args.timeout).await,
+    };
+    target.stop().await;
+    code
+}

@@ -1,0 +1,88 @@
+//! What the person is told about the session and its Agent, from the snapshot alone.
+
+use engine_core::{DefaultSessionStatus, ReadinessStatus, Snapshot};
+
+/// Where the chat stands, as one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stage {
+    /// Still getting ready: shown with a spinner.
+    Waiting(String),
+    /// The person can write.
+    Ready(String),
+    /// Something the person must act on, or a failure.
+    Blocked(String),
+}
+
+impl Stage {
+    /// The line to print.
+    pub fn text(&self) -> &str {
+        match self {
+            Stage::Waiting(t) | Stage::Ready(t) | Stage::Blocked(t) => t,
+        }
+    }
+}
+
+/// The stage of the snapshot (SHR-8 to SHR-12 as a terminal shows them).
+pub fn of(s: &Snapshot) -> Stage {
+    let agent = s
+        .active_session_detail
+        .as_ref()
+        .and_then(|d| d.record.as_ref())
+        .and_then(|r| r.get("agent_name"))
+        .and_then(|n| n.as_str())
+        .unwrap_or("the agent")
+        .to_owned();
+    if s.session_model_selection_request.is_some() {
+        return Stage::Blocked(
+            "A model is needed to start this session. Type /models, then /choose ID.".into(),
+        );
+    }
+    match s.default_session_status {
+        DefaultSessionStatus::Missing => {
+            return Stage::Blocked("No default Agent is configured (use --agent).".into());
+        }
+        DefaultSessionStatus::Error => {
+            let e = s.default_session_error.clone().unwrap_or_default();
+            return Stage::Blocked(format!("The session could not be opened. {e} (/retry)"));
+        }
+        DefaultSessionStatus::Loading | DefaultSessionStatus::Opening => {
+            return Stage::Waiting("Connecting...".into());
+        }
+        _ => {}
+    }
+    let readiness = &s.active_session_readiness;
+    match readiness.status {
+        ReadinessStatus::Loading => return Stage::Waiting("Loading the session...".into()),
+        ReadinessStatus::Error | ReadinessStatus::NotFound => {
+            let e = readiness.error.clone().unwrap_or_default();
+            return Stage::Blocked(format!("The session is not available. {e}"));
+        }
+        ReadinessStatus::Idle => return Stage::Waiting("Choosing a session...".into()),
+        ReadinessStatus::Ready => {}
+    }
+    match &s.active_runtime_interaction {
+        Some(i) if s.is_assistant_runtime_starting => {
+            let text = i
+                .notice
+                .as_ref()
+                .map(|n| n.message.clone())
+                .unwrap_or_else(|| format!("Checking that {agent} is ready..."));
+            Stage::Waiting(text)
+        }
+        Some(i) if !i.can_submit => {
+            let mut text = i
+                .notice
+                .as_ref()
+                .map(|n| n.message.clone())
+                .unwrap_or_else(|| "The agent cannot take a new message right now.".into());
+            if let Some(r) = &i.support_reference {
+                text.push_str(&format!(" Support reference: {r}"));
+            }
+            Stage::Blocked(text)
+        }
+        _ if s.composer_admission || s.is_direct_launch_session => {
+            Stage::Ready(format!("Connected to {agent}. Write a message (/help)."))
+        }
+        _ => Stage::Waiting(format!("Checking that {agent} is ready...")),
+    }
+}

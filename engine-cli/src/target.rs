@@ -1,0 +1,91 @@
+//! Where the chat goes: the embedded simulator, or a real platform with a token.
+
+use engine_core::Secret;
+use platform_sim::{Sim, SimConfig};
+
+use crate::args::{Args, TOKEN_ENV};
+
+/// The platform to talk to, and who talks.
+pub struct Target {
+    pub base: String,
+    pub token: Secret,
+    pub environment: String,
+    pub agent: String,
+    pub user: String,
+    /// The embedded simulator, when it is the target.
+    sim: Option<Sim>,
+}
+
+impl Target {
+    /// From the command line: `--platform` with a token, else an embedded simulator.
+    pub async fn resolve(args: &Args) -> Result<Target, String> {
+        let Some(base) = args.platform.clone() else {
+            let config = SimConfig::default();
+            let token = Secret::new(config.platform_token.clone());
+            let environment = args
+                .environment
+                .clone()
+                .unwrap_or_else(|| config.environment_uid.clone());
+            let user = args
+                .user
+                .clone()
+                .unwrap_or_else(|| config.person_uid.clone());
+            let agent = match &args.agent {
+                Some(a) => a.clone(),
+                None => config
+                    .agents
+                    .first()
+                    .map(|a| a.uid.clone())
+                    .ok_or("the simulator has no Agent")?,
+            };
+            let sim = Sim::start(config)
+                .await
+                .map_err(|e| format!("the embedded simulator did not start: {e}"))?;
+            return Ok(Target {
+                base: sim.url(),
+                token,
+                environment,
+                agent,
+                user,
+                sim: Some(sim),
+            });
+        };
+        let token = match &args.token_file {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?,
+            None => std::env::var(TOKEN_ENV).map_err(|_| {
+                format!("a platform token is needed: --token-file PATH or {TOKEN_ENV}")
+            })?,
+        };
+        let token = token.trim().to_owned();
+        if token.is_empty() {
+            return Err("the platform token is empty".into());
+        }
+        let need = |value: &Option<String>, flag: &str| {
+            value
+                .clone()
+                .filter(|v| !v.trim().is_empty())
+                .ok_or(format!("--{flag} is needed with --platform"))
+        };
+        Ok(Target {
+            base,
+            token: Secret::new(token),
+            environment: need(&args.environment, "environment")?,
+            agent: need(&args.agent, "agent")?,
+            user: need(&args.user, "user")?,
+            sim: None,
+        })
+    }
+
+    /// Whether the embedded simulator is the target.
+    pub fn is_embedded(&self) -> bool {
+        self.sim.is_some()
+    }
+
+    /// Stops the embedded simulator, if any.
+    pub async fn stop(self) {
+        if let Some(sim) = self.sim {
+            sim.shutdown().await;
+        }
+    }
+}

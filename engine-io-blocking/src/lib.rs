@@ -1,0 +1,241 @@
+//! Blocking shell for [`engine_core`]: runs one [`Engine`] on a driver thread, executes its HTTP
+//! intents with `reqwest::blocking`, runs its timer, and hands the host the latest [`Snapshot`]
+//! (level) and a stream of [`Event`]s (edge). The host needs no async runtime (reqwest's blocking
+//! client runs its own internally), and may call it from any thread.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use engine_core::{Command, Config, Input, Person, ReadinessStatus, Secret};
+//! use engine_io_blocking::{Shell, ShellConfig};
+//!
+//! let shell = Shell::start(ShellConfig::new(Config::new("https://platform.example.test")?));
+//! let events = shell.events();
+//! shell.input(Input::Person(Person {
+//!     user_uid: Some("user-1".into()),
+//!     token: Some(Secret::new("token")),
+//!     token_type: None,
+//! }))?;
+//! shell.input(Input::EnvironmentUid(Some("env-1".into())))?;
+//! shell.input(Input::IsVisible(true))?;
+//! let ready = shell.wait_for(
+//!     |s| s.active_session_readiness.status == ReadinessStatus::Ready && s.composer_admission,
+//!     Duration::from_secs(30),
+//! );
+//! if ready.is_some() {
+//!     shell.command(Command::SendMessage { text: "Hello".into() })?;
+//! }
+//! while let Ok(event) = events.recv_timeout(Duration::from_secs(5)) {
+//!     println!("{event:?}");
+//! }
+//! shell.shutdown();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # How it runs
+//!
+//! - The driver thread owns the engine and waits on one channel (host input, request
+//!   completions, shutdown) until the engine's [`Engine::poll_timeout`].
+//!   After every `handle_*` call it drains intents and events, sends the events to every
+//!   [`Shell::events`] receiver, then publishes the snapshot if it changed.
+//! - Each HTTP intent runs on its own worker thread: the head, then the body (buffered: read
+//!   whole and handed over as one chunk; streamed: each piece as it arrives), then the end.
+//!   A failure before the head is [`FailureKind::NoAnswer`](engine_core::FailureKind::NoAnswer),
+//!   after it [`FailureKind::Broken`](engine_core::FailureKind::Broken).
+//! - An abort sets the request's flag, which its worker checks between reads; a read in progress
+//!   finishes first (up to its timeout), and whatever the worker still sends is dropped by the
+//!   driver. Shutdown abandons in-flight requests the same way (their threads end on their own).
+//! - Storage intents are answered from the [`Storage`] on the driver thread.
+//! - The shell holds no rule of the spec: no retries, no body parsing.
+
+mod driver;
+mod http;
+mod storage;
+
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use engine_core::{Command, Engine, Event, Input, Snapshot};
+
+use crate::driver::{Driver, Msg, Published};
+use crate::http::Limits;
+pub use crate::storage::{MemoryStorage, Storage};
+
+/// How a [`Shell`] is started. Build with [`ShellConfig::new`] and adjust the fields.
+pub struct ShellConfig {
+    /// The engine's configuration. A `start_unix_ms` of 0 is set from the system clock at start.
+    pub engine: engine_core::Config,
+    /// Limit on establishing a connection. Default 10 s.
+    pub connect_timeout: Duration,
+    /// Buffered requests: limit on the wait for the head and on each read, and on the whole
+    /// exchange (checked between reads). Default 30 s.
+    pub request_timeout: Duration,
+    /// Streamed requests: limit on the wait for the head and between two pieces of the body.
+    /// Default 120 s.
+    pub stream_idle_timeout: Duration,
+    /// The storage port. Default: an empty [`MemoryStorage`].
+    pub storage: Box<dyn Storage>,
+}
+
+impl ShellConfig {
+    /// The defaults for this engine configuration.
+    pub fn new(engine: engine_core::Config) -> ShellConfig {
+        ShellConfig {
+            engine,
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(30),
+            stream_idle_timeout: Duration::from_secs(120),
+            storage: Box::new(MemoryStorage::default()),
+        }
+    }
+
+    /// The same configuration with this storage.
+    pub fn with_storage(mut self, storage: impl Storage) -> ShellConfig {
+        self.storage = Box::new(storage);
+        self
+    }
+}
+
+impl std::fmt::Debug for ShellConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShellConfig")
+            .field("engine", &self.engine)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The shell's driver has stopped: nothing more can be sent to the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("The engine shell has stopped.")]
+pub struct Closed;
+
+/// A running engine on its own driver thread. `Shell` is `Send + Sync`: share it by reference
+/// or in an `Arc`. Dropping it shuts it down like [`Shell::shutdown`].
+#[derive(Debug)]
+pub struct Shell {
+    to_driver: Sender<Msg>,
+    published: Arc<Published>,
+    driver: Option<JoinHandle<()>>,
+}
+
+impl Shell {
+    /// Builds the engine at the current instant and starts its driver thread.
+    ///
+    /// Should the thread fail to start, the shell comes back already closed: every send returns
+    /// [`Closed`].
+    pub fn start(config: ShellConfig) -> Shell {
+        let ShellConfig {
+            engine: mut engine_config,
+            connect_timeout,
+            request_timeout,
+            stream_idle_timeout,
+            storage,
+        } = config;
+        if engine_config.start_unix_ms == 0 {
+            engine_config.start_unix_ms = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+                .unwrap_or(0);
+        }
+        let limits = Limits {
+            request_timeout,
+            stream_idle_timeout,
+            max_body_bytes: engine_config.max_body_bytes,
+        };
+        let engine = Engine::new(engine_config, Instant::now());
+        let snapshot = engine.snapshot();
+        let published = Arc::new(Published::new(snapshot.clone()));
+        let (to_driver, inbox) = std::sync::mpsc::channel();
+        let driver = Driver {
+            engine,
+            inbox,
+            to_self: to_driver.clone(),
+            connect_timeout,
+            limits,
+            storage,
+            published: Arc::clone(&published),
+            last: snapshot,
+        };
+        let spawned = std::thread::Builder::new()
+            .name("engine-io-blocking-driver".into())
+            .spawn(move || driver.run());
+        let driver = match spawned {
+            Ok(handle) => Some(handle),
+            Err(e) => {
+                tracing::error!(error = %e, "could not start the driver thread");
+                published.close();
+                None
+            }
+        };
+        Shell {
+            to_driver,
+            published,
+            driver,
+        }
+    }
+
+    /// Hands a host input (or command) to the engine.
+    pub fn input(&self, input: Input) -> Result<(), Closed> {
+        if self.driver.is_none() {
+            return Err(Closed);
+        }
+        self.to_driver.send(Msg::Input(input)).map_err(|_| Closed)
+    }
+
+    /// Hands a command to the engine (`Input::Command`).
+    pub fn command(&self, command: Command) -> Result<(), Closed> {
+        self.input(Input::Command(command))
+    }
+
+    /// The latest published snapshot.
+    pub fn snapshot(&self) -> Snapshot {
+        self.published.snapshot()
+    }
+
+    /// Blocks until `pred` holds for the latest snapshot and returns that snapshot; `None` when
+    /// `timeout` passes first or the driver has stopped. Checks the current snapshot first, then
+    /// each newly published one (a condition variable: no busy wait). `pred` runs under the
+    /// snapshot lock, so keep it quick.
+    pub fn wait_for(
+        &self,
+        pred: impl Fn(&Snapshot) -> bool,
+        timeout: Duration,
+    ) -> Option<Snapshot> {
+        self.published.wait_for(pred, timeout)
+    }
+
+    /// A new receiver of every event the engine emits from now on, in order. Each call makes an
+    /// independent subscription (every receiver gets every later event); events emitted while
+    /// no receiver exists are dropped. A dropped receiver is forgotten. When the driver stops,
+    /// receivers see the channel disconnected after its last events. The events of an input are
+    /// sent before the snapshot it produces is published.
+    pub fn events(&self) -> Receiver<Event> {
+        self.published.subscribe()
+    }
+
+    /// Stops the driver and joins its thread. In-flight requests are abandoned: their workers are
+    /// told to stop, and their results are ignored.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if let Some(handle) = self.driver.take() {
+            // The driver may be gone already (it panicked); then there is nothing to stop.
+            let _ = self.to_driver.send(Msg::Shutdown);
+            if handle.join().is_err() {
+                tracing::error!("the driver thread panicked");
+            }
+        }
+    }
+}
+
+impl Drop for Shell {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,628 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! The blocking shell against a loopback fake platform (axum on a tokio runtime of its own, in
+//! the background): requests on the wire, a streamed answer, abort, timeouts, refusal, shutdown.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use engine_core::{Command, Config, Event, Input, Person, ReadinessStatus, RunStatus, Secret};
+use engine_io_blocking::{MemoryStorage, Shell, ShellConfig};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(5);
+const TOKEN: &str = "platform-token-secret";
+const RUNTIME_TOKEN: &str = "rt-token-secret";
+
+// ---------------------------------------------------------------------------------------------
+// The fake platform
+// ---------------------------------------------------------------------------------------------
+
+/// A request as the server saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    query: String,
+    authorization: Option<String>,
+    body: String,
+    at: Instant,
+}
+
+/// One step of a streamed body.
+enum Step {
+    Send(Vec<u8>),
+    /// Waits until the test opens the gate.
+    Gate(Arc<tokio::sync::Notify>),
+    /// Sends these bytes every interval, forever.
+    Forever(Vec<u8>, Duration),
+}
+
+enum Reply {
+    Json(u16, Value),
+    After(Duration, Box<Reply>),
+    Stream {
+        content_type: &'static str,
+        steps: Vec<Step>,
+        /// Told when the server drops the body (the client went away, or it ended).
+        dropped: Option<mpsc::Sender<()>>,
+    },
+}
+
+type Handler = Box<dyn Fn(&Seen) -> Reply + Send + Sync>;
+
+struct ServerState {
+    handler: Handler,
+    seen: Mutex<Vec<Seen>>,
+    arrived: Condvar,
+}
+
+struct Server {
+    base: String,
+    state: Arc<ServerState>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Server {
+    /// Starts a server; `make` builds its handler from the server's base address.
+    fn start(make: impl FnOnce(&str) -> Handler) -> Server {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(ServerState {
+            handler: make(&base),
+            seen: Mutex::new(Vec::new()),
+            arrived: Condvar::new(),
+        });
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let app = axum::Router::new()
+            .fallback(serve)
+            .with_state(Arc::clone(&state));
+        runtime.spawn(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+        Server {
+            base,
+            state,
+            runtime: Some(runtime),
+        }
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.state.seen.lock().unwrap().clone()
+    }
+
+    /// Waits until a request matching `pred` has arrived.
+    fn wait_request(&self, pred: impl Fn(&Seen) -> bool) -> Seen {
+        let deadline = Instant::now() + WAIT;
+        let mut seen = self.state.seen.lock().unwrap();
+        loop {
+            if let Some(s) = seen.iter().find(|s| pred(s)) {
+                return s.clone();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "no such request; seen: {seen:#?}");
+            seen = self.state.arrived.wait_timeout(seen, left).unwrap().0;
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+async fn serve(State(state): State<Arc<ServerState>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    let seen = Seen {
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().unwrap_or("").to_owned(),
+        authorization: parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .map(|v| v.to_str().unwrap().to_owned()),
+        body: String::from_utf8_lossy(&body).into_owned(),
+        at: Instant::now(),
+    };
+    let mut reply = (state.handler)(&seen);
+    state.seen.lock().unwrap().push(seen);
+    state.arrived.notify_all();
+    while let Reply::After(delay, inner) = reply {
+        tokio::time::sleep(delay).await;
+        reply = *inner;
+    }
+    match reply {
+        Reply::Json(status, value) => (
+            StatusCode::from_u16(status).unwrap(),
+            [(header::CONTENT_TYPE, "application/json")],
+            value.to_string(),
+        )
+            .into_response(),
+        Reply::Stream {
+            content_type,
+            steps,
+            dropped,
+        } => {
+            let body = Body::from_stream(futures_util::stream::unfold(
+                (VecDeque::from(steps), DropSignal(dropped)),
+                next_piece,
+            ));
+            ([(header::CONTENT_TYPE, content_type)], body).into_response()
+        }
+        Reply::After(..) => unreachable!(),
+    }
+}
+
+struct DropSignal(Option<mpsc::Sender<()>>);
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+type Piece = Result<Vec<u8>, std::io::Error>;
+
+async fn next_piece(
+    (mut steps, signal): (VecDeque<Step>, DropSignal),
+) -> Option<(Piece, (VecDeque<Step>, DropSignal))> {
+    loop {
+        match steps.pop_front()? {
+            Step::Send(bytes) => return Some((Ok(bytes), (steps, signal))),
+            Step::Gate(gate) => gate.notified().await,
+            Step::Forever(bytes, every) => {
+                tokio::time::sleep(every).await;
+                steps.push_front(Step::Forever(bytes.clone(), every));
+                return Some((Ok(bytes), (steps, signal)));
+            }
+        }
+    }
+}
+
+fn json(status: u16, value: Value) -> Reply {
+    Reply::Json(status, value)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Platform answers (shapes of platform-api.md, invented values)
+// ---------------------------------------------------------------------------------------------
+
+fn record(uid: &str, env: &str) -> Value {
+    json!({
+        "uid": uid, "agent_uid": "agent-1", "agent_name": "Ledger Helper",
+        "organization_environment_uid": env, "name": format!("Session {uid}"),
+        "status": "completed", "started_at": "2026-10-02T08:00:00Z", "ended_at": null,
+        "llm_provider": "acme-cloud", "llm_model": "acme-large", "engine_name": "tau",
+        "is_archived": false, "bound_handle": null
+    })
+}
+
+fn page(records: &[Value]) -> Value {
+    json!({"count": records.len(), "next": null, "previous": null, "results": records})
+}
+
+fn history(uid: &str) -> Value {
+    json!({
+        "version": 1,
+        "session": {"sessionId": uid, "threadId": uid, "agentName": "Ledger Helper", "status": "completed"},
+        "messages": [
+            {"id": "m-1", "role": "user", "content": [{"type": "text", "text": "Total for Q3?"}]},
+            {"id": "m-2", "role": "assistant", "content": [{"type": "text", "text": "Q3 totals 4120."}]}
+        ],
+        "inProgressMessage": null
+    })
+}
+
+fn runtime_ready(uid: &str, rpc_url: &str) -> Value {
+    json!({
+        "session_uid": uid, "mode": "token", "rpc_url": rpc_url, "token": RUNTIME_TOKEN,
+        "is_ready": true,
+        "runtime_interaction": {"state": "ready", "can_submit": true, "notice": null, "operation": null, "retry_after_ms": null},
+        "runtime_presence": {"phase": "serving", "replicas": {"desired": 1, "actual": 1}, "detail": "Observed.", "observed_at": "2026-10-02T08:20:00Z", "wake": null}
+    })
+}
+
+/// A transient answer: the Agent is starting; ask again after `retry_after_ms`.
+fn runtime_starting(retry_after_ms: u64) -> Value {
+    json!({
+        "mode": "unavailable", "rpc_url": null, "token": null, "is_ready": false,
+        "detail": "Starting.",
+        "runtime_interaction": {"state": "starting", "can_submit": false,
+            "notice": {"code": "agent_waking", "severity": "info", "title": "Starting Ledger Helper", "message": "Ledger Helper is starting."},
+            "operation": null, "retry_after_ms": retry_after_ms},
+        "runtime_presence": {"phase": "provisioning", "replicas": {"desired": 1, "actual": 0}, "detail": "Starting.", "observed_at": "2026-10-02T08:20:00Z", "wake": null}
+    })
+}
+
+fn sse(event: &Value) -> String {
+    format!("data: {event}\n\n")
+}
+
+/// The platform and the Agent of session `s-1` in `env-1`; the answer to a turn is streamed in
+/// two pieces with `gate` between them (the first piece ends in the middle of an event).
+fn platform(base: &str, gate: Arc<tokio::sync::Notify>) -> Handler {
+    let rpc_url = format!("{base}/agents/s-1");
+    Box::new(move |seen| {
+        let route = (seen.method.as_str(), seen.path.as_str());
+        match route {
+            ("GET", "/api/v1/agent-sessions/") => json(200, page(&[record("s-1", "env-1")])),
+            ("GET", "/api/v1/agent-sessions/s-1/") => json(200, record("s-1", "env-1")),
+            ("GET", "/api/v1/agent-sessions/s-1/history/") => json(200, history("s-1")),
+            ("GET", "/api/v1/agent-sessions/s-1/insights/") => json(
+                200,
+                json!({"agent_session_uid": "s-1", "has_insights": true, "harness": "tau"}),
+            ),
+            ("POST", "/api/v1/agent-sessions/s-1/resolve-runtime-access/") => {
+                json(200, runtime_ready("s-1", &rpc_url))
+            }
+            ("GET", "/api/v1/model-providers/") => json(
+                200,
+                json!({"schema_version": 1, "catalog_digest": "sha256:0", "providers": []}),
+            ),
+            ("GET", "/agents/s-1/api/chat") => json(200, json!({"status": "ready"})),
+            ("POST", "/agents/s-1/api/chat") => {
+                let first = [
+                    sse(&json!({"type": "start", "messageId": "msg-a"})),
+                    sse(&json!({"type": "start-step"})),
+                    sse(&json!({"type": "text-start", "id": "t-1"})),
+                    sse(&json!({"type": "text-delta", "id": "t-1", "delta": "Q4 totals "})),
+                ]
+                .concat();
+                let second = sse(&json!({"type": "text-delta", "id": "t-1", "delta": "5000."}));
+                let (head, tail) = second.split_at(20);
+                let rest = [
+                    tail.to_owned(),
+                    sse(&json!({"type": "text-end", "id": "t-1"})),
+                    sse(&json!({"type": "finish-step"})),
+                    sse(&json!({"type": "finish", "finishReason": "stop"})),
+                    "data: [DONE]\n\n".to_owned(),
+                ]
+                .concat();
+                Reply::Stream {
+                    content_type: "text/event-stream",
+                    steps: vec![
+                        Step::Send(format!("{first}{head}").into_bytes()),
+                        Step::Gate(Arc::clone(&gate)),
+                        Step::Send(rest.into_bytes()),
+                    ],
+                    dropped: None,
+                }
+            }
+            _ => json(404, json!({"detail": "Not found."})),
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+fn config(base: &str) -> ShellConfig {
+    ShellConfig::new(Config::new(base).unwrap().with_seed(1))
+}
+
+fn person() -> Input {
+    Input::Person(Person {
+        user_uid: Some("user-1".into()),
+        token: Some(Secret::new(TOKEN)),
+        token_type: None,
+    })
+}
+
+/// Person, Environment, visible.
+fn open(shell: &Shell, env: &str) {
+    shell.input(person()).unwrap();
+    shell
+        .input(Input::EnvironmentUid(Some(env.into())))
+        .unwrap();
+    shell.input(Input::IsVisible(true)).unwrap();
+}
+
+fn thread_text(s: &engine_core::Snapshot) -> String {
+    serde_json::to_string(&s.thread).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------------------------
+
+/// The first list read goes out with its path, query and the person's credential; the answer
+/// selects its session and the rest of hydration follows; storage gets the list.
+#[test]
+fn first_list_read_on_the_wire() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let server = Server::start(|base| platform(base, gate));
+    let storage = MemoryStorage::new();
+    let shell = Shell::start(config(&server.base).with_storage(storage.clone()));
+    open(&shell, "env-1");
+
+    let s = shell
+        .wait_for(
+            |s| s.active_session_readiness.status == ReadinessStatus::Ready,
+            WAIT,
+        )
+        .expect("the session becomes ready");
+    assert_eq!(s.current_session_id.as_deref(), Some("s-1"));
+
+    let list = server.wait_request(|r| r.path == "/api/v1/agent-sessions/");
+    assert_eq!(list.method, "GET");
+    assert_eq!(
+        list.query,
+        "organization_environment_uid=env-1&created_by_user_uid=user-1&is_archived=false&ordering=-started_at&limit=20"
+    );
+    assert_eq!(list.authorization, Some(format!("Bearer {TOKEN}")));
+    let detail = server.wait_request(|r| r.path == "/api/v1/agent-sessions/s-1/");
+    assert_eq!(detail.query, "organization_environment_uid=env-1");
+
+    // The storage port got the list (Save), through the driver.
+    let stored = storage.keys();
+    assert!(
+        stored
+            .iter()
+            .any(|k| k.contains("user-1") && k.contains("env-1")),
+        "{stored:?}"
+    );
+    shell.shutdown();
+}
+
+/// list → detail → history → resolve-runtime-access (ready, rpc_url on the same server) →
+/// GET /api/chat 200 → send → the SSE answer arrives in pieces and shows in the thread.
+#[test]
+fn streamed_answer_arrives_in_pieces() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let server = Server::start(|base| platform(base, Arc::clone(&gate)));
+    let shell = Shell::start(config(&server.base));
+    let events = shell.events();
+    open(&shell, "env-1");
+
+    shell
+        .wait_for(
+            |s| s.active_session_readiness.status == ReadinessStatus::Ready && s.composer_admission,
+            WAIT,
+        )
+        .expect("the composer admits");
+    let confirm = server.wait_request(|r| r.method == "GET" && r.path == "/agents/s-1/api/chat");
+    assert_eq!(
+        confirm.authorization,
+        Some(format!("Bearer {RUNTIME_TOKEN}"))
+    );
+
+    shell
+        .command(Command::SendMessage {
+            text: "Total for Q4?".into(),
+        })
+        .unwrap();
+
+    // The first piece shows while the rest is held back by the server.
+    let partial = shell
+        .wait_for(
+            |s| s.has_active_chat_stream && thread_text(s).contains("Q4 totals "),
+            WAIT,
+        )
+        .expect("the first piece shows in the thread");
+    assert!(!thread_text(&partial).contains("5000."));
+    assert_eq!(partial.run_status, RunStatus::Responding);
+    let sent = server.wait_request(|r| r.method == "POST" && r.path == "/agents/s-1/api/chat");
+    assert_eq!(sent.authorization, Some(format!("Bearer {RUNTIME_TOKEN}")));
+    let body: Value = serde_json::from_str(&sent.body).unwrap();
+    assert_eq!(body["messages"][0]["content"][0]["text"], "Total for Q4?");
+
+    gate.notify_one();
+    let done = shell
+        .wait_for(
+            |s| s.run_status == RunStatus::Complete && !s.has_active_chat_stream,
+            WAIT,
+        )
+        .expect("the answer completes");
+    assert!(
+        thread_text(&done).contains("Q4 totals 5000."),
+        "{}",
+        thread_text(&done)
+    );
+
+    // Deltas came as events, in more than one piece.
+    let answers = events
+        .try_iter()
+        .filter(|e| matches!(e, Event::Answer { session_uid, .. } if session_uid == "s-1"))
+        .count();
+    assert!(answers >= 2, "{answers} answer events");
+    shell.shutdown();
+}
+
+/// The engine's timer: a transient runtime answer asks again after its `retry_after_ms`; the
+/// driver wakes for that deadline (not before), and the second answer admits the composer.
+#[test]
+fn engine_timer_drives_the_next_poll() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let resolves = AtomicUsize::new(0);
+    let server = Server::start(|base| {
+        let inner = platform(base, gate);
+        Box::new(move |seen| {
+            let resolve = seen.path.ends_with("/resolve-runtime-access/");
+            if resolve && resolves.fetch_add(1, Ordering::SeqCst) == 0 {
+                return json(200, runtime_starting(500));
+            }
+            inner(seen)
+        })
+    });
+    let shell = Shell::start(config(&server.base));
+    open(&shell, "env-1");
+    shell
+        .wait_for(|s| s.is_assistant_runtime_starting, WAIT)
+        .expect("the Agent is starting");
+    shell
+        .wait_for(|s| s.composer_admission, WAIT)
+        .expect("the second answer admits");
+    let times: Vec<Instant> = server
+        .seen()
+        .iter()
+        .filter(|r| r.path.ends_with("/resolve-runtime-access/"))
+        .map(|r| r.at)
+        .collect();
+    assert_eq!(times.len(), 2);
+    let gap = times[1] - times[0];
+    assert!(gap >= Duration::from_millis(450), "{gap:?}");
+    assert!(gap < Duration::from_millis(1500), "{gap:?}");
+    shell.shutdown();
+}
+
+/// An Environment change aborts the open list read: its worker stops reading and the connection
+/// closes (the server sees its body dropped) while the new Environment's list is answered.
+#[test]
+fn abort_stops_the_open_request() {
+    let (dropped_tx, dropped_rx) = mpsc::channel();
+    let dropped_tx = Mutex::new(Some(dropped_tx));
+    let server = Server::start(move |_| {
+        Box::new(move |seen| {
+            let env2 = seen.query.contains("organization_environment_uid=env-2");
+            match seen.path.as_str() {
+                "/api/v1/agent-sessions/" if env2 => json(200, page(&[record("s-2", "env-2")])),
+                // env-1's list: a head, then a body that never ends.
+                "/api/v1/agent-sessions/" => Reply::Stream {
+                    content_type: "application/json",
+                    steps: vec![
+                        Step::Send(b"{\"results\": [".to_vec()),
+                        Step::Forever(b" ".to_vec(), Duration::from_millis(20)),
+                    ],
+                    dropped: dropped_tx.lock().unwrap().take(),
+                },
+                _ => Reply::After(Duration::from_secs(30), Box::new(json(404, json!({})))),
+            }
+        })
+    });
+    let shell = Shell::start(config(&server.base));
+    open(&shell, "env-1");
+    server.wait_request(|r| r.query.contains("organization_environment_uid=env-1"));
+    // Give the worker time to get the head and start reading the body.
+    std::thread::sleep(Duration::from_millis(100));
+
+    shell
+        .input(Input::EnvironmentUid(Some("env-2".into())))
+        .unwrap();
+    dropped_rx
+        .recv_timeout(WAIT)
+        .expect("the aborted request's connection is closed");
+    let s = shell
+        .wait_for(|s| s.current_session_id.as_deref() == Some("s-2"), WAIT)
+        .expect("env-2's list selects its session");
+    assert_eq!(s.environment_uid.as_deref(), Some("env-2"));
+    shell.shutdown();
+}
+
+/// No head within the request timeout: a transport failure, which the engine shows as the
+/// list's error.
+#[test]
+fn request_timeout_becomes_a_failure() {
+    let server = Server::start(|_| {
+        Box::new(|_| {
+            Reply::After(
+                Duration::from_secs(3),
+                Box::new(json(200, page(&[record("s-1", "env-1")]))),
+            )
+        })
+    });
+    let mut config = config(&server.base);
+    config.request_timeout = Duration::from_millis(300);
+    let shell = Shell::start(config);
+    let started = Instant::now();
+    open(&shell, "env-1");
+    let s = shell
+        .wait_for(|s| s.latest_sessions_error.is_some(), WAIT)
+        .expect("the list fails");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(s.current_session_id, None);
+    assert!(!s.is_loading_latest_sessions);
+    shell.shutdown();
+}
+
+/// Nothing listens: no answer, shown as the list's error.
+#[test]
+fn connection_refused_is_no_answer() {
+    let base = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let shell = Shell::start(config(&base));
+    open(&shell, "env-1");
+    let s = shell
+        .wait_for(|s| s.latest_sessions_error.is_some(), WAIT)
+        .expect("the list fails");
+    assert_eq!(s.current_session_id, None);
+    shell.shutdown();
+}
+
+/// Shutdown joins the driver at once even with a request hanging, and closes the event
+/// receivers.
+#[test]
+fn shutdown_joins_cleanly() {
+    let server = Server::start(|_| {
+        Box::new(|_| Reply::After(Duration::from_secs(30), Box::new(json(200, json!({})))))
+    });
+    let shell = Shell::start(config(&server.base));
+    let events = shell.events();
+    open(&shell, "env-1");
+    server.wait_request(|r| r.path == "/api/v1/agent-sessions/");
+
+    let started = Instant::now();
+    shell.shutdown();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        events.recv_timeout(Duration::from_secs(1)),
+        Err(mpsc::RecvTimeoutError::Disconnected)
+    );
+    assert!(server.seen().iter().all(|r| r.method == "GET"));
+}
+
+/// `wait_for` with an unmet predicate times out (without spinning); a met one returns at once;
+/// dropping a shell stops it. The shell can be shared across threads.
+#[test]
+fn wait_for_times_out() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Shell>();
+
+    let shell = Shell::start(config("http://127.0.0.1:9"));
+    let started = Instant::now();
+    assert!(
+        shell
+            .wait_for(
+                |s| s.current_session_id.is_some(),
+                Duration::from_millis(200)
+            )
+            .is_none()
+    );
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    assert!(shell.wait_for(|_| true, Duration::ZERO).is_some());
+    drop(shell);
+}

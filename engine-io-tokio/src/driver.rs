@@ -1,0 +1,308 @@
+//! The engine's task: the only owner of the [`Engine`]. It feeds the engine host inputs, request
+//! completions and time, and carries out what the engine asks for.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use engine_core::{
+    Engine, Event, FailureKind, Input, Intent, RequestId, SessionSummary, Snapshot, StorageRequest,
+    TransportFailure,
+};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::task::{AbortHandle, JoinError, JoinSet};
+
+use crate::request::{self, Client, Completion, Limits, Part};
+use crate::storage::Storage;
+
+/// Completions handled in one go before the snapshot is published again.
+const COMPLETION_BATCH: usize = 64;
+
+/// Capacity of the completion channel: a request task waits when the engine task is this far
+/// behind, so a fast stream cannot outrun the engine.
+pub(crate) const COMPLETION_CAPACITY: usize = 64;
+
+/// What a [`crate::Handle`] sends the engine task.
+#[derive(Debug)]
+pub(crate) enum HostMessage {
+    Input(Input),
+    Shutdown,
+}
+
+/// A request task the engine still waits on.
+#[derive(Debug)]
+struct InFlight {
+    abort: AbortHandle,
+    head_seen: bool,
+}
+
+/// The engine and everything its task owns.
+pub(crate) struct Driver {
+    pub engine: Engine,
+    pub storage: Box<dyn Storage>,
+    pub client: Client,
+    pub limits: Limits,
+    pub events: broadcast::Sender<Event>,
+    pub snapshots: watch::Sender<Snapshot>,
+    pub done_tx: mpsc::Sender<Completion>,
+    tasks: JoinSet<RequestId>,
+    in_flight: BTreeMap<RequestId, InFlight>,
+    /// Storage answers for the engine, fed in after the drain that asked for them.
+    follow_ups: VecDeque<Input>,
+}
+
+/// The engine's clock: tokio's, so paused-time tests move it too.
+pub(crate) fn now() -> std::time::Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+impl Driver {
+    pub(crate) fn new(
+        engine: Engine,
+        storage: Box<dyn Storage>,
+        client: Client,
+        limits: Limits,
+        events: broadcast::Sender<Event>,
+        snapshots: watch::Sender<Snapshot>,
+        done_tx: mpsc::Sender<Completion>,
+    ) -> Driver {
+        Driver {
+            engine,
+            storage,
+            client,
+            limits,
+            events,
+            snapshots,
+            done_tx,
+            tasks: JoinSet::new(),
+            in_flight: BTreeMap::new(),
+            follow_ups: VecDeque::new(),
+        }
+    }
+
+    /// Runs until shutdown, or until every handle is gone.
+    pub(crate) async fn run(
+        mut self,
+        mut host: mpsc::UnboundedReceiver<HostMessage>,
+        mut done: mpsc::Receiver<Completion>,
+    ) {
+        // The engine may have work from its construction.
+        self.settle(now());
+        self.publish();
+        let sleep = tokio::time::sleep_until(tokio::time::Instant::now());
+        tokio::pin!(sleep);
+        let mut armed: Option<std::time::Instant> = None;
+        loop {
+            // Re-arm only when the deadline moved; a past deadline fires at once.
+            let deadline = self.engine.poll_timeout();
+            if deadline != armed {
+                armed = deadline;
+                if let Some(at) = deadline {
+                    let at = tokio::time::Instant::from_std(at).max(tokio::time::Instant::now());
+                    sleep.as_mut().reset(at);
+                }
+            }
+            let touched = tokio::select! {
+                message = host.recv() => match message {
+                    Some(HostMessage::Input(input)) => {
+                        let now = now();
+                        self.engine.handle_input(input, now);
+                        self.settle(now);
+                        true
+                    }
+                    Some(HostMessage::Shutdown) | None => break,
+                },
+                Some(completion) = done.recv() => {
+                    self.complete(completion);
+                    for _ in 1..COMPLETION_BATCH {
+                        match done.try_recv() {
+                            Ok(completion) => self.complete(completion),
+                            Err(_) => break,
+                        }
+                    }
+                    true
+                }
+                Some(joined) = self.tasks.join_next(), if !self.tasks.is_empty() => {
+                    self.reaped(joined)
+                }
+                () = &mut sleep, if armed.is_some() => {
+                    // Spurious or early wake-ups are harmless: the engine checks its timers.
+                    armed = None;
+                    let now = now();
+                    self.engine.handle_timeout(now);
+                    self.settle(now);
+                    true
+                }
+            };
+            // Once per wake-up: a batch of chunks gives one snapshot, not one per chunk.
+            if touched {
+                self.publish();
+            }
+        }
+        tracing::debug!(in_flight = self.in_flight.len(), "engine task stopping");
+        self.in_flight.clear();
+        self.tasks.shutdown().await;
+    }
+
+    /// The drive contract: drain intents and events until both are empty, feeding storage
+    /// answers back in (each answer is a new input, drained in turn).
+    fn settle(&mut self, now: std::time::Instant) {
+        loop {
+            loop {
+                let mut idle = true;
+                while let Some(intent) = self.engine.poll_intent() {
+                    idle = false;
+                    self.carry_out(intent);
+                }
+                while let Some(event) = self.engine.poll_event() {
+                    idle = false;
+                    // No subscriber is not an error: the snapshot holds the level truth.
+                    let _ = self.events.send(event);
+                }
+                if idle {
+                    break;
+                }
+            }
+            match self.follow_ups.pop_front() {
+                Some(input) => self.engine.handle_input(input, now),
+                None => break,
+            }
+        }
+    }
+
+    /// Publishes the snapshot when it changed.
+    fn publish(&mut self) {
+        let snapshot = self.engine.snapshot();
+        self.snapshots.send_if_modified(|current| {
+            if *current == snapshot {
+                false
+            } else {
+                *current = snapshot;
+                true
+            }
+        });
+    }
+
+    fn carry_out(&mut self, intent: Intent) {
+        match intent {
+            Intent::Http { id, request, .. } => {
+                let task = request::execute(
+                    self.client.clone(),
+                    id,
+                    request,
+                    self.limits,
+                    self.done_tx.clone(),
+                );
+                let abort = self.tasks.spawn(task);
+                let previous = self.in_flight.insert(
+                    id,
+                    InFlight {
+                        abort,
+                        head_seen: false,
+                    },
+                );
+                // Ids are never reused; should one be, the older request is dropped.
+                if let Some(previous) = previous {
+                    previous.abort.abort();
+                }
+            }
+            Intent::Abort { id } => {
+                if let Some(request) = self.in_flight.remove(&id) {
+                    tracing::debug!(id = id.0, "aborting request");
+                    request.abort.abort();
+                }
+            }
+            Intent::Storage(request) => self.storage(request),
+        }
+    }
+
+    fn storage(&mut self, request: StorageRequest) {
+        match request {
+            StorageRequest::Load { key } => {
+                let sessions = self.storage.load(&key).and_then(|value| {
+                    serde_json::from_value::<Vec<SessionSummary>>(value)
+                        .inspect_err(
+                            |e| tracing::debug!(%key, error = %e, "stored list unreadable"),
+                        )
+                        .ok()
+                });
+                self.follow_ups
+                    .push_back(Input::StoredSessionsLoaded { key, sessions });
+            }
+            StorageRequest::LoadQueue { key } => {
+                let rows = self.storage.load(&key);
+                self.follow_ups
+                    .push_back(Input::StoredQueueLoaded { key, rows });
+            }
+            StorageRequest::Save { key, sessions } => match serde_json::to_value(&sessions) {
+                Ok(value) => self.storage.save(&key, value),
+                Err(e) => tracing::warn!(%key, error = %e, "session list not stored"),
+            },
+            StorageRequest::SaveQueue { key, rows } => match serde_json::to_value(&rows) {
+                Ok(value) => self.storage.save(&key, value),
+                Err(e) => tracing::warn!(%key, error = %e, "message queue not stored"),
+            },
+            StorageRequest::RemoveQueue { key } => self.storage.remove(&key),
+        }
+    }
+
+    /// Hands a part of an answer to the engine. Parts of aborted requests are dropped here (the
+    /// engine would ignore them anyway).
+    fn complete(&mut self, Completion { id, part }: Completion) {
+        let Some(request) = self.in_flight.get_mut(&id) else {
+            return;
+        };
+        let now = now();
+        match part {
+            Part::Head(head) => {
+                request.head_seen = true;
+                self.engine.handle_response(id, head, now);
+            }
+            Part::Chunk(chunk) => self.engine.handle_body_chunk(id, chunk, now),
+            Part::End => {
+                self.in_flight.remove(&id);
+                self.engine.handle_body_end(id, now);
+            }
+            Part::Failed(failure) => {
+                self.in_flight.remove(&id);
+                self.engine.handle_failure(id, failure, now);
+            }
+        }
+        self.settle(now);
+    }
+
+    /// A request task ended. One that panicked before its last part is reported as failed
+    /// (returns whether the engine was told).
+    fn reaped(&mut self, joined: Result<RequestId, JoinError>) -> bool {
+        let Err(error) = joined else {
+            return false;
+        };
+        if !error.is_panic() {
+            return false;
+        }
+        let task = error.id();
+        let Some(id) = self
+            .in_flight
+            .iter()
+            .find(|(_, r)| r.abort.id() == task)
+            .map(|(id, _)| *id)
+        else {
+            return false;
+        };
+        let head_seen = self
+            .in_flight
+            .remove(&id)
+            .is_some_and(|request| request.head_seen);
+        tracing::error!(id = id.0, "request task panicked");
+        let failure = TransportFailure {
+            kind: if head_seen {
+                FailureKind::Broken
+            } else {
+                FailureKind::NoAnswer
+            },
+            message: "The request failed unexpectedly.".into(),
+        };
+        let now = now();
+        self.engine.handle_failure(id, failure, now);
+        self.settle(now);
+        true
+    }
+}

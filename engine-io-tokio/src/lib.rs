@@ -1,0 +1,235 @@
+//! Tokio shell for [`engine_core`]: one task per engine that carries its HTTP intents out with
+//! reqwest (rustls), runs its timer, answers its storage intents, and hands the host snapshots
+//! (a [`watch`] of the level truth) and events (a [`broadcast`] of edge facts).
+//!
+//! The shell decides nothing: no retries, no parsing of bodies, no interpretation of statuses.
+//! It follows the engine's drive contract: after every `handle_*` call it drains the intents
+//! and events, then sleeps until the next input, completion, or `poll_timeout()`.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use engine_core::{Command, Config, Input, Person, Secret};
+//! use engine_io_tokio::{ShellConfig, spawn};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = ShellConfig::new(Config::new("https://platform.example.test")?);
+//! let (handle, task) = spawn(config);
+//! let mut events = handle.subscribe(); // subscribe before sending inputs
+//! handle.input(Input::Person(Person {
+//!     user_uid: Some("user-1".into()),
+//!     token: Some(Secret::new("platform-token")),
+//!     token_type: None,
+//! }))?;
+//! handle.input(Input::EnvironmentUid(Some("env-1".into())))?;
+//! handle.input(Input::IsVisible(true))?;
+//! // Wait for the level truth: the composer admits a message.
+//! if handle.wait_for(|s| s.composer_admission, Duration::from_secs(30)).await.is_some() {
+//!     handle.command(Command::SendMessage { text: "Hello".into() })?;
+//! }
+//! while let Ok(event) = events.recv().await {
+//!     println!("{event:?}");
+//! #   break;
+//! }
+//! handle.shutdown().await;
+//! task.await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Transport outcomes map onto the engine's answer path: a head, body chunks and an end, or a
+//! [`TransportFailure`](engine_core::TransportFailure): `NoAnswer` for anything before the head
+//! (refused connection, DNS, TLS, connect or request timeout), `Broken` for anything after it.
+//! Buffered answers arrive as one chunk; streamed ones (`BodyMode::Streamed`) chunk by chunk.
+//! Redirects are not followed: the engine sees every status as sent. Credentials (sensitive
+//! headers) are sent but never logged; each request gets a `tracing` span with its id, method,
+//! target, path and status.
+
+mod driver;
+mod request;
+mod storage;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use engine_core::{Command, Engine, Event, Input, Snapshot};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::task::JoinHandle;
+
+pub use storage::{MemoryStorage, Storage};
+
+/// Capacity of the event channel of [`Handle::subscribe`].
+pub const EVENT_CAPACITY: usize = 1024;
+
+/// How a shell is built. Start from [`ShellConfig::new`] and change fields as needed.
+pub struct ShellConfig {
+    /// The engine's configuration.
+    pub engine: engine_core::Config,
+    /// Time allowed to open a connection (TCP and TLS). Default 10 s.
+    pub connect_timeout: Duration,
+    /// Time allowed for a whole buffered request, head and body. Default 30 s.
+    pub request_timeout: Duration,
+    /// A streamed answer (`BodyMode::Streamed`) has no overall limit, only this limit on
+    /// silence: before its head and between two chunks. Default 120 s.
+    pub stream_idle_timeout: Duration,
+    /// The storage port. Default: a fresh [`MemoryStorage`].
+    pub storage: Box<dyn Storage>,
+}
+
+impl std::fmt::Debug for ShellConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShellConfig")
+            .field("engine", &self.engine)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ShellConfig {
+    /// Default connect timeout.
+    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Default buffered-request timeout.
+    pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+    /// Default idle timeout of streamed answers.
+    pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+    /// The defaults for this engine configuration, with in-memory storage. When
+    /// `engine.start_unix_ms` is 0 it is set from the system clock.
+    pub fn new(mut engine: engine_core::Config) -> ShellConfig {
+        if engine.start_unix_ms == 0 {
+            engine.start_unix_ms = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .ok()
+                .and_then(|d| u64::try_from(d.as_millis()).ok())
+                .unwrap_or(0);
+        }
+        ShellConfig {
+            engine,
+            connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
+            request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
+            stream_idle_timeout: Self::DEFAULT_STREAM_IDLE_TIMEOUT,
+            storage: Box::new(MemoryStorage::default()),
+        }
+    }
+}
+
+/// The engine task has stopped (after [`Handle::shutdown`], or when it was aborted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("The engine task has stopped.")]
+pub struct Closed;
+
+/// Starts an engine on its own task and returns the host's handle to it and the task.
+///
+/// The engine's time origin is now. The task runs until [`Handle::shutdown`], or until every
+/// [`Handle`] is dropped; dropping or aborting the returned [`JoinHandle`]'s task also aborts
+/// its requests. Must be called inside a tokio runtime (either flavour).
+pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
+    let ShellConfig {
+        engine,
+        connect_timeout,
+        request_timeout,
+        stream_idle_timeout,
+        storage,
+    } = config;
+    let limits = request::Limits {
+        request_timeout,
+        stream_idle_timeout,
+        buffer_limit: engine.max_body_bytes,
+    };
+    let engine = Engine::new(engine, driver::now());
+    let (snapshot_tx, snapshot_rx) = watch::channel(engine.snapshot());
+    let (event_tx, _) = broadcast::channel(EVENT_CAPACITY);
+    let (host_tx, host_rx) = mpsc::unbounded_channel();
+    let (done_tx, done_rx) = mpsc::channel(driver::COMPLETION_CAPACITY);
+    let handle = Handle {
+        host: host_tx,
+        snapshots: snapshot_rx,
+        events: event_tx.downgrade(),
+    };
+    let driver = driver::Driver::new(
+        engine,
+        storage,
+        request::client(connect_timeout),
+        limits,
+        event_tx,
+        snapshot_tx,
+        done_tx,
+    );
+    let task = tokio::spawn(driver.run(host_rx, done_rx));
+    (handle, task)
+}
+
+/// The host's side of a running engine. Cheap to clone; every clone talks to the same task.
+#[derive(Debug, Clone)]
+pub struct Handle {
+    host: mpsc::UnboundedSender<driver::HostMessage>,
+    snapshots: watch::Receiver<Snapshot>,
+    /// Weak, so the event channel closes when the task stops.
+    events: broadcast::WeakSender<Event>,
+}
+
+impl Handle {
+    /// Hands the engine a host input or command. Inputs are applied in the order sent.
+    pub fn input(&self, input: Input) -> Result<(), Closed> {
+        self.host
+            .send(driver::HostMessage::Input(input))
+            .map_err(|_| Closed)
+    }
+
+    /// Hands the engine a command (`Input::Command`).
+    pub fn command(&self, command: Command) -> Result<(), Closed> {
+        self.input(Input::Command(command))
+    }
+
+    /// The level truth: a receiver that always holds the latest snapshot. A new snapshot is
+    /// sent only when it differs from the previous one. After the task stops, the receiver keeps
+    /// the last snapshot and `changed()` fails.
+    pub fn snapshots(&self) -> watch::Receiver<Snapshot> {
+        self.snapshots.clone()
+    }
+
+    /// The edge facts, from now on (earlier events are not replayed: subscribe before sending
+    /// the inputs whose events matter). The channel holds [`EVENT_CAPACITY`] events; a receiver
+    /// that falls further behind gets `RecvError::Lagged(n)` and misses the `n` oldest ones,
+    /// then goes on. Nothing is lost for rendering: the snapshot holds the level truth. After
+    /// the task stops, `recv` returns `RecvError::Closed`.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        match self.events.upgrade() {
+            Some(sender) => sender.subscribe(),
+            // The task has stopped: a receiver that is closed from the start.
+            None => broadcast::channel(1).1,
+        }
+    }
+
+    /// Waits until a snapshot satisfies `pred` (the current one included) and returns it; `None`
+    /// after `timeout`, or when the task stopped without one doing so.
+    pub async fn wait_for(
+        &self,
+        pred: impl Fn(&Snapshot) -> bool,
+        timeout: Duration,
+    ) -> Option<Snapshot> {
+        let mut snapshots = self.snapshots.clone();
+        let found = tokio::time::timeout(timeout, async {
+            snapshots
+                .wait_for(|s| pred(s))
+                .await
+                .map(|s| s.clone())
+                .ok()
+        })
+        .await;
+        found.ok().flatten()
+    }
+
+    /// Stops the task: in-flight requests are aborted, timers dropped, and later inputs fail
+    /// with [`Closed`]. Returns once the task has stopped. Idempotent.
+    pub async fn shutdown(&self) {
+        // Fails when the task is already gone; either way, wait for it to be.
+        let _ = self.host.send(driver::HostMessage::Shutdown);
+        self.host.closed().await;
+    }
+
+    /// Whether the task has stopped.
+    pub fn is_closed(&self) -> bool {
+        self.host.is_closed()
+    }
+}

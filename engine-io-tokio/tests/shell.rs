@@ -1,0 +1,553 @@
+//! The tokio shell against a tiny loopback platform (axum) that plays the endpoints one session
+//! needs: list, detail, history, insights, resolve-runtime-access, and an Agent runtime under the
+//! same server (`/rt/{session}`) with its confirmation and a streamed answer.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use engine_core::{
+    Command, Config, Event, Input, Person, ReadinessStatus, RunStatus, Secret, Snapshot,
+};
+use engine_io_tokio::{Closed, Handle, MemoryStorage, ShellConfig, spawn};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+const SESSION: &str = "s-1";
+const PLATFORM_TOKEN: &str = "platform-token-secret";
+const RUNTIME_TOKEN: &str = "rt-token-secret";
+/// Long enough for any step on a loaded machine, never actually waited for when things work.
+const WAIT: Duration = Duration::from_secs(5);
+
+/// A request the platform saw.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: Method,
+    path: String,
+    query: Option<String>,
+    authorization: Option<String>,
+}
+
+/// The fake platform's state and its knobs.
+#[derive(Default)]
+struct Platform {
+    base: Mutex<String>,
+    seen: Mutex<Vec<Seen>>,
+    /// Lists for this Environment hang (10 s), noting when their handler is dropped.
+    slow_env: Option<&'static str>,
+    /// The first resolve-runtime-access answers "starting, retry after 500 ms".
+    transient_first: bool,
+    resolves: AtomicUsize,
+    /// A slow list has arrived.
+    slow_arrived: Notify,
+    /// A slow list's handler was dropped before it answered (the client went away).
+    slow_dropped: Notify,
+    slow_dropped_flag: AtomicBool,
+    /// Lets the second half of the streamed answer go.
+    release: Notify,
+}
+
+impl Platform {
+    fn base(&self) -> String {
+        self.base.lock().unwrap().clone()
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    fn find(&self, method: Method, path: &str) -> Option<Seen> {
+        self.seen()
+            .into_iter()
+            .find(|s| s.method == method && s.path == path)
+    }
+}
+
+/// Marks a slow list's handler as dropped unless it is disarmed first.
+struct DropWatch(Arc<Platform>, bool);
+
+impl Drop for DropWatch {
+    fn drop(&mut self) {
+        if self.1 {
+            self.0.slow_dropped_flag.store(true, Ordering::SeqCst);
+            self.0.slow_dropped.notify_one();
+        }
+    }
+}
+
+fn record(uid: &str, env: &str) -> Value {
+    json!({
+        "uid": uid, "agent_uid": "agent-1", "agent_name": "Ledger Helper",
+        "organization_environment_uid": env, "name": format!("Session {uid}"),
+        "status": "completed", "started_at": "2026-10-02T08:00:00Z", "ended_at": null,
+        "llm_provider": "acme-cloud", "llm_model": "acme-large", "engine_name": "tau",
+        "is_archived": false, "bound_handle": null
+    })
+}
+
+fn history(uid: &str) -> Value {
+    json!({
+        "version": 1,
+        "session": {"sessionId": uid, "threadId": uid, "agentName": "Ledger Helper", "status": "completed"},
+        "messages": [
+            {"id": "m-1", "role": "user", "content": [{"type": "text", "text": "Total for Q3?"}]},
+            {"id": "m-2", "role": "assistant", "content": [{"type": "text", "text": "Q3 totals 4120."}]}
+        ],
+        "inProgressMessage": null
+    })
+}
+
+fn runtime_ready(uid: &str, rpc_url: &str) -> Value {
+    json!({
+        "session_uid": uid, "mode": "token", "rpc_url": rpc_url, "token": RUNTIME_TOKEN,
+        "is_ready": true,
+        "runtime_interaction": {"state": "ready", "can_submit": true, "notice": null, "operation": null, "retry_after_ms": null},
+        "runtime_presence": {"phase": "serving", "replicas": {"desired": 1, "actual": 1}, "detail": "Observed.", "observed_at": "2026-10-02T08:20:00Z", "wake": null}
+    })
+}
+
+fn runtime_starting() -> Value {
+    json!({
+        "mode": "unavailable", "rpc_url": null, "token": null, "is_ready": false, "detail": "Starting.",
+        "runtime_interaction": {"state": "starting", "can_submit": false,
+            "notice": {"code": "agent_waking", "severity": "info", "title": "Starting", "message": "Starting."},
+            "operation": null, "retry_after_ms": 500},
+        "runtime_presence": {"phase": "provisioning", "replicas": {"desired": 1, "actual": 0}, "detail": "Starting.", "observed_at": "2026-10-02T08:20:00Z", "wake": null}
+    })
+}
+
+fn sse(events: &[Value]) -> String {
+    events.iter().map(|e| format!("data: {e}\n\n")).collect()
+}
+
+fn json_response(status: StatusCode, body: Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// The streamed answer: "Hel" first, the rest once the test releases it. The first half ends
+/// in the middle of an SSE line, so the engine must reassemble across chunks.
+fn answer(platform: Arc<Platform>) -> Response {
+    let first = sse(&[
+        json!({"type": "start", "messageId": "msg-a"}),
+        json!({"type": "start-step"}),
+        json!({"type": "text-start", "id": "t-1"}),
+        json!({"type": "text-delta", "id": "t-1", "delta": "Hel"}),
+    ]) + "data: {\"type\": \"text-de";
+    let second = "lta\", \"id\": \"t-1\", \"delta\": \"lo back\"}\n\n".to_owned()
+        + &sse(&[
+            json!({"type": "text-end", "id": "t-1"}),
+            json!({"type": "finish-step"}),
+            json!({"type": "finish", "finishReason": "stop"}),
+        ])
+        + "data: [DONE]\n\n";
+    let stream = futures_util::stream::unfold(0, move |step| {
+        let platform = platform.clone();
+        let (first, second) = (first.clone(), second.clone());
+        async move {
+            match step {
+                0 => Some((Ok::<_, std::io::Error>(Bytes::from(first)), 1)),
+                1 => {
+                    platform.release.notified().await;
+                    Some((Ok(Bytes::from(second)), 2))
+                }
+                _ => None,
+            }
+        }
+    });
+    (
+        [(header::CONTENT_TYPE, "text/event-stream")],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+async fn handle(
+    State(platform): State<Arc<Platform>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let path = uri.path().to_owned();
+    let query = uri.query().map(str::to_owned);
+    platform.seen.lock().unwrap().push(Seen {
+        method: method.clone(),
+        path: path.clone(),
+        query: query.clone(),
+        authorization: headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+    });
+    let env = query
+        .as_deref()
+        .and_then(|q| {
+            q.split('&')
+                .find_map(|kv| kv.strip_prefix("organization_environment_uid="))
+        })
+        .unwrap_or("")
+        .to_owned();
+    let session = format!("/api/v1/agent-sessions/{SESSION}/");
+    match (method, path.as_str()) {
+        (Method::GET, "/api/v1/agent-sessions/") => {
+            if platform.slow_env == Some(env.as_str()) {
+                let mut watch = DropWatch(platform.clone(), true);
+                platform.slow_arrived.notify_one();
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                watch.1 = false;
+            }
+            let page = json!({"count": 1, "next": null, "previous": null, "results": [record(SESSION, &env)]});
+            json_response(StatusCode::OK, page)
+        }
+        (Method::GET, p) if p == session => json_response(StatusCode::OK, record(SESSION, "env-1")),
+        (Method::GET, p) if p == format!("{session}history/") => {
+            json_response(StatusCode::OK, history(SESSION))
+        }
+        (Method::GET, p) if p == format!("{session}insights/") => json_response(
+            StatusCode::OK,
+            json!({"agent_session_uid": SESSION, "has_insights": false}),
+        ),
+        (Method::POST, p) if p == format!("{session}resolve-runtime-access/") => {
+            let n = platform.resolves.fetch_add(1, Ordering::SeqCst);
+            if platform.transient_first && n == 0 {
+                json_response(StatusCode::OK, runtime_starting())
+            } else {
+                let rpc_url = format!("{}/rt/{SESSION}", platform.base());
+                json_response(StatusCode::OK, runtime_ready(SESSION, &rpc_url))
+            }
+        }
+        (Method::GET, p) if p == format!("/rt/{SESSION}/api/chat") => {
+            json_response(StatusCode::OK, json!({"status": "ready"}))
+        }
+        (Method::POST, p) if p == format!("/rt/{SESSION}/api/chat") => answer(platform),
+        _ => json_response(StatusCode::NOT_FOUND, json!({"detail": "Not found."})),
+    }
+}
+
+async fn serve(platform: Platform) -> Arc<Platform> {
+    let platform = Arc::new(platform);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    *platform.base.lock().unwrap() = format!("http://{}", listener.local_addr().unwrap());
+    let app = Router::new().fallback(handle).with_state(platform.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    platform
+}
+
+/// A port nothing listens on.
+async fn dead_base() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    base
+}
+
+fn shell(base: &str) -> ShellConfig {
+    ShellConfig::new(Config::new(base).unwrap().with_seed(1))
+}
+
+fn sign_in(handle: &Handle, env: &str) {
+    handle
+        .input(Input::Person(Person {
+            user_uid: Some("user-1".into()),
+            token: Some(Secret::new(PLATFORM_TOKEN)),
+            token_type: None,
+        }))
+        .unwrap();
+    handle
+        .input(Input::EnvironmentUid(Some(env.into())))
+        .unwrap();
+    handle.input(Input::IsVisible(true)).unwrap();
+}
+
+async fn wait(handle: &Handle, what: &str, pred: impl Fn(&Snapshot) -> bool) -> Snapshot {
+    match handle.wait_for(pred, WAIT).await {
+        Some(s) => s,
+        None => panic!(
+            "timed out waiting for {what}: {:#?}",
+            *handle.snapshots().borrow()
+        ),
+    }
+}
+
+fn thread_text(s: &Snapshot) -> String {
+    serde_json::to_string(&s.thread).unwrap()
+}
+
+#[tokio::test]
+async fn first_list_read_carries_path_query_and_authorization() {
+    let platform = serve(Platform::default()).await;
+    let (handle, task) = spawn(shell(&platform.base()));
+    sign_in(&handle, "env-1");
+    let s = wait(&handle, "the list", |s| !s.agent_sessions.is_empty()).await;
+    assert_eq!(s.agent_sessions[0].uid, SESSION);
+    let list = platform
+        .find(Method::GET, "/api/v1/agent-sessions/")
+        .unwrap();
+    assert_eq!(
+        list.query.as_deref(),
+        Some(
+            "organization_environment_uid=env-1&created_by_user_uid=user-1&is_archived=false&ordering=-started_at&limit=20"
+        )
+    );
+    assert_eq!(
+        list.authorization.as_deref(),
+        Some("Bearer platform-token-secret")
+    );
+    handle.shutdown().await;
+    task.await.unwrap();
+}
+
+/// The whole way to a streamed answer: list, detail, history, a transient runtime access (the
+/// engine's timer brings the next resolve), ready with an `rpc_url` on this server, the Agent
+/// confirmation, a send, and an answer streamed in two pieces that shows up half-way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_answer_shows_while_it_arrives() {
+    let platform = serve(Platform {
+        transient_first: true,
+        ..Platform::default()
+    })
+    .await;
+    let (handle, task) = spawn(shell(&platform.base()));
+    let mut events = handle.subscribe();
+    let started = Instant::now();
+    sign_in(&handle, "env-1");
+    let s = wait(&handle, "readiness", |s| {
+        s.active_session_readiness.status == ReadinessStatus::Ready
+    })
+    .await;
+    assert!(thread_text(&s).contains("Q3 totals 4120."));
+    wait(&handle, "composer admission", |s| s.composer_admission).await;
+    // The first resolve said "retry after 500 ms": the shell's timer woke the engine for the
+    // second one.
+    assert!(platform.resolves.load(Ordering::SeqCst) >= 2);
+    assert!(
+        started.elapsed() >= Duration::from_millis(450),
+        "{:?}",
+        started.elapsed()
+    );
+    let confirm = platform
+        .find(Method::GET, &format!("/rt/{SESSION}/api/chat"))
+        .unwrap();
+    assert_eq!(
+        confirm.authorization.as_deref(),
+        Some("Bearer rt-token-secret")
+    );
+
+    handle
+        .command(Command::SendMessage {
+            text: "Hello".into(),
+        })
+        .unwrap();
+    let s = wait(&handle, "the first half of the answer", |s| {
+        thread_text(s).contains(r#""text":"Hel""#)
+    })
+    .await;
+    assert!(s.has_active_chat_stream);
+    assert_ne!(s.run_status, RunStatus::Complete);
+    platform.release.notify_one();
+    let s = wait(&handle, "the whole answer", |s| {
+        thread_text(s).contains("Hello back") && s.run_status == RunStatus::Complete
+    })
+    .await;
+    assert!(!s.has_active_chat_stream);
+    let post = platform
+        .find(Method::POST, &format!("/rt/{SESSION}/api/chat"))
+        .unwrap();
+    assert_eq!(
+        post.authorization.as_deref(),
+        Some("Bearer rt-token-secret")
+    );
+
+    let mut answers = 0;
+    while let Ok(event) = events.try_recv() {
+        if matches!(event, Event::Answer { .. }) {
+            answers += 1;
+        }
+    }
+    assert!(answers >= 2, "{answers} answer events");
+    handle.shutdown().await;
+    task.await.unwrap();
+}
+
+/// An Environment change makes the engine abort the open list read: the shell drops the
+/// request (the server sees the connection go) and the new Environment's list is applied.
+#[tokio::test]
+async fn an_abort_cancels_a_slow_request() {
+    let platform = serve(Platform {
+        slow_env: Some("env-slow"),
+        ..Platform::default()
+    })
+    .await;
+    let (handle, task) = spawn(shell(&platform.base()));
+    sign_in(&handle, "env-slow");
+    tokio::time::timeout(WAIT, platform.slow_arrived.notified())
+        .await
+        .unwrap();
+    handle
+        .input(Input::EnvironmentUid(Some("env-1".into())))
+        .unwrap();
+    tokio::time::timeout(WAIT, platform.slow_dropped.notified())
+        .await
+        .expect("the slow request's connection was dropped");
+    let s = wait(&handle, "the new list", |s| !s.agent_sessions.is_empty()).await;
+    assert_eq!(s.environment_uid.as_deref(), Some("env-1"));
+    assert_eq!(s.latest_sessions_error, None);
+    handle.shutdown().await;
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_request_timeout_becomes_a_failure() {
+    let platform = serve(Platform {
+        slow_env: Some("env-slow"),
+        ..Platform::default()
+    })
+    .await;
+    let mut config = shell(&platform.base());
+    config.request_timeout = Duration::from_millis(200);
+    let (handle, task) = spawn(config);
+    sign_in(&handle, "env-slow");
+    let s = wait(&handle, "the list error", |s| {
+        s.latest_sessions_error.is_some()
+    })
+    .await;
+    let error = s.latest_sessions_error.unwrap();
+    assert!(error.contains("200 ms"), "{error}");
+    assert!(s.agent_sessions.is_empty());
+    handle.shutdown().await;
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_no_answer() {
+    let base = dead_base().await;
+    let (handle, task) = spawn(shell(&base));
+    sign_in(&handle, "env-1");
+    let s = wait(&handle, "the list error", |s| {
+        s.latest_sessions_error.is_some()
+    })
+    .await;
+    let error = s.latest_sessions_error.unwrap();
+    assert!(error.to_lowercase().contains("refused"), "{error}");
+    assert!(!error.contains(PLATFORM_TOKEN), "{error}");
+    handle.shutdown().await;
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn shutdown_is_clean_and_idempotent() {
+    let platform = serve(Platform {
+        slow_env: Some("env-slow"),
+        ..Platform::default()
+    })
+    .await;
+    let (handle, task) = spawn(shell(&platform.base()));
+    let mut events = handle.subscribe();
+    let mut snapshots = handle.snapshots();
+    sign_in(&handle, "env-slow");
+    tokio::time::timeout(WAIT, platform.slow_arrived.notified())
+        .await
+        .unwrap();
+
+    let other = handle.clone();
+    tokio::time::timeout(WAIT, handle.shutdown()).await.unwrap();
+    assert!(handle.is_closed());
+    // The in-flight request was aborted.
+    tokio::time::timeout(WAIT, platform.slow_dropped.notified())
+        .await
+        .expect("the in-flight request was dropped");
+    tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+    // Again, from any clone: returns at once.
+    tokio::time::timeout(Duration::from_millis(100), other.shutdown())
+        .await
+        .unwrap();
+    assert_eq!(other.input(Input::IsVisible(false)), Err(Closed));
+    assert_eq!(other.command(Command::RefreshSessionDetail), Err(Closed));
+    assert!(matches!(
+        events.recv().await,
+        Err(tokio::sync::broadcast::error::RecvError::Closed)
+    ));
+    assert!(matches!(
+        other.subscribe().recv().await,
+        Err(tokio::sync::broadcast::error::RecvError::Closed)
+    ));
+    // The last snapshot stays readable; waiting on a stopped task does not hang.
+    snapshots.mark_unchanged();
+    assert!(snapshots.changed().await.is_err());
+    assert!(snapshots.borrow().is_visible);
+    let start = Instant::now();
+    assert!(other.wait_for(|s| !s.is_visible, WAIT).await.is_none());
+    assert!(start.elapsed() < Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn dropping_every_handle_stops_the_task() {
+    let base = dead_base().await;
+    let (handle, task) = spawn(shell(&base));
+    drop(handle);
+    tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+}
+
+/// The storage port: the loaded list is saved under the person's and Environment's key, and a
+/// later engine on the same storage is handed it back before its own list read answers.
+#[tokio::test]
+async fn session_lists_go_through_the_storage_port() {
+    let platform = serve(Platform {
+        slow_env: Some("env-slow"),
+        ..Platform::default()
+    })
+    .await;
+    let storage = MemoryStorage::default();
+    let mut config = shell(&platform.base());
+    config.storage = Box::new(storage.clone());
+    let (handle, task) = spawn(config);
+    sign_in(&handle, "env-1");
+    wait(&handle, "the list", |s| !s.agent_sessions.is_empty()).await;
+    let key = "ms.main-sequence-ai.agent-sessions:user-1:env-1";
+    let stored = wait_stored(&storage, key).await;
+    assert_eq!(stored[0]["uid"], SESSION);
+    handle.shutdown().await;
+    task.await.unwrap();
+
+    // The same person and Environment on a platform that does not answer the list: the stored
+    // list is what the engine shows.
+    let mut config = shell(&dead_base().await);
+    config.storage = Box::new(storage.clone());
+    let (handle, task) = spawn(config);
+    sign_in(&handle, "env-1");
+    let s = wait(&handle, "the stored list", |s| !s.agent_sessions.is_empty()).await;
+    assert_eq!(s.agent_sessions[0].uid, SESSION);
+    handle.shutdown().await;
+    task.await.unwrap();
+}
+
+async fn wait_stored(storage: &MemoryStorage, key: &str) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(v) = storage.get(key) {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nothing stored under {key}: {:?}",
+            storage.keys()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

@@ -1,0 +1,305 @@
+//! A simulated platform and Agent runtime on loopback, for tests and as the CLI's embedded
+//! default.
+//!
+//! [`Sim::start`] binds `127.0.0.1:0` and serves, for one simulated organization held in memory,
+//! the platform API of `platform-api.md` (P1 to P12, and an empty P13) under [`Sim::url`], and
+//! each Agent's runtime (R1 to R3) under `{url}/runtime/{agent_uid}`, which is the `rpc_url`
+//! resolve-runtime-access hands out together with a per-session runtime token. Answers stream as
+//! real ui-message-stream SSE.
+//!
+//! Every request is logged ([`Sim::log`]) before any queued [`Fault`] applies to it; tokens are
+//! never logged. [`BlockingSim`] runs the same server on its own thread for hosts without async.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use platform_sim::{Fault, FaultKind, Sim, SimConfig};
+//! let sim = Sim::start(SimConfig::default()).await?;
+//! sim.fault(Fault::once("GET", "/history/", FaultKind::Status(500, serde_json::json!({"detail": "boom"}))));
+//! println!("platform at {}", sim.url());
+//! sim.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+
+// Handlers refuse a request by returning its finished answer early (`Result<_, Response>`); the
+// size of that error variant does not matter here.
+#![allow(clippy::result_large_err)]
+
+mod platform;
+mod runtime;
+mod server;
+mod state;
+mod types;
+mod wire;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use types::{
+    AgentSpec, AnswerStyle, DEFAULT_AGENT_UID, DEFAULT_PLATFORM_TOKEN, Fault, FaultKind,
+    LoggedRequest, RuntimeBehaviour, SimConfig, default_catalog,
+};
+
+use server::{Shared, lock};
+
+/// How long [`Sim::shutdown`] waits for open connections before dropping them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// A running simulator. Dropping it stops the server too (without waiting).
+pub struct Sim {
+    shared: Arc<Shared>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Sim {
+    /// Starts a simulator on `127.0.0.1:0` (a free port).
+    pub async fn start(config: SimConfig) -> std::io::Result<Sim> {
+        Sim::start_on_port(config, 0).await
+    }
+
+    /// Starts a simulator on `127.0.0.1:port` (0: a free port).
+    pub async fn start_on_port(config: SimConfig, port: u16) -> std::io::Result<Sim> {
+        let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port))).await?;
+        let address = listener.local_addr()?;
+        let shared = Arc::new(Shared::new(config, format!("http://{address}")));
+        let router = axum::Router::new()
+            .fallback(server::handle)
+            .with_state(Arc::clone(&shared));
+        let mut shutdown = shared.shutdown.subscribe();
+        let task = tokio::spawn(async move {
+            let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
+                let _ = shutdown.wait_for(|down| *down).await;
+            });
+            let _ = serve.await;
+        });
+        Ok(Sim {
+            shared,
+            task: Some(task),
+        })
+    }
+
+    /// The platform base URL, `http://127.0.0.1:PORT` (no trailing slash).
+    pub fn url(&self) -> String {
+        self.shared.url.clone()
+    }
+
+    /// The configuration it runs with.
+    pub fn config(&self) -> &SimConfig {
+        &self.shared.config
+    }
+
+    /// Every request received so far, in order.
+    pub fn log(&self) -> Vec<LoggedRequest> {
+        self.shared.log()
+    }
+
+    /// Forgets the logged requests.
+    pub fn clear_log(&self) {
+        self.shared.clear_log();
+    }
+
+    /// Queues a fault for the next matching request(s).
+    pub fn fault(&self, fault: Fault) {
+        self.shared.fault(fault);
+    }
+
+    /// Drops every queued fault.
+    pub fn clear_faults(&self) {
+        self.shared.clear_faults();
+    }
+
+    /// The canonical records of every session, oldest first.
+    pub fn sessions(&self) -> Vec<Value> {
+        sessions(&self.shared)
+    }
+
+    /// Changes how an Agent's runtime behaves from now on (its wake starts over). False when
+    /// there is no such Agent.
+    pub fn set_runtime(&self, agent_uid: &str, runtime: RuntimeBehaviour) -> bool {
+        set_runtime(&self.shared, agent_uid, runtime)
+    }
+
+    /// Stops the server: running answers end with an `abort` chunk, open connections get
+    /// two seconds to close.
+    pub async fn shutdown(mut self) {
+        self.shared.begin_shutdown();
+        if let Some(task) = self.task.take() {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(SHUTDOWN_GRACE, task).await.is_err() {
+                abort.abort();
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Sim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sim")
+            .field("url", &self.shared.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        self.shared.begin_shutdown();
+    }
+}
+
+fn sessions(shared: &Shared) -> Vec<Value> {
+    let state = lock(&shared.state);
+    state
+        .sessions
+        .iter()
+        .map(|s| state.record(s, &shared.config))
+        .collect()
+}
+
+fn set_runtime(shared: &Shared, agent_uid: &str, runtime: RuntimeBehaviour) -> bool {
+    let mut state = lock(&shared.state);
+    match state.agents.iter_mut().find(|a| a.spec.uid == agent_uid) {
+        Some(agent) => {
+            agent.spec.runtime = runtime;
+            agent.checks = 0;
+            agent.wake_started_ms = None;
+            true
+        }
+        None => false,
+    }
+}
+
+/// A simulator for hosts without async: the server runs on its own thread with its own tokio
+/// runtime. Dropping it stops the server and joins the thread.
+pub struct BlockingSim {
+    shared: Arc<Shared>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl BlockingSim {
+    /// Starts a simulator on `127.0.0.1:0` on a thread of its own.
+    pub fn start(config: SimConfig) -> std::io::Result<BlockingSim> {
+        BlockingSim::start_on_port(config, 0)
+    }
+
+    /// Starts a simulator on `127.0.0.1:port` (0: a free port) on a thread of its own.
+    pub fn start_on_port(config: SimConfig, port: u16) -> std::io::Result<BlockingSim> {
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("platform-sim".to_owned())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    match Sim::start_on_port(config, port).await {
+                        Ok(sim) => {
+                            let _ = ready_tx.send(Ok(Arc::clone(&sim.shared)));
+                            let _ = stop_rx.await;
+                            sim.shutdown().await;
+                        }
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                        }
+                    }
+                });
+            })?;
+        match ready_rx.recv() {
+            Ok(Ok(shared)) => Ok(BlockingSim {
+                shared,
+                stop: Some(stop_tx),
+                thread: Some(thread),
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err(std::io::Error::other("the simulator thread ended early"))
+            }
+        }
+    }
+
+    /// The platform base URL, `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        self.shared.url.clone()
+    }
+
+    /// The configuration it runs with.
+    pub fn config(&self) -> &SimConfig {
+        &self.shared.config
+    }
+
+    /// Every request received so far, in order.
+    pub fn log(&self) -> Vec<LoggedRequest> {
+        self.shared.log()
+    }
+
+    /// Forgets the logged requests.
+    pub fn clear_log(&self) {
+        self.shared.clear_log();
+    }
+
+    /// Queues a fault for the next matching request(s).
+    pub fn fault(&self, fault: Fault) {
+        self.shared.fault(fault);
+    }
+
+    /// Drops every queued fault.
+    pub fn clear_faults(&self) {
+        self.shared.clear_faults();
+    }
+
+    /// The canonical records of every session, oldest first.
+    pub fn sessions(&self) -> Vec<Value> {
+        sessions(&self.shared)
+    }
+
+    /// Changes how an Agent's runtime behaves from now on (see [`Sim::set_runtime`]).
+    pub fn set_runtime(&self, agent_uid: &str, runtime: RuntimeBehaviour) -> bool {
+        set_runtime(&self.shared, agent_uid, runtime)
+    }
+
+    /// Stops the server and joins its thread.
+    pub fn shutdown(mut self) {
+        self.stop_and_join();
+    }
+
+    fn stop_and_join(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for BlockingSim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockingSim")
+            .field("url", &self.shared.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for BlockingSim {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}

@@ -1,0 +1,86 @@
+//! `platform-sim`: runs the simulated platform on loopback until Ctrl-C.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use platform_sim::{RuntimeBehaviour, Sim, SimConfig};
+
+/// The environment variable that sets the platform token (else the built-in default).
+const TOKEN_ENV: &str = "PLATFORM_SIM_TOKEN";
+
+/// A simulated platform and Agent runtime on 127.0.0.1, for the chat engine.
+#[derive(Debug, Parser)]
+#[command(name = "platform-sim", version)]
+struct Args {
+    /// The port to listen on (0: a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// The demo Agent is idle and wakes after this many readiness checks.
+    #[arg(long, value_name = "N")]
+    waking_checks: Option<u32>,
+    /// The demo Agent has no default model (session creation needs one).
+    #[arg(long)]
+    needs_model: bool,
+    /// The pause between streamed answer chunks, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    answer_delay_ms: Option<u64>,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let mut config = SimConfig::default();
+    let custom_token = std::env::var(TOKEN_ENV)
+        .ok()
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty());
+    if let Some(token) = &custom_token {
+        config.platform_token.clone_from(token);
+    }
+    for agent in &mut config.agents {
+        if let Some(checks) = args.waking_checks {
+            agent.runtime = RuntimeBehaviour::Waking { checks };
+        }
+        agent.needs_model = args.needs_model;
+    }
+    if let Some(delay) = args.answer_delay_ms {
+        config.answer_delay_ms = delay;
+    }
+    let sim = match Sim::start_on_port(config, args.port).await {
+        Ok(sim) => sim,
+        Err(e) => {
+            eprintln!(
+                "platform-sim: cannot listen on 127.0.0.1:{}: {e}",
+                args.port
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = sim.config();
+    println!("platform-sim listening on {}", sim.url());
+    println!(
+        "environment: {}  person: {}",
+        config.environment_uid, config.person_uid
+    );
+    for agent in &config.agents {
+        println!(
+            "agent: {} ({})  runtime: {:?}  needs model: {}",
+            agent.uid, agent.name, agent.runtime, agent.needs_model
+        );
+    }
+    if custom_token.is_some() {
+        println!(
+            "platform token: the value of ${TOKEN_ENV} (send it as `Authorization: Bearer ...`)"
+        );
+    } else {
+        println!(
+            "platform token: the built-in default, platform_sim::DEFAULT_PLATFORM_TOKEN (set ${TOKEN_ENV} to choose another)"
+        );
+    }
+    println!("press Ctrl-C to stop");
+    if let Err(e) = tokio::signal::ctrl_c().await {
+        eprintln!("platform-sim: cannot wait for Ctrl-C: {e}");
+    }
+    sim.shutdown().await;
+    ExitCode::SUCCESS
+}

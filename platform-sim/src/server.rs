@@ -1,0 +1,343 @@
+//! The HTTP front: logging, faults, authentication and dispatch.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{Request, State as AxumState};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::Response;
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::state::State;
+use crate::types::{Fault, FaultKind, LoggedRequest, SimConfig};
+use crate::{platform, runtime};
+
+/// How long a cut connection waits before breaking, so that what was sent is flushed first.
+pub(crate) const FLUSH_PAUSE: Duration = Duration::from_millis(20);
+
+/// The largest request body read.
+const BODY_LIMIT: usize = 4 << 20;
+
+/// Locks a mutex, ignoring poisoning (the data stays usable).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What every request handler shares.
+pub(crate) struct Shared {
+    pub config: SimConfig,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    started: Instant,
+    log: Mutex<Vec<LoggedRequest>>,
+    faults: Mutex<VecDeque<Fault>>,
+    pub state: Mutex<State>,
+    /// Set to true when the server shuts down.
+    pub shutdown: watch::Sender<bool>,
+}
+
+impl Shared {
+    pub(crate) fn new(config: SimConfig, url: String) -> Shared {
+        let state = State::new(&config);
+        Shared {
+            config,
+            url,
+            started: Instant::now(),
+            log: Mutex::new(Vec::new()),
+            faults: Mutex::new(VecDeque::new()),
+            state: Mutex::new(state),
+            shutdown: watch::Sender::new(false),
+        }
+    }
+
+    pub(crate) fn log(&self) -> Vec<LoggedRequest> {
+        lock(&self.log).clone()
+    }
+
+    pub(crate) fn clear_log(&self) {
+        lock(&self.log).clear();
+    }
+
+    pub(crate) fn fault(&self, fault: Fault) {
+        if fault.times > 0 {
+            lock(&self.faults).push_back(fault);
+        }
+    }
+
+    pub(crate) fn clear_faults(&self) {
+        lock(&self.faults).clear();
+    }
+
+    /// Stops every running answer and the server's accept loop.
+    pub(crate) fn begin_shutdown(&self) {
+        self.shutdown.send_replace(true);
+        let state = lock(&self.state);
+        for session in &state.sessions {
+            if let Some(turn) = &session.turn {
+                turn.cancel.send_replace(true);
+            }
+        }
+    }
+
+    /// The first queued fault matching the request, used once.
+    fn take_fault(&self, method: &str, path: &str) -> Option<FaultKind> {
+        let mut faults = lock(&self.faults);
+        let index = faults.iter().position(|f| f.matches(method, path))?;
+        let fault = faults.get_mut(index)?;
+        fault.times = fault.times.saturating_sub(1);
+        let kind = fault.kind.clone();
+        if fault.times == 0 {
+            faults.remove(index);
+        }
+        Some(kind)
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Waits `ms`, or less when the server shuts down.
+    pub(crate) async fn pause(&self, ms: u64) {
+        let mut shutdown = self.shutdown.subscribe();
+        tokio::select! {
+            _ = shutdown.wait_for(|down| *down) => {}
+            () = tokio::time::sleep(Duration::from_millis(ms)) => {}
+        }
+    }
+}
+
+/// A request, read.
+#[derive(Debug)]
+pub(crate) struct Req {
+    pub method: Method,
+    pub headers: HeaderMap,
+    pub query: Vec<(String, String)>,
+    pub body: Bytes,
+}
+
+impl Req {
+    /// The first value of a query parameter.
+    pub(crate) fn param(&self, key: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON: `Ok(None)` when empty, a 400 answer when it is not JSON.
+    pub(crate) fn json(&self) -> Result<Option<Value>, Response> {
+        if self.body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        serde_json::from_slice(&self.body).map(Some).map_err(|_| {
+            error(
+                400,
+                "JSON parse error - the request body is not valid JSON.",
+            )
+        })
+    }
+
+    /// The bearer credential of `Authorization` (any scheme), if any.
+    pub(crate) fn credential(&self) -> Option<(&str, &str)> {
+        let value = self.headers.get(AUTHORIZATION)?.to_str().ok()?.trim();
+        let (scheme, credential) = value.split_once(' ')?;
+        Some((scheme, credential.trim()))
+    }
+}
+
+/// A JSON answer.
+pub(crate) fn json_response(status: u16, value: &Value) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = Response::new(Body::from(value.to_string()));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// A `{"detail": message}` answer.
+pub(crate) fn error(status: u16, message: &str) -> Response {
+    json_response(status, &json!({ "detail": message }))
+}
+
+/// An answer without a body.
+pub(crate) fn empty(status: u16) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::NO_CONTENT);
+    response
+}
+
+/// A response whose body fails at once: the connection closes before any byte is written.
+fn close_without_answer() -> Response {
+    let failing = futures_util::stream::once(async {
+        Err::<Bytes, std::io::Error>(std::io::Error::other("closed without an answer"))
+    });
+    Response::new(Body::from_stream(failing))
+}
+
+/// The same answer, with its body cut after half of it (the connection then breaks).
+pub(crate) async fn cut_in_half(response: Response) -> Response {
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let half = bytes.slice(..bytes.len() / 2);
+    // The pause lets the head and the first half go out before the connection breaks.
+    let stream = futures_util::StreamExt::chain(
+        futures_util::stream::iter([Ok(half)]),
+        futures_util::stream::once(async {
+            tokio::time::sleep(FLUSH_PAUSE).await;
+            Err::<Bytes, _>(std::io::Error::other("dropped mid-answer"))
+        }),
+    );
+    let mut parts = parts;
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from_stream(stream))
+}
+
+/// Replaces every secret in `text` with `[redacted]`.
+fn redact(text: &str, secrets: &[String]) -> String {
+    secrets
+        .iter()
+        .filter(|s| !s.is_empty())
+        .fold(text.to_owned(), |text, secret| {
+            text.replace(secret.as_str(), "[redacted]")
+        })
+}
+
+fn redact_value(value: &mut Value, secrets: &[String]) {
+    match value {
+        Value::String(text) => *text = redact(text, secrets),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(v, secrets)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_value(v, secrets)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// Decodes one percent-encoded path segment.
+pub(crate) fn decode(segment: &str) -> String {
+    percent_encoding::percent_decode_str(segment)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// Where a path goes: the runtime of an Agent (`/runtime/{agent}/...`), or the platform.
+enum Target {
+    Runtime { agent: String, rest: String },
+    Platform,
+}
+
+fn target(path: &str) -> Target {
+    match path
+        .strip_prefix("/runtime/")
+        .and_then(|rest| rest.split_once('/'))
+    {
+        Some((agent, rest)) => Target::Runtime {
+            agent: decode(agent),
+            rest: format!("/{rest}"),
+        },
+        None => Target::Platform,
+    }
+}
+
+/// The one handler: log, fault, authenticate, dispatch.
+pub(crate) async fn handle(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    request: Request,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, BODY_LIMIT)
+        .await
+        .unwrap_or_default();
+    let path = parts.uri.path().to_owned();
+    let raw_query = parts.uri.query().unwrap_or_default().to_owned();
+    let query = axum::extract::Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
+        .map(|q| q.0)
+        .unwrap_or_default();
+    let req = Req {
+        method: parts.method.clone(),
+        headers: parts.headers,
+        query,
+        body,
+    };
+    let target = target(&path);
+
+    // Who is asking, and the log entry (tokens redacted), before any fault.
+    let (authorized, secrets) = {
+        let state = lock(&shared.state);
+        let authorized = match &target {
+            Target::Runtime { agent, .. } => req.credential().is_some_and(|(scheme, token)| {
+                scheme.eq_ignore_ascii_case("bearer") && state.runtime_token_valid(agent, token)
+            }),
+            Target::Platform => req
+                .credential()
+                .is_some_and(|(_, token)| token == shared.config.platform_token),
+        };
+        let mut secrets = state.runtime_tokens();
+        secrets.push(shared.config.platform_token.clone());
+        (authorized, secrets)
+    };
+    let logged_body = if req.body.is_empty() {
+        None
+    } else {
+        let mut value = serde_json::from_slice(&req.body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&req.body).into_owned()));
+        redact_value(&mut value, &secrets);
+        Some(value)
+    };
+    lock(&shared.log).push(LoggedRequest {
+        method: req.method.as_str().to_owned(),
+        path: redact(&path, &secrets),
+        query: redact(&raw_query, &secrets),
+        body: logged_body,
+        authorized,
+        at_ms: shared.elapsed_ms(),
+    });
+
+    let mut drop_after = None;
+    match shared.take_fault(req.method.as_str(), &path) {
+        Some(FaultKind::Status(status, body)) => {
+            return if body.is_null() {
+                empty(status)
+            } else {
+                json_response(status, &body)
+            };
+        }
+        Some(FaultKind::Delay(ms)) => shared.pause(ms).await,
+        Some(FaultKind::MalformedJson) => {
+            let mut response = Response::new(Body::from(r#"{"detail": "truncated"#));
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            return response;
+        }
+        Some(FaultKind::CloseWithoutAnswer) => return close_without_answer(),
+        Some(FaultKind::DropMidStream { after_chunks }) => drop_after = Some(after_chunks),
+        None => {}
+    }
+
+    match target {
+        Target::Runtime { agent, rest } => {
+            runtime::handle(&shared, &req, &agent, &rest, authorized, drop_after).await
+        }
+        Target::Platform => {
+            let response = if authorized {
+                platform::handle(&shared, &req, &path)
+            } else if req.credential().is_none() {
+                error(401, "Authentication credentials were not provided.")
+            } else {
+                error(401, "Invalid token.")
+            };
+            match drop_after {
+                Some(_) => cut_in_half(response).await,
+                None => response,
+            }
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! The public configuration, fault and log types.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// The platform bearer token a default [`SimConfig`] accepts. Hosts read it from here (or from
+/// their own config); the simulator never prints it.
+pub const DEFAULT_PLATFORM_TOKEN: &str = "sim-platform-token";
+
+/// The uid of the default configuration's one Agent.
+pub const DEFAULT_AGENT_UID: &str = "agent-demo";
+
+/// How the simulated organization behaves. Its `Debug` output hides the platform token.
+#[derive(Clone)]
+pub struct SimConfig {
+    /// The one Organization Environment every session lives in (default `env-demo`).
+    pub environment_uid: String,
+    /// The person every request acts for (default `user-demo`): the owner of the sessions
+    /// created through the platform routes.
+    pub person_uid: String,
+    /// The bearer the platform accepts (default [`DEFAULT_PLATFORM_TOKEN`]); platform requests
+    /// without it get 401. Never logged or printed.
+    pub platform_token: String,
+    /// The Agents deployed in the Environment.
+    pub agents: Vec<AgentSpec>,
+    /// The P12 body (`GET /api/v1/model-providers/`), served verbatim; default: a valid
+    /// 2-provider catalog ([`default_catalog`]). Session models are checked against it.
+    pub catalog: Value,
+    /// The pause between two streamed answer chunks, in milliseconds (default 15).
+    pub answer_delay_ms: u64,
+}
+
+impl std::fmt::Debug for SimConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimConfig")
+            .field("environment_uid", &self.environment_uid)
+            .field("person_uid", &self.person_uid)
+            .field("platform_token", &"[redacted]")
+            .field("agents", &self.agents)
+            .field("catalog", &self.catalog)
+            .field("answer_delay_ms", &self.answer_delay_ms)
+            .finish()
+    }
+}
+
+impl Default for SimConfig {
+    /// One ready Agent `agent-demo` ("Demo Agent") with the catalog's default model, echoing.
+    fn default() -> SimConfig {
+        SimConfig {
+            environment_uid: "env-demo".to_owned(),
+            person_uid: "user-demo".to_owned(),
+            platform_token: DEFAULT_PLATFORM_TOKEN.to_owned(),
+            agents: vec![AgentSpec::new(DEFAULT_AGENT_UID, "Demo Agent")],
+            catalog: default_catalog(),
+            answer_delay_ms: 15,
+        }
+    }
+}
+
+/// One Agent of the simulated Environment.
+#[derive(Debug, Clone)]
+pub struct AgentSpec {
+    /// The Agent uid (also its runtime path segment: `{url}/runtime/{uid}`).
+    pub uid: String,
+    /// The display name (`agent_name` of its sessions).
+    pub name: String,
+    /// How its runtime answers readiness checks and runtime-access reads.
+    pub runtime: RuntimeBehaviour,
+    /// The Agent has no default model: creating a session without `llm_provider` and
+    /// `llm_model` gets the model-required 400 (P7 always, P8 unless the body names both).
+    pub needs_model: bool,
+    /// What its runtime answers to a chat turn.
+    pub answer: AnswerStyle,
+}
+
+impl AgentSpec {
+    /// A ready, echoing Agent with a default model.
+    pub fn new(uid: impl Into<String>, name: impl Into<String>) -> AgentSpec {
+        AgentSpec {
+            uid: uid.into(),
+            name: name.into(),
+            runtime: RuntimeBehaviour::Ready,
+            needs_model: false,
+            answer: AnswerStyle::Echo,
+        }
+    }
+}
+
+/// How an Agent's runtime comes to serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuntimeBehaviour {
+    /// Serving: resolve-runtime-access answers ready (mode `token`) and `GET {rpc}/api/chat`
+    /// answers 200.
+    Ready,
+    /// Idle until checked. resolve-runtime-access answers ready (the platform reports every
+    /// deployed Agent ready) until the first `GET {rpc}/api/chat` check; that check wakes the
+    /// Agent. While it wakes, resolve-runtime-access answers state `waking` (can_submit false,
+    /// retry_after_ms 1000) and `GET {rpc}/api/chat` answers 503, until `checks` checks have been
+    /// received (each readiness GET and each runtime-access read during the wake counts); then
+    /// it is ready. The first `checks` readiness GETs answer 503, the next one 200.
+    Waking {
+        /// How many checks the wake takes (0: ready at once).
+        checks: u32,
+    },
+    /// Blocked for good: can_submit false, state `update_failed`, with this notice message and
+    /// `operation.support_reference`; the runtime answers 503.
+    Terminal {
+        /// `runtime_interaction.notice.message`.
+        message: String,
+        /// `runtime_interaction.operation.support_reference`.
+        support_reference: String,
+    },
+}
+
+/// What an Agent answers to a turn, as ui-message-stream chunks followed by `data: [DONE]`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnswerStyle {
+    /// "You said: {text}", streamed word by word: `start`, `start-step`, `text-start`,
+    /// `text-delta`..., `text-end`, `finish-step`, `finish`, `[DONE]`.
+    Echo,
+    /// This text, streamed word by word like [`AnswerStyle::Echo`].
+    Fixed(String),
+    /// These raw chunks, one SSE event each (objects are written as compact JSON, a string is
+    /// written verbatim as the event's data), then `data: [DONE]` unless the script holds the
+    /// string `"[DONE]"` itself.
+    Script(Vec<Value>),
+}
+
+/// One request the simulator received, as logged before any fault applied.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoggedRequest {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The path as received (percent-encoded).
+    pub path: String,
+    /// The raw query string without `?` (empty when none).
+    pub query: String,
+    /// The body: its JSON, or a JSON string holding its text when it is not JSON; `None` when
+    /// empty. Any token in it is replaced by `[redacted]`.
+    pub body: Option<Value>,
+    /// Whether the request carried the credential its target accepts (the platform token for
+    /// platform paths, a runtime token of that Agent for runtime paths). The token itself is
+    /// never stored.
+    pub authorized: bool,
+    /// Milliseconds since the simulator started.
+    pub at_ms: u64,
+}
+
+impl LoggedRequest {
+    /// Whether this is `method` on a path containing `path_contains`.
+    pub fn is(&self, method: &str, path_contains: &str) -> bool {
+        self.method.eq_ignore_ascii_case(method) && self.path.contains(path_contains)
+    }
+}
+
+/// A queued fault: the next `times` requests matching it get `kind` instead of (or before) their
+/// normal answer, then it expires. Requests are logged before a fault applies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fault {
+    /// Only requests of this method (case-insensitive); `None` matches every method.
+    pub method: Option<String>,
+    /// Only requests whose path contains this text (`""` matches every path).
+    pub path_contains: String,
+    /// How many matching requests it applies to (0: none; it is dropped when queued).
+    pub times: u32,
+    /// What happens to them.
+    pub kind: FaultKind,
+}
+
+impl Fault {
+    /// A one-shot fault for `method` requests on paths containing `path_contains`.
+    pub fn once(method: &str, path_contains: impl Into<String>, kind: FaultKind) -> Fault {
+        Fault {
+            method: Some(method.to_owned()),
+            path_contains: path_contains.into(),
+            times: 1,
+            kind,
+        }
+    }
+
+    /// A one-shot fault for requests of any method on paths containing `path_contains`.
+    pub fn any_method(path_contains: impl Into<String>, kind: FaultKind) -> Fault {
+        Fault {
+            method: None,
+            path_contains: path_contains.into(),
+            times: 1,
+            kind,
+        }
+    }
+
+    /// The same fault for the next `times` matching requests.
+    pub fn repeat(mut self, times: u32) -> Fault {
+        self.times = times;
+        self
+    }
+
+    /// Whether a request matches.
+    pub(crate) fn matches(&self, method: &str, path: &str) -> bool {
+        self.method
+            .as_deref()
+            .is_none_or(|m| m.eq_ignore_ascii_case(method))
+            && path.contains(&self.path_contains)
+    }
+}
+
+/// What a fault does to a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FaultKind {
+    /// Answer this status with this JSON body (`Value::Null`: an empty body), without handling
+    /// the request.
+    Status(u16, Value),
+    /// Wait this many milliseconds, then handle the request normally.
+    Delay(u64),
+    /// Handle the request, then cut the connection mid-answer: for `POST .../api/chat`, after
+    /// this many SSE events (the turn then ends where it was cut); for any other route, after
+    /// half of the body (`after_chunks` is ignored).
+    DropMidStream {
+        /// SSE events sent before the cut.
+        after_chunks: usize,
+    },
+    /// Answer 200 with `Content-Type: application/json` and a truncated JSON body, without
+    /// handling the request.
+    MalformedJson,
+    /// Close the connection without sending any response, without handling the request.
+    CloseWithoutAnswer,
+}
+
+/// The default P12 catalog: two enabled providers (`acme-cloud`, default model `acme-large` with
+/// levels low/medium/high, and `acme-small` without levels; `team-models` with `tm-1`, levels
+/// off/high), as in `platform-api.md`. It passes `engine_core::api::parse_catalog`.
+pub fn default_catalog() -> Value {
+    json!({
+        "schema_version": 1,
+        "catalog_digest": "sha256:4f2a9c0b8e7d6a5f4c3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a2918f7e6d5c",
+        "providers": [
+            {
+                "provider": "acme-cloud",
+                "display_name": "Acme Cloud",
+                "auth_methods": ["oauth"],
+                "sign_in_available": true,
+                "known": true,
+                "enabled": true,
+                "authenticated": true,
+                "credential_status": "active",
+                "default_model": "acme-large",
+                "models": [
+                    {"model": "acme-large", "display_name": "Acme Large", "api": "openai-responses", "input": ["text", "image"], "reasoning": true, "thinking_levels": ["low", "medium", "high"], "context_window": 200000, "max_tokens": 32000},
+                    {"model": "acme-small", "display_name": "Acme Small", "api": "openai-responses", "input": ["text"], "reasoning": false, "thinking_levels": [], "context_window": 64000, "max_tokens": 8000}
+                ]
+            },
+            {
+                "provider": "team-models",
+                "display_name": "Team Models",
+                "auth_methods": [],
+                "sign_in_available": false,
+                "known": false,
+                "enabled": true,
+                "authenticated": true,
+                "credential_status": "active",
+                "default_model": "tm-1",
+                "models": [
+                    {"model": "tm-1", "display_name": "TM 1", "api": "openai-completions", "input": ["text"], "reasoning": true, "thinking_levels": ["off", "high"], "context_window": 128000, "max_tokens": 16000}
+                ]
+            }
+        ]
+    })
+}

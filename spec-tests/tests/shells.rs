@@ -1,0 +1,355 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! Both shells against `platform-sim` on loopback: the same scenarios, the same expectations.
+//! The rules themselves are checked on a virtual clock elsewhere; here the bytes really travel.
+
+use std::time::Duration;
+
+use engine_core::stream::StreamDelta;
+use engine_core::{
+    Command, Config, DefaultSession, Event, Input, Person, ReadinessStatus, RunStatus, Secret,
+    Snapshot, SourceStatus,
+};
+use platform_sim::{AgentSpec, AnswerStyle, Fault, FaultKind, RuntimeBehaviour, SimConfig};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// What the suite needs from a shell.
+trait ShellUnderTest {
+    fn start(base: &str) -> Self;
+    fn input(&self, input: Input);
+    fn command(&self, command: Command);
+    fn wait_for(&self, pred: &dyn Fn(&Snapshot) -> bool) -> Snapshot;
+    /// The events received so far.
+    fn events(&mut self) -> Vec<Event>;
+    fn stop(self);
+}
+
+struct Tokio {
+    rt: tokio::runtime::Runtime,
+    handle: engine_io_tokio::Handle,
+    events: tokio::sync::broadcast::Receiver<Event>,
+    seen: Vec<Event>,
+}
+
+impl ShellUnderTest for Tokio {
+    fn start(base: &str) -> Tokio {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let config = engine_io_tokio::ShellConfig::new(Config::new(base).unwrap());
+        let (handle, events) = rt.block_on(async {
+            let (handle, _task) = engine_io_tokio::spawn(config);
+            let events = handle.subscribe();
+            (handle, events)
+        });
+        Tokio {
+            rt,
+            handle,
+            events,
+            seen: Vec::new(),
+        }
+    }
+    fn input(&self, input: Input) {
+        self.handle.input(input).unwrap();
+    }
+    fn command(&self, command: Command) {
+        self.handle.command(command).unwrap();
+    }
+    fn wait_for(&self, pred: &dyn Fn(&Snapshot) -> bool) -> Snapshot {
+        let got = self.rt.block_on(self.handle.wait_for(pred, WAIT));
+        got.unwrap_or_else(|| panic!("timed out; last: {:#?}", self.handle.snapshots().borrow()))
+    }
+    fn events(&mut self) -> Vec<Event> {
+        while let Ok(e) = self.events.try_recv() {
+            self.seen.push(e);
+        }
+        self.seen.clone()
+    }
+    fn stop(self) {
+        self.rt.block_on(self.handle.shutdown());
+    }
+}
+
+struct Blocking {
+    shell: engine_io_blocking::Shell,
+    events: std::sync::mpsc::Receiver<Event>,
+    seen: Vec<Event>,
+}
+
+impl ShellUnderTest for Blocking {
+    fn start(base: &str) -> Blocking {
+        let config = engine_io_blocking::ShellConfig::new(Config::new(base).unwrap());
+        let shell = engine_io_blocking::Shell::start(config);
+        let events = shell.events();
+        Blocking {
+            shell,
+            events,
+            seen: Vec::new(),
+        }
+    }
+    fn input(&self, input: Input) {
+        self.shell.input(input).unwrap();
+    }
+    fn command(&self, command: Command) {
+        self.shell.command(command).unwrap();
+    }
+    fn wait_for(&self, pred: &dyn Fn(&Snapshot) -> bool) -> Snapshot {
+        self.shell
+            .wait_for(pred, WAIT)
+            .unwrap_or_else(|| panic!("timed out; last: {:#?}", self.shell.snapshot()))
+    }
+    fn events(&mut self) -> Vec<Event> {
+        while let Ok(e) = self.events.try_recv() {
+            self.seen.push(e);
+        }
+        self.seen.clone()
+    }
+    fn stop(self) {
+        self.shell.shutdown();
+    }
+}
+
+/// A simulator on loopback, on its own thread.
+fn sim(config: SimConfig) -> platform_sim::BlockingSim {
+    platform_sim::BlockingSim::start(config).unwrap()
+}
+
+fn agent(runtime: RuntimeBehaviour) -> SimConfig {
+    let mut config = SimConfig::default();
+    if let Some(a) = config.agents.first_mut() {
+        a.runtime = runtime;
+    }
+    config
+}
+
+/// Opens the default session of the simulator's first Agent.
+fn open<S: ShellUnderTest>(config: &SimConfig, url: &str) -> S {
+    let shell = S::start(url);
+    let agent: &AgentSpec = config.agents.first().unwrap();
+    shell.input(Input::Person(Person {
+        user_uid: Some(config.person_uid.clone()),
+        token: Some(Secret::new(config.platform_token.clone())),
+        token_type: None,
+    }));
+    shell.input(Input::EnvironmentUid(Some(config.environment_uid.clone())));
+    shell.input(Input::DefaultSession(Some(DefaultSession {
+        agent_uid: Some(agent.uid.clone()),
+        handle_unique_id: "shell-suite".into(),
+        name: "shell suite".into(),
+        status: SourceStatus::Ready,
+        unavailable_message: None,
+    })));
+    shell.input(Input::ShowsDefaultSession(true));
+    shell.input(Input::IsVisible(true));
+    shell.wait_for(&|s| s.active_session_readiness.status == ReadinessStatus::Ready);
+    shell
+}
+
+fn posts(sim: &platform_sim::BlockingSim, path_end: &str) -> usize {
+    sim.log()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with(path_end))
+        .count()
+}
+
+fn streamed_text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Answer {
+                delta: StreamDelta::TextDelta { delta, .. },
+                ..
+            } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn answered(s: &Snapshot) -> bool {
+    !s.is_agent_working && matches!(s.run_status, RunStatus::Complete | RunStatus::Error)
+}
+
+/// The default session opens and a message's answer streams back.
+fn default_session_and_answer<S: ShellUnderTest>() {
+    let config = SimConfig::default();
+    let sim = sim(config.clone());
+    let mut shell: S = open(&config, &sim.url());
+    shell.wait_for(&|s| s.composer_admission);
+    shell.command(Command::SendMessage {
+        text: "hello there".into(),
+    });
+    let s = shell.wait_for(&answered);
+    assert_eq!(
+        s.run_status,
+        RunStatus::Complete,
+        "{:?}",
+        s.run_status_detail
+    );
+    assert!(streamed_text(&shell.events()).contains("hello there"));
+    assert_eq!(posts(&sim, "/api/chat"), 1);
+    shell.stop();
+    sim.shutdown();
+}
+
+/// A waking Agent holds the send, then the message is delivered exactly once.
+fn waking_agent_holds_then_delivers_once<S: ShellUnderTest>() {
+    let config = agent(RuntimeBehaviour::Waking { checks: 2 });
+    let sim = sim(config.clone());
+    let shell: S = open(&config, &sim.url());
+    shell.command(Command::SendMessage {
+        text: "wake up".into(),
+    });
+    let s = shell.wait_for(&answered);
+    assert_eq!(
+        s.run_status,
+        RunStatus::Complete,
+        "{:?}",
+        s.run_status_detail
+    );
+    assert_eq!(posts(&sim, "/api/chat"), 1, "{:#?}", sim.log());
+    shell.stop();
+    sim.shutdown();
+}
+
+/// A connection dropped mid-stream is reported and the message is not sent again.
+fn dropped_stream_is_reported_not_resent<S: ShellUnderTest>() {
+    let config = SimConfig::default();
+    let sim = sim(config.clone());
+    let shell: S = open(&config, &sim.url());
+    shell.wait_for(&|s| s.composer_admission);
+    sim.fault(Fault {
+        method: Some("POST".into()),
+        path_contains: "/api/chat".into(),
+        times: 1,
+        kind: FaultKind::DropMidStream { after_chunks: 2 },
+    });
+    shell.command(Command::SendMessage {
+        text: "cut me off".into(),
+    });
+    let s = shell.wait_for(&answered);
+    assert_eq!(s.run_status, RunStatus::Error);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(posts(&sim, "/api/chat"), 1, "never re-sent");
+    shell.stop();
+    sim.shutdown();
+}
+
+/// A terminal decision blocks sending: no message request reaches the Agent.
+fn terminal_decision_blocks_sending<S: ShellUnderTest>() {
+    let config = agent(RuntimeBehaviour::Terminal {
+        message: "The agent is being repaired.".into(),
+        support_reference: "SR-7".into(),
+    });
+    let sim = sim(config.clone());
+    let mut shell: S = open(&config, &sim.url());
+    shell.wait_for(&|s| {
+        s.active_runtime_interaction
+            .as_ref()
+            .is_some_and(|i| !i.can_submit && !s.is_assistant_runtime_starting)
+    });
+    shell.command(Command::SendMessage {
+        text: "anyone?".into(),
+    });
+    shell.wait_for(&|s| s.run_status == RunStatus::Error);
+    assert_eq!(posts(&sim, "/api/chat"), 0);
+    assert!(
+        shell
+            .events()
+            .iter()
+            .any(|e| matches!(e, Event::MessageNotSent { text, .. } if text == "anyone?"))
+    );
+    shell.stop();
+    sim.shutdown();
+}
+
+/// Cancel stops the run and reaches the simulator.
+fn cancel_reaches_the_simulator<S: ShellUnderTest>() {
+    let mut config = SimConfig {
+        answer_delay_ms: 200,
+        ..SimConfig::default()
+    };
+    if let Some(a) = config.agents.first_mut() {
+        a.answer = AnswerStyle::Fixed("one two three four five six seven eight nine ten".into());
+    }
+    let sim = sim(config.clone());
+    let shell: S = open(&config, &sim.url());
+    shell.wait_for(&|s| s.composer_admission);
+    shell.command(Command::SendMessage {
+        text: "talk slowly".into(),
+    });
+    shell.wait_for(&|s| s.has_active_chat_stream);
+    shell.command(Command::CancelActiveSession);
+    shell.wait_for(&|s| !s.is_agent_working && !s.is_cancelling_session);
+    assert_eq!(posts(&sim, "/api/chat/session/cancel"), 1);
+    shell.stop();
+    sim.shutdown();
+}
+
+/// An Environment change drops what was in flight: the slow detail read never lands.
+fn environment_change_aborts_in_flight<S: ShellUnderTest>() {
+    let config = SimConfig::default();
+    let sim = sim(config.clone());
+    let shell: S = open(&config, &sim.url());
+    sim.fault(Fault {
+        method: Some("GET".into()),
+        path_contains: "/api/v1/agent-sessions/".into(),
+        times: 5,
+        kind: FaultKind::Delay(1_500),
+    });
+    shell.command(Command::RefreshSessionDetail);
+    shell.input(Input::EnvironmentUid(Some("env-other".into())));
+    let s = shell.wait_for(&|s| s.environment_uid.as_deref() == Some("env-other"));
+    assert_eq!(s.current_session_id, None);
+    std::thread::sleep(Duration::from_millis(1_800));
+    let s = shell.wait_for(&|s| s.environment_uid.as_deref() == Some("env-other"));
+    assert_eq!(
+        s.current_session_id, None,
+        "a stale answer selected nothing"
+    );
+    assert!(s.active_session_detail.is_none());
+    shell.stop();
+    sim.shutdown();
+}
+
+macro_rules! suite {
+    ($shell:ty, $module:ident) => {
+        mod $module {
+            use super::*;
+            #[test]
+            fn default_session_and_answer() {
+                super::default_session_and_answer::<$shell>();
+            }
+            #[test]
+            fn waking_agent_holds_then_delivers_once() {
+                super::waking_agent_holds_then_delivers_once::<$shell>();
+            }
+            #[test]
+            fn dropped_stream_is_reported_not_resent() {
+                super::dropped_stream_is_reported_not_resent::<$shell>();
+            }
+            #[test]
+            fn terminal_decision_blocks_sending() {
+                super::terminal_decision_blocks_sending::<$shell>();
+            }
+            #[test]
+            fn cancel_reaches_the_simulator() {
+                super::cancel_reaches_the_simulator::<$shell>();
+            }
+            #[test]
+            fn environment_change_aborts_in_flight() {
+                super::environment_change_aborts_in_flight::<$shell>();
+            }
+        }
+    };
+}
+
+suite!(Tokio, tokio_shell);
+suite!(Blocking, blocking_shell);
