@@ -29,6 +29,9 @@ pub struct Args {
     /// How long to wait for the session and for an answer, in seconds.
     #[arg(long, global = true, default_value_t = 120)]
     pub timeout: u64,
+    /// Record a trace of the session into this file (JSON Lines, tokens redacted).
+    #[arg(long, global = true)]
+    pub record: Option<PathBuf>,
     /// What to do; without one, an interactive chat.
     #[command(subcommand)]
     pub command: Option<Action>,
@@ -41,6 +44,17 @@ pub enum Action {
     Send {
         /// The message.
         text: String,
+    },
+    /// Replay a recorded trace, print its timeline, and check its expectations (exit 1 on the
+    /// first failed one or a malformed line).
+    Replay {
+        /// The trace file (JSON Lines).
+        file: PathBuf,
+    },
+    /// Decode a ui-message-stream body and print the assembled message (AI SDK shape).
+    DecodeStream {
+        /// The body, as an Agent sends it (`.sse`).
+        file: PathBuf,
     },
 }
 

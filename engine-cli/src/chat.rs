@@ -1,6 +1,7 @@
 //! The chat itself: the engine on the tokio shell, the person's lines in, the answers out.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -9,7 +10,6 @@ use engine_core::{
     Command, Config, DefaultSession, Event, Input, Person, RunStatus, Snapshot, SourceStatus,
 };
 use engine_io_tokio::{Handle, ShellConfig, spawn};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast;
 
 use crate::stage::{self, Stage};
@@ -20,7 +20,7 @@ const HANDLE: &str = "agent-chat";
 
 /// Starts the engine for `target` and gives it the person, the Environment and the default
 /// session to show.
-fn open(target: &Target) -> Result<Handle, String> {
+fn open(target: &Target, record: bool) -> Result<Handle, String> {
     let seed = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -28,7 +28,9 @@ fn open(target: &Target) -> Result<Handle, String> {
     let config = Config::new(&target.base)
         .map_err(|e| e.to_string())?
         .with_seed(seed);
-    let (handle, _task) = spawn(ShellConfig::new(config));
+    let mut shell = ShellConfig::new(config);
+    shell.record_trace = record;
+    let (handle, _task) = spawn(shell);
     let inputs = [
         Input::Person(Person {
             user_uid: Some(target.user.clone()),
@@ -84,6 +86,7 @@ async fn turn(
 ) -> TurnEnd {
     let mut rx = handle.snapshots();
     let working_before = rx.borrow().is_agent_working;
+    let thread_before = rx.borrow().thread.len();
     if handle
         .command(Command::SendMessage { text: text.into() })
         .is_err()
@@ -118,7 +121,11 @@ async fn turn(
                     return TurnEnd::Failed("the engine has stopped".into());
                 }
                 let s: Snapshot = rx.borrow_and_update().clone();
-                started |= s.is_agent_working;
+                // A whole turn may land between two published snapshots: its message and
+                // answer in the thread tell that it ran.
+                let ran = s.thread.len() >= thread_before + 2
+                    && matches!(s.run_status, RunStatus::Complete | RunStatus::Error);
+                started |= s.is_agent_working || ran;
                 if started && !s.is_agent_working {
                     println!();
                     return match s.run_status {
@@ -135,9 +142,14 @@ async fn turn(
 }
 
 /// `agent-chat send "text"`: 0 answered, 1 failed or refused, 3 timed out.
-pub async fn send_once(target: &Target, text: &str, timeout_s: u64) -> ExitCode {
+pub async fn send_once(
+    target: &Target,
+    text: &str,
+    timeout_s: u64,
+    record: Option<&Path>,
+) -> ExitCode {
     let timeout = Duration::from_secs(timeout_s);
-    let handle = match open(target) {
+    let handle = match open(target, record.is_some()) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("agent-chat: {e}");
@@ -166,8 +178,24 @@ pub async fn send_once(target: &Target, text: &str, timeout_s: u64) -> ExitCode 
             }
         },
     };
+    save_trace(&handle, record).await;
     handle.shutdown().await;
     code
+}
+
+/// Writes the recorded trace, when asked to record.
+async fn save_trace(handle: &Handle, record: Option<&Path>) {
+    let Some(path) = record else {
+        return;
+    };
+    match handle.trace().await {
+        Some(trace) => {
+            if let Err(e) = std::fs::write(path, trace) {
+                eprintln!("agent-chat: cannot write the trace {}: {e}", path.display());
+            }
+        }
+        None => eprintln!("agent-chat: no trace was recorded"),
+    }
 }
 
 const HELP: &str = "\
@@ -187,10 +215,11 @@ Commands:
   /quit              leave
 Anything else is sent as a message.";
 
-/// The interactive chat.
-pub async fn interactive(target: &Target, timeout_s: u64) -> ExitCode {
+/// The interactive chat. Lines are read on their own thread, so a command (`/cancel`, `/quit`)
+/// works while an answer streams; answers are printed as they arrive, whatever the person types.
+pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&Path>) -> ExitCode {
     let timeout = Duration::from_secs(timeout_s);
-    let handle = match open(target) {
+    let handle = match open(target, record.is_some()) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("agent-chat: {e}");
@@ -200,107 +229,199 @@ pub async fn interactive(target: &Target, timeout_s: u64) -> ExitCode {
     if target.is_embedded() {
         eprintln!("(embedded platform simulator at {})", target.base);
     }
+    let printer = tokio::spawn(print_answers(handle.clone()));
     let spinner = tokio::spawn(spin(handle.clone()));
-    let mut events = handle.subscribe();
+    let mut lines = read_lines();
     let _ = until_settled(&handle, timeout).await;
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut listed: Vec<String> = Vec::new();
-    while let Ok(Some(line)) = lines.next_line().await {
+    let mut quit = false;
+    while let Some(line) = lines.recv().await {
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
-        let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
-        let rest = rest.trim();
-        let send = |c: Command| {
-            let _ = handle.command(c);
-        };
-        match word {
-            "/quit" | "/exit" => break,
-            "/help" => println!("{HELP}"),
-            "/sessions" => {
-                let s = handle.snapshots().borrow().clone();
-                listed = s.agent_sessions.iter().map(|x| x.uid.clone()).collect();
-                for (i, x) in s.agent_sessions.iter().enumerate() {
-                    let mark = if Some(&x.uid) == s.current_session_id.as_ref() {
-                        "*"
-                    } else {
-                        " "
-                    };
-                    println!("{mark}{:>3}  {}  {}", i + 1, x.title, x.uid);
-                }
-            }
-            "/switch" => match rest
-                .parse::<usize>()
-                .ok()
-                .and_then(|n| listed.get(n.wrapping_sub(1)))
-            {
-                Some(uid) => {
-                    let _ = handle.input(Input::ShowsDefaultSession(false));
-                    let _ = handle.input(Input::RequestedSessionId(Some(uid.clone())));
-                }
-                None => println!("Use /sessions, then /switch N."),
-            },
-            "/default" => {
-                let _ = handle.input(Input::RequestedSessionId(None));
-                let _ = handle.input(Input::ShowsDefaultSession(true));
-            }
-            "/new" => send(Command::CreateAgentSession),
-            "/models" => {
-                let s = handle.snapshots().borrow().clone();
-                if let Some(e) = &s.available_models_error {
-                    println!("The models could not be loaded: {e}");
-                }
-                for m in s.available_models.iter().filter(|m| m.selectable) {
-                    let mark = if Some(&m.id) == s.selected_model_value.as_ref() {
-                        "*"
-                    } else {
-                        " "
-                    };
-                    let levels: Vec<&str> = m
-                        .reasoning_options
-                        .iter()
-                        .map(|o| o.value.as_str())
-                        .collect();
-                    println!("{mark} {}  {}  [{}]", m.id, m.label, levels.join(", "));
-                }
-            }
-            "/model" => send(Command::SetSelectedModelValue {
-                value: Some(rest.into()),
-            }),
-            "/effort" => send(Command::SetSelectedReasoningEffortValue {
-                value: Some(rest.into()),
-            }),
-            "/choose" => {
-                let mut parts = rest.split_whitespace();
-                let id = parts.next().unwrap_or_default();
-                let thinking = parts.next().map(str::to_owned);
-                match id.split_once("::") {
-                    Some((provider, model)) => send(Command::ResolveSessionModelSelection {
-                        choice: engine_core::api::ModelChoice {
-                            provider: provider.into(),
-                            model: model.into(),
-                            thinking,
-                        },
-                    }),
-                    None => println!("Use /choose provider::model [level]."),
-                }
-            }
-            "/cancel" => send(Command::CancelActiveSession),
-            "/check" => send(Command::RefreshActiveSessionRuntimeAccess),
-            "/next" => send(Command::SendNextQueuedMessage),
-            "/retry" => send(Command::RetryDefaultSession),
-            w if w.starts_with('/') => println!("Unknown command {w}. /help lists them."),
-            _ => match turn(&handle, &mut events, line, timeout).await {
-                TurnEnd::Answered => {}
-                TurnEnd::Failed(reason) => eprintln!("(not answered: {reason})"),
-                TurnEnd::TimedOut => eprintln!("(no answer yet; it may still come)"),
-            },
+        if !command(&handle, line, &mut listed) {
+            quit = true;
+            break;
         }
     }
+    if !quit {
+        // The input ended (a pipe): let the last answer finish before leaving.
+        let _ = handle.wait_for(|s| !s.is_agent_working, timeout).await;
+    }
     spinner.abort();
+    printer.abort();
+    save_trace(&handle, record).await;
     handle.shutdown().await;
     ExitCode::SUCCESS
+}
+
+/// The person's lines, read on a thread of their own.
+fn read_lines() -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Carries out one line; false for `/quit`.
+fn command(handle: &Handle, line: &str, listed: &mut Vec<String>) -> bool {
+    let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let rest = rest.trim();
+    let send = |c: Command| {
+        let _ = handle.command(c);
+    };
+    let snapshot = || handle.snapshots().borrow().clone();
+    match word {
+        "/quit" | "/exit" => return false,
+        "/help" => println!("{HELP}"),
+        "/sessions" => {
+            let s = snapshot();
+            *listed = s.agent_sessions.iter().map(|x| x.uid.clone()).collect();
+            for (i, x) in s.agent_sessions.iter().enumerate() {
+                let mark = if Some(&x.uid) == s.current_session_id.as_ref() {
+                    "*"
+                } else {
+                    " "
+                };
+                println!("{mark}{:>3}  {}  {}", i + 1, x.title, x.uid);
+            }
+        }
+        "/switch" => match rest
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| listed.get(n.wrapping_sub(1)))
+        {
+            Some(uid) => {
+                let _ = handle.input(Input::ShowsDefaultSession(false));
+                let _ = handle.input(Input::RequestedSessionId(Some(uid.clone())));
+                println!("(switching to {uid})");
+            }
+            None => println!("Use /sessions, then /switch N."),
+        },
+        "/default" => {
+            let _ = handle.input(Input::RequestedSessionId(None));
+            let _ = handle.input(Input::ShowsDefaultSession(true));
+            println!("(back to the default session)");
+        }
+        "/new" => {
+            // The default-session surface shows only the default session: leave it first.
+            let _ = handle.input(Input::RequestedSessionId(None));
+            let _ = handle.input(Input::ShowsDefaultSession(false));
+            send(Command::CreateAgentSession);
+            println!("(starting a new session)");
+        }
+        "/models" => {
+            let s = snapshot();
+            if let Some(e) = &s.available_models_error {
+                println!("The models could not be loaded: {e}");
+            }
+            for m in s.available_models.iter().filter(|m| m.selectable) {
+                let mark = if Some(&m.id) == s.selected_model_value.as_ref() {
+                    "*"
+                } else {
+                    " "
+                };
+                let levels: Vec<&str> = m
+                    .reasoning_options
+                    .iter()
+                    .map(|o| o.value.as_str())
+                    .collect();
+                println!("{mark} {}  {}  [{}]", m.id, m.label, levels.join(", "));
+            }
+        }
+        "/model" => {
+            let known = snapshot().available_models.iter().any(|m| m.id == rest);
+            if known {
+                send(Command::SetSelectedModelValue {
+                    value: Some(rest.into()),
+                });
+                println!("(model: {rest})");
+            } else {
+                println!("Unknown model {rest:?}; /models lists them.");
+            }
+        }
+        "/effort" => {
+            send(Command::SetSelectedReasoningEffortValue {
+                value: Some(rest.into()),
+            });
+            println!("(reasoning effort: {rest})");
+        }
+        "/choose" => {
+            let mut parts = rest.split_whitespace();
+            let id = parts.next().unwrap_or_default();
+            let thinking = parts.next().map(str::to_owned);
+            match id.split_once("::") {
+                Some((provider, model)) => send(Command::ResolveSessionModelSelection {
+                    choice: engine_core::api::ModelChoice {
+                        provider: provider.into(),
+                        model: model.into(),
+                        thinking,
+                    },
+                }),
+                None => println!("Use /choose provider::model [level]."),
+            }
+        }
+        "/cancel" => send(Command::CancelActiveSession),
+        "/check" => {
+            send(Command::RefreshActiveSessionRuntimeAccess);
+            println!("(checking again)");
+        }
+        "/next" => send(Command::SendNextQueuedMessage),
+        "/retry" => send(Command::RetryDefaultSession),
+        w if w.starts_with('/') => println!("Unknown command {w}. /help lists them."),
+        _ => {
+            if snapshot().is_agent_working {
+                println!("(queued: it goes when the agent finishes)");
+            }
+            send(Command::SendMessage { text: line.into() });
+        }
+    }
+    true
+}
+
+/// Prints answers as they stream, and how each run ends.
+async fn print_answers(handle: Handle) {
+    let mut events = handle.subscribe();
+    let mut rx = handle.snapshots();
+    let mut working = rx.borrow().is_agent_working;
+    let mut out = std::io::stdout();
+    loop {
+        tokio::select! {
+            event = events.recv() => match event {
+                Ok(Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. }) => {
+                    print!("{delta}");
+                    let _ = out.flush();
+                }
+                Ok(Event::MessageNotSent { reason, .. }) => eprintln!("(not sent: {reason})"),
+                Ok(Event::Notify(n)) => {
+                    eprintln!("[{}] {}", n.title, n.description.unwrap_or_default());
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+            changed = rx.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let s = rx.borrow_and_update().clone();
+                if working && !s.is_agent_working {
+                    println!();
+                    if s.run_status == RunStatus::Error {
+                        let detail = s.run_status_detail.unwrap_or_default();
+                        eprintln!("(failed: {detail})");
+                    }
+                }
+                working = s.is_agent_working;
+            }
+        }
+    }
 }
 
 /// Shows where the chat stands whenever it changes; a spinner while waiting, on a terminal.

@@ -5,6 +5,7 @@
 
 mod args;
 mod chat;
+mod offline;
 mod stage;
 mod target;
 
@@ -17,6 +18,11 @@ use crate::args::{Action, Args};
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    match &args.command {
+        Some(Action::Replay { file }) => return offline::replay(file),
+        Some(Action::DecodeStream { file }) => return offline::decode_stream(file),
+        _ => {}
+    }
     let target = match target::Target::resolve(&args).await {
         Ok(t) => t,
         Err(e) => {
@@ -24,9 +30,10 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let record = args.record.as_deref();
     let code = match &args.command {
-        Some(Action::Send { text }) => chat::send_once(&target, text, args.timeout).await,
-        None => chat::interactive(&target, args.timeout).await,
+        Some(Action::Send { text }) => chat::send_once(&target, text, args.timeout, record).await,
+        _ => chat::interactive(&target, args.timeout, record).await,
     };
     target.stop().await;
     code

@@ -1,4 +1,9 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    missing_docs
+)]
 //! `agent-chat` as a person runs it: the non-interactive mode against the embedded simulator,
 //! and the clear refusals.
 
@@ -57,4 +62,59 @@ fn a_real_platform_needs_a_token_and_never_echoes_it() {
     );
     assert!(!all.contains("secret-token-value"), "{all}");
     assert!(all.contains("agent-chat:"), "{all}");
+}
+
+fn repo_file(path: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(path)
+}
+
+#[test]
+fn replay_prints_the_timeline_and_fails_at_a_wrong_expectation_with_its_line() {
+    let good = repo_file("spec-tests/traces/requested-session-unavailable.jsonl");
+    let out = agent_chat().arg("replay").arg(&good).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("expectations met"));
+
+    let text = std::fs::read_to_string(&good).unwrap();
+    let (line, _) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("\"expect\""))
+        .unwrap();
+    let broken: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == line {
+                r#"{"expect": {"snapshot": {"currentSessionId": "no-such-session"}}}"#.to_owned()
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    let path = std::env::temp_dir().join(format!("agent-chat-broken-{}.jsonl", std::process::id()));
+    std::fs::write(&path, broken.join("\n")).unwrap();
+    let out = agent_chat().arg("replay").arg(&path).output().unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("line {}", line + 1)), "{stderr}");
+    assert!(stderr.contains("no-such-session"), "{stderr}");
+}
+
+#[test]
+fn decode_stream_prints_the_assembled_message() {
+    let sse = repo_file("spec-tests/vectors/ui-stream/tool-call.sse");
+    let out = agent_chat()
+        .arg("decode-stream")
+        .arg(&sse)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let message: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["role"], "assistant");
+    assert_eq!(message["parts"][1]["type"], "tool-get_weather");
+    assert_eq!(message["parts"][1]["state"], "output-available");
 }

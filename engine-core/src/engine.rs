@@ -92,6 +92,8 @@ pub struct Engine {
     works: Works,
     /// The session selected at the last settle: leaving it holds its waiting queue (OI-20).
     last_selected: Option<String>,
+    /// The trace of every input, when recording (opt-in, [`Engine::new_recording`]).
+    recorder: Option<crate::trace::TraceRecorder>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -160,10 +162,29 @@ impl Engine {
             delete_error: None,
             works: Works::default(),
             last_selected: None,
+            recorder: None,
         };
         engine.scope_changed(now);
         engine.settle(now);
         engine
+    }
+
+    /// An engine that records every input it is fed as a trace (`spec-tests/TRACES.md`), with
+    /// secrets redacted; read it with [`Engine::trace`]. Replaying the trace gives the same
+    /// intents, events and snapshots.
+    pub fn new_recording(config: Config, now: Instant) -> Engine {
+        let recorder = crate::trace::TraceRecorder::new(&config, now);
+        let mut engine = Engine::new(config, now);
+        engine.recorder = Some(recorder);
+        // Intents of the construction (none today) are seen by the recorder like any other.
+        engine
+    }
+
+    /// The trace recorded so far (JSON Lines), when recording.
+    pub fn trace(&self) -> Option<&str> {
+        self.recorder
+            .as_ref()
+            .map(crate::trace::TraceRecorder::text)
     }
 
     /// Milliseconds since the engine's start, as of the last input.
@@ -181,6 +202,9 @@ impl Engine {
 
     /// A host input or command.
     pub fn handle_input(&mut self, input: Input, now: Instant) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.input(&input, now);
+        }
         let now = self.tick(now);
         self.apply(input, now);
         self.settle(now);
@@ -188,6 +212,9 @@ impl Engine {
 
     /// The head of an answer to request `id`. Unknown ids are ignored.
     pub fn handle_response(&mut self, id: RequestId, head: ResponseHead, now: Instant) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.head(id, &head, now);
+        }
         let now = self.tick(now);
         let answer = self.io.on_head(id, head);
         self.finished(answer, now);
@@ -195,6 +222,9 @@ impl Engine {
 
     /// A piece of the body of request `id`, in any chunking.
     pub fn handle_body_chunk(&mut self, id: RequestId, chunk: Bytes, now: Instant) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.chunk(id, &chunk, now);
+        }
         let now = self.tick(now);
         let answer = self.io.on_chunk(id, &chunk);
         self.finished(answer, now);
@@ -202,6 +232,9 @@ impl Engine {
 
     /// The end of the body of request `id`.
     pub fn handle_body_end(&mut self, id: RequestId, now: Instant) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.end(id, now);
+        }
         let now = self.tick(now);
         let answer = self.io.on_end(id);
         self.finished(answer, now);
@@ -209,6 +242,9 @@ impl Engine {
 
     /// Request `id` failed below HTTP (no answer, or a broken body).
     pub fn handle_failure(&mut self, id: RequestId, failure: TransportFailure, now: Instant) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.failure(id, &failure, now);
+        }
         let now = self.tick(now);
         let answer = self.io.on_failure(id, &failure);
         self.finished(answer, now);
@@ -231,13 +267,20 @@ impl Engine {
 
     /// Time has reached a deadline of [`Engine::poll_timeout`]. Early or repeated calls are harmless.
     pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.timeout(now);
+        }
         let now = self.tick(now);
         self.settle(now);
     }
 
     /// The next piece of work for the shell.
     pub fn poll_intent(&mut self) -> Option<Intent> {
-        self.io.outbox.pop_front()
+        let intent = self.io.outbox.pop_front();
+        if let (Some(r), Some(i)) = (self.recorder.as_mut(), intent.as_ref()) {
+            r.intent(i);
+        }
+        intent
     }
 
     /// The next edge-triggered fact for the host.

@@ -154,7 +154,7 @@ impl From<&crate::api::SessionRecord> for SessionSummary {
 
 /// Everything the host tells the engine: level inputs (set a value; an unchanged value is not a
 /// new event) and commands (the spec's actions).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "input", content = "value", rename_all = "snake_case")]
 pub enum Input {
     /// `auth`: the person and their platform token.
@@ -198,7 +198,7 @@ pub enum Input {
 }
 
 /// The spec's actions.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
 pub enum Command {
     /// `retryDefaultSession()`.

@@ -16,6 +16,7 @@ mod rng;
 mod snapshot;
 pub mod stream;
 mod timestamp;
+pub mod trace;
 mod view;
 mod work;
 

@@ -30,6 +30,8 @@ pub(crate) enum Msg {
     End(RequestId),
     /// Request `id` failed below HTTP.
     Failure(RequestId, TransportFailure),
+    /// The recorded trace, when recording.
+    Trace(std::sync::mpsc::Sender<Option<String>>),
     /// Stop the driver.
     Shutdown,
 }
@@ -171,6 +173,9 @@ struct Running {
     events: Vec<Event>,
     /// The deadline last fired, to keep a deadline that does not move from spinning.
     fired: Option<Instant>,
+    /// Streamed answers in flight: when they last showed a sign of life, and whether their head
+    /// came. A blocking read cannot time out per read, so the driver watches for silence.
+    streams: BTreeMap<RequestId, (Instant, bool)>,
 }
 
 /// The least wait after a deadline fired without moving.
@@ -192,6 +197,7 @@ impl Driver {
             local: VecDeque::new(),
             events: Vec::new(),
             fired: None,
+            streams: BTreeMap::new(),
         };
         // The engine may have work from its construction.
         self.drain(&mut run);
@@ -207,6 +213,7 @@ impl Driver {
             let now = Instant::now();
             match next {
                 None => {
+                    self.silent_streams(&mut run, now);
                     run.fired = self.engine.poll_timeout();
                     self.engine.handle_timeout(now);
                 }
@@ -224,7 +231,13 @@ impl Driver {
     /// Waits for the next message until the engine's deadline (a past deadline is clamped to
     /// now; an early or spurious wake-up only costs a harmless `handle_timeout`).
     fn wait(&self, run: &Running) -> Result<Msg, RecvTimeoutError> {
-        match self.engine.poll_timeout() {
+        let idle = self.limits.stream_idle_timeout;
+        let watchdog = run.streams.values().map(|(at, _)| *at + idle).min();
+        let deadline = match (self.engine.poll_timeout(), watchdog) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match deadline {
             None => self
                 .inbox
                 .recv()
@@ -239,7 +252,48 @@ impl Driver {
         }
     }
 
+    /// A streamed answer silent for longer than the idle limit fails: no answer before its
+    /// head, broken after it. Its worker may still be blocked in a read; its results are
+    /// dropped.
+    fn silent_streams(&mut self, run: &mut Running, now: Instant) {
+        let idle = self.limits.stream_idle_timeout;
+        let silent: Vec<(RequestId, bool)> = run
+            .streams
+            .iter()
+            .filter(|(_, (at, _))| now.saturating_duration_since(*at) >= idle)
+            .map(|(id, (_, head))| (*id, *head))
+            .collect();
+        for (id, head) in silent {
+            run.streams.remove(&id);
+            if let Some(flag) = run.in_flight.remove(&id) {
+                flag.store(true, Ordering::Release);
+                let message = format!("No data for {} ms.", idle.as_millis());
+                let failure = TransportFailure {
+                    kind: if head {
+                        engine_core::FailureKind::Broken
+                    } else {
+                        engine_core::FailureKind::NoAnswer
+                    },
+                    message,
+                };
+                self.engine.handle_failure(id, failure, now);
+            }
+        }
+    }
+
     fn handle(&mut self, run: &mut Running, msg: Msg, now: Instant) {
+        // Signs of life of a streamed answer.
+        match &msg {
+            Msg::Head(id, _) | Msg::Chunk(id, _) => {
+                if let Some(entry) = run.streams.get_mut(id) {
+                    *entry = (now, true);
+                }
+            }
+            Msg::End(id) | Msg::Failure(id, _) => {
+                run.streams.remove(id);
+            }
+            _ => {}
+        }
         let engine = &mut self.engine;
         match msg {
             Msg::Input(input) => engine.handle_input(input, now),
@@ -262,6 +316,9 @@ impl Driver {
                     id = id.0,
                     "dropped a completion of a request no longer in flight"
                 );
+            }
+            Msg::Trace(reply) => {
+                let _ = reply.send(self.engine.trace().map(str::to_owned));
             }
             Msg::Shutdown => {}
         }
@@ -298,6 +355,9 @@ impl Driver {
                     method = request.method.as_str(),
                     path = %request.path,
                 );
+                if request.body_mode == engine_core::BodyMode::Streamed {
+                    run.streams.insert(id, (Instant::now(), false));
+                }
                 let exchange = Exchange {
                     id,
                     request,
@@ -322,6 +382,7 @@ impl Driver {
                 }
             }
             Intent::Abort { id } => {
+                run.streams.remove(&id);
                 if let Some(flag) = run.in_flight.remove(&id) {
                     tracing::debug!(id = id.0, "abort");
                     flag.store(true, Ordering::Release);

@@ -35,6 +35,9 @@ pub(crate) struct Limits {
 pub(crate) fn client(connect_timeout: Duration) -> Result<Client, String> {
     Client::builder()
         .connect_timeout(connect_timeout)
+        // The engine sees every status as sent: a redirect is not followed (a 307 would repeat a
+        // message request, and carry a credential elsewhere).
+        .redirect(reqwest::redirect::Policy::none())
         .timeout(None::<Duration>)
         .user_agent(concat!("engine-io-blocking/", env!("CARGO_PKG_VERSION")))
         .build()
@@ -99,13 +102,22 @@ impl Exchange {
             Method::Patch => reqwest::Method::PATCH,
             Method::Delete => reqwest::Method::DELETE,
         };
-        let timeout = match request.body_mode {
-            BodyMode::Buffered => self.limits.request_timeout,
-            BodyMode::Streamed => self.limits.stream_idle_timeout,
-        };
-        let mut builder = client.request(method, request.url()).timeout(timeout);
+        let mut builder = client.request(method, request.url());
+        // A buffered request has an overall limit; a streamed answer has none here (reqwest's
+        // blocking timeout covers the whole body): the driver fails it after a silence of
+        // `stream_idle_timeout` instead.
+        if request.body_mode == BodyMode::Buffered {
+            builder = builder.timeout(self.limits.request_timeout);
+        }
         for header in &request.headers {
-            builder = builder.header(header.name(), header.value());
+            let Ok(mut value) = reqwest::header::HeaderValue::from_str(header.value()) else {
+                let message = format!("Invalid value for header {:?}.", header.name());
+                self.fail(FailureKind::NoAnswer, message);
+                return None;
+            };
+            // Kept out of HPACK tables and of the client's own debug output.
+            value.set_sensitive(header.is_sensitive());
+            builder = builder.header(header.name(), value);
         }
         if let Some(body) = &request.body {
             builder = builder.body(body.clone());

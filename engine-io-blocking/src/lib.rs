@@ -76,6 +76,9 @@ pub struct ShellConfig {
     pub stream_idle_timeout: Duration,
     /// The storage port. Default: an empty [`MemoryStorage`].
     pub storage: Box<dyn Storage>,
+    /// Record a trace of everything fed to the engine (tokens redacted); read it with
+    /// [`Shell::trace`]. Default off.
+    pub record_trace: bool,
 }
 
 impl ShellConfig {
@@ -87,6 +90,7 @@ impl ShellConfig {
             request_timeout: Duration::from_secs(30),
             stream_idle_timeout: Duration::from_secs(120),
             storage: Box::new(MemoryStorage::default()),
+            record_trace: false,
         }
     }
 
@@ -104,6 +108,7 @@ impl std::fmt::Debug for ShellConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .field("record_trace", &self.record_trace)
             .finish_non_exhaustive()
     }
 }
@@ -134,6 +139,7 @@ impl Shell {
             request_timeout,
             stream_idle_timeout,
             storage,
+            record_trace,
         } = config;
         if engine_config.start_unix_ms == 0 {
             engine_config.start_unix_ms = SystemTime::now()
@@ -146,7 +152,11 @@ impl Shell {
             stream_idle_timeout,
             max_body_bytes: engine_config.max_body_bytes,
         };
-        let engine = Engine::new(engine_config, Instant::now());
+        let engine = if record_trace {
+            Engine::new_recording(engine_config, Instant::now())
+        } else {
+            Engine::new(engine_config, Instant::now())
+        };
         let snapshot = engine.snapshot();
         let published = Arc::new(Published::new(snapshot.clone()));
         let (to_driver, inbox) = std::sync::mpsc::channel();
@@ -189,6 +199,14 @@ impl Shell {
     /// Hands a command to the engine (`Input::Command`).
     pub fn command(&self, command: Command) -> Result<(), Closed> {
         self.input(Input::Command(command))
+    }
+
+    /// The trace recorded so far (JSON Lines, `spec-tests/TRACES.md`), when the shell was built
+    /// with [`ShellConfig::record_trace`]; `None` otherwise or once the driver has stopped.
+    pub fn trace(&self) -> Option<String> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.to_driver.send(Msg::Trace(tx)).ok()?;
+        rx.recv().ok().flatten()
     }
 
     /// The latest published snapshot.

@@ -24,6 +24,8 @@ pub(crate) const COMPLETION_CAPACITY: usize = 64;
 #[derive(Debug)]
 pub(crate) enum HostMessage {
     Input(Input),
+    /// The recorded trace, when recording.
+    Trace(tokio::sync::oneshot::Sender<Option<String>>),
     Shutdown,
 }
 
@@ -107,6 +109,10 @@ impl Driver {
                         self.engine.handle_input(input, now);
                         self.settle(now);
                         true
+                    }
+                    Some(HostMessage::Trace(reply)) => {
+                        let _ = reply.send(self.engine.trace().map(str::to_owned));
+                        false
                     }
                     Some(HostMessage::Shutdown) | None => break,
                 },

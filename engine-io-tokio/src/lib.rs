@@ -72,6 +72,9 @@ pub struct ShellConfig {
     pub stream_idle_timeout: Duration,
     /// The storage port. Default: a fresh [`MemoryStorage`].
     pub storage: Box<dyn Storage>,
+    /// Record a trace of everything fed to the engine (tokens redacted); read it with
+    /// [`Handle::trace`]. Default off.
+    pub record_trace: bool,
 }
 
 impl std::fmt::Debug for ShellConfig {
@@ -81,6 +84,7 @@ impl std::fmt::Debug for ShellConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .field("record_trace", &self.record_trace)
             .finish_non_exhaustive()
     }
 }
@@ -109,6 +113,7 @@ impl ShellConfig {
             request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
             stream_idle_timeout: Self::DEFAULT_STREAM_IDLE_TIMEOUT,
             storage: Box::new(MemoryStorage::default()),
+            record_trace: false,
         }
     }
 }
@@ -130,13 +135,18 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         request_timeout,
         stream_idle_timeout,
         storage,
+        record_trace,
     } = config;
     let limits = request::Limits {
         request_timeout,
         stream_idle_timeout,
         buffer_limit: engine.max_body_bytes,
     };
-    let engine = Engine::new(engine, driver::now());
+    let engine = if record_trace {
+        Engine::new_recording(engine, driver::now())
+    } else {
+        Engine::new(engine, driver::now())
+    };
     let (snapshot_tx, snapshot_rx) = watch::channel(engine.snapshot());
     let (event_tx, _) = broadcast::channel(EVENT_CAPACITY);
     let (host_tx, host_rx) = mpsc::unbounded_channel();
@@ -226,6 +236,14 @@ impl Handle {
         // Fails when the task is already gone; either way, wait for it to be.
         let _ = self.host.send(driver::HostMessage::Shutdown);
         self.host.closed().await;
+    }
+
+    /// The trace recorded so far (JSON Lines, `spec-tests/TRACES.md`), when the shell was built
+    /// with [`ShellConfig::record_trace`]; `None` otherwise or once the task has stopped.
+    pub async fn trace(&self) -> Option<String> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.host.send(driver::HostMessage::Trace(tx)).ok()?;
+        rx.await.ok().flatten()
     }
 
     /// Whether the task has stopped.

@@ -20,8 +20,11 @@ use platform_sim::{AgentSpec, AnswerStyle, Fault, FaultKind, RuntimeBehaviour, S
 const WAIT: Duration = Duration::from_secs(20);
 
 /// What the suite needs from a shell.
-trait ShellUnderTest {
-    fn start(base: &str) -> Self;
+trait ShellUnderTest: Sized {
+    fn start_with(base: &str, record: bool) -> Self;
+    /// The recorded trace.
+    fn trace(&self) -> Option<String>;
+    fn snapshot(&self) -> Snapshot;
     fn input(&self, input: Input);
     fn command(&self, command: Command);
     fn wait_for(&self, pred: &dyn Fn(&Snapshot) -> bool) -> Snapshot;
@@ -38,13 +41,14 @@ struct Tokio {
 }
 
 impl ShellUnderTest for Tokio {
-    fn start(base: &str) -> Tokio {
+    fn start_with(base: &str, record: bool) -> Tokio {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .unwrap();
-        let config = engine_io_tokio::ShellConfig::new(Config::new(base).unwrap());
+        let mut config = engine_io_tokio::ShellConfig::new(Config::new(base).unwrap());
+        config.record_trace = record;
         let (handle, events) = rt.block_on(async {
             let (handle, _task) = engine_io_tokio::spawn(config);
             let events = handle.subscribe();
@@ -56,6 +60,12 @@ impl ShellUnderTest for Tokio {
             events,
             seen: Vec::new(),
         }
+    }
+    fn trace(&self) -> Option<String> {
+        self.rt.block_on(self.handle.trace())
+    }
+    fn snapshot(&self) -> Snapshot {
+        self.handle.snapshots().borrow().clone()
     }
     fn input(&self, input: Input) {
         self.handle.input(input).unwrap();
@@ -85,8 +95,9 @@ struct Blocking {
 }
 
 impl ShellUnderTest for Blocking {
-    fn start(base: &str) -> Blocking {
-        let config = engine_io_blocking::ShellConfig::new(Config::new(base).unwrap());
+    fn start_with(base: &str, record: bool) -> Blocking {
+        let mut config = engine_io_blocking::ShellConfig::new(Config::new(base).unwrap());
+        config.record_trace = record;
         let shell = engine_io_blocking::Shell::start(config);
         let events = shell.events();
         Blocking {
@@ -94,6 +105,12 @@ impl ShellUnderTest for Blocking {
             events,
             seen: Vec::new(),
         }
+    }
+    fn trace(&self) -> Option<String> {
+        self.shell.trace()
+    }
+    fn snapshot(&self) -> Snapshot {
+        self.shell.snapshot()
     }
     fn input(&self, input: Input) {
         self.shell.input(input).unwrap();
@@ -132,7 +149,11 @@ fn agent(runtime: RuntimeBehaviour) -> SimConfig {
 
 /// Opens the default session of the simulator's first Agent.
 fn open<S: ShellUnderTest>(config: &SimConfig, url: &str) -> S {
-    let shell = S::start(url);
+    open_with(config, url, false)
+}
+
+fn open_with<S: ShellUnderTest>(config: &SimConfig, url: &str, record: bool) -> S {
+    let shell = S::start_with(url, record);
     let agent: &AgentSpec = config.agents.first().unwrap();
     shell.input(Input::Person(Person {
         user_uid: Some(config.person_uid.clone()),
@@ -319,6 +340,37 @@ fn environment_change_aborts_in_flight<S: ShellUnderTest>() {
     sim.shutdown();
 }
 
+/// INV-12: a run recorded against the simulator replays to the same snapshot, and the trace
+/// holds no token (neither the platform's nor the runtime's).
+fn recorded_run_replays_identically<S: ShellUnderTest>() {
+    let config = agent(RuntimeBehaviour::Waking { checks: 1 });
+    let sim = sim(config.clone());
+    let shell: S = open_with(&config, &sim.url(), true);
+    shell.command(Command::SendMessage {
+        text: "record me".into(),
+    });
+    shell.wait_for(&answered);
+    let trace = shell.trace().expect("a recorded trace");
+    let live = shell.snapshot();
+    shell.stop();
+    sim.shutdown();
+    assert!(
+        !trace.contains(&config.platform_token),
+        "platform token in the trace"
+    );
+    assert!(!trace.contains("simrt_"), "runtime token in the trace");
+    let report = engine_core::trace::replay(&trace).unwrap_or_else(|e| panic!("{e}"));
+    let replayed = serde_json::to_value(&report.snapshot).unwrap();
+    let live = serde_json::to_value(&live).unwrap();
+    assert_eq!(replayed, live);
+    assert!(
+        replayed["thread"]
+            .to_string()
+            .contains("You said: record me"),
+        "{replayed}"
+    );
+}
+
 macro_rules! suite {
     ($shell:ty, $module:ident) => {
         mod $module {
@@ -346,6 +398,10 @@ macro_rules! suite {
             #[test]
             fn environment_change_aborts_in_flight() {
                 super::environment_change_aborts_in_flight::<$shell>();
+            }
+            #[test]
+            fn recorded_run_replays_identically() {
+                super::recorded_run_replays_identically::<$shell>();
             }
         }
     };

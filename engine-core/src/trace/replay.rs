@@ -1,0 +1,792 @@
+//! [`replay`]: drives a fresh engine through a trace, checks its expectations and keeps a
+//! readable timeline.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::engine::Engine;
+use crate::event::Event;
+use crate::intent::{Intent, StorageRequest};
+use crate::snapshot::Snapshot;
+
+use super::{
+    Expectation, FORMAT, Header, IntentExpectation, LineError, Offset, Record, Step, VERSION,
+    lookup,
+};
+
+/// Why a replay stopped: every variant names the 1-based line of the trace.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    /// The line is not a record: not JSON, not an object, or a field of the wrong shape (the
+    /// message is serde's).
+    #[error("line {line}: malformed record: {message}")]
+    Malformed {
+        /// The line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The line's record kind is none of the format's.
+    #[error(
+        "line {line}: unknown record kind {kind:?} (expected input, head, chunk, end, failure, \
+         timeout, expect or note)"
+    )]
+    UnknownKind {
+        /// The line.
+        line: usize,
+        /// The key found.
+        kind: String,
+    },
+    /// The header is missing, of another format or version, or its configuration is refused.
+    #[error("line {line}: {message}")]
+    Header {
+        /// The line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A head, chunk, end or failure names a request the engine never issued: the replay has
+    /// gone another way than the recorded run.
+    #[error("line {line}: request #{id} was never issued by the engine (issued so far: {issued})")]
+    UnknownRequest {
+        /// The line.
+        line: usize,
+        /// The request id.
+        id: u64,
+        /// The ids issued so far, as `#1..#5` or `none`.
+        issued: String,
+    },
+    /// An expectation does not hold; `expected` and `actual` are compact JSON.
+    #[error("line {line}: expectation failed: {what}: expected {expected}, got {actual}")]
+    Expectation {
+        /// The line.
+        line: usize,
+        /// What was checked (`snapshot.currentSessionId`, `intent 2 of 3: body.text`, ...).
+        what: String,
+        /// The expected value.
+        expected: String,
+        /// The actual value.
+        actual: String,
+    },
+}
+
+impl ReplayError {
+    /// The 1-based line the error is about.
+    pub fn line(&self) -> usize {
+        match self {
+            ReplayError::Malformed { line, .. }
+            | ReplayError::UnknownKind { line, .. }
+            | ReplayError::Header { line, .. }
+            | ReplayError::UnknownRequest { line, .. }
+            | ReplayError::Expectation { line, .. } => *line,
+        }
+    }
+
+    fn from_line(line: usize, e: LineError) -> ReplayError {
+        match e {
+            LineError::Malformed(message) => ReplayError::Malformed { line, message },
+            LineError::UnknownKind(kind) => ReplayError::UnknownKind { line, kind },
+        }
+    }
+}
+
+/// What a timeline entry stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// The engine's start (the header line): what [`Engine::new`] emitted.
+    Start,
+    /// An input to the engine.
+    Step,
+    /// A checkpoint that held.
+    Expect,
+    /// A comment.
+    Note,
+}
+
+/// One line of the replay: the record and what the engine did in answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimelineEntry {
+    /// The trace line (1-based).
+    pub line: usize,
+    /// What the line is.
+    pub kind: EntryKind,
+    /// The offset the engine was driven at (the previous one for expects and notes).
+    pub at: Offset,
+    /// A one-line summary of the record.
+    pub what: String,
+    /// The intents the engine emitted, in order.
+    pub intents: Vec<Intent>,
+    /// The events the engine emitted, in order.
+    pub events: Vec<Event>,
+    /// The snapshot fields that changed, with their new values (camelCase names, in name order).
+    pub changes: Vec<(String, Value)>,
+}
+
+/// A replay that ran to the end with every expectation met.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplayReport {
+    /// The trace's header.
+    pub header: Header,
+    /// One entry per record, in order, the engine's start first.
+    pub entries: Vec<TimelineEntry>,
+    /// How many `expect` records held.
+    pub expectations: usize,
+    /// The snapshot at the end.
+    pub snapshot: Snapshot,
+}
+
+/// Replays a trace through a fresh engine: each record is fed at `start + at`, intents and
+/// events are drained after each, and every `expect` record is checked where it stands.
+///
+/// Stops at the first malformed line, unknown record kind, request the engine never issued or
+/// failed expectation, with its line number (see [`ReplayError`]).
+pub fn replay(trace: &str) -> Result<ReplayReport, ReplayError> {
+    replay_with(trace, |_| {})
+}
+
+/// [`replay`], handing each timeline entry to `on_entry` as soon as it is known, so a caller
+/// can print the timeline up to a failure:
+///
+/// ```
+/// let trace = concat!(
+///     r#"{"trace": "agent-chat-engine", "version": 1, "config": {"platformBaseUrl": "https://p.test"}}"#, "\n",
+///     r#"{"at": 0, "input": {"input": "is_visible", "value": true}}"#, "\n",
+///     r#"{"expect": {"snapshot": {"isVisible": false}}}"#, "\n",
+/// );
+/// let mut printed = String::new();
+/// let err = engine_core::trace::replay_with(trace, |entry| printed.push_str(&entry.render()))
+///     .unwrap_err();
+/// assert!(printed.contains("input is_visible true"));
+/// assert!(printed.contains("= isVisible=true"));
+/// assert_eq!(
+///     err.to_string(),
+///     "line 3: expectation failed: snapshot.isVisible: expected false, got true"
+/// );
+/// ```
+pub fn replay_with(
+    trace: &str,
+    mut on_entry: impl FnMut(&TimelineEntry),
+) -> Result<ReplayReport, ReplayError> {
+    let mut lines = trace.lines().enumerate().map(|(i, l)| (i + 1, l));
+    let (header_line, header) = loop {
+        let Some((n, text)) = lines.next() else {
+            return Err(ReplayError::Header {
+                line: 1,
+                message: "the trace is empty: it starts with its header".to_owned(),
+            });
+        };
+        match Record::parse_line(text) {
+            Ok(None) => continue,
+            Ok(Some(Record::Header(h))) => break (n, h),
+            Ok(Some(_)) => {
+                return Err(ReplayError::Header {
+                    line: n,
+                    message: format!(
+                        "the first record is the header {{\"trace\": \"{FORMAT}\", \"version\": \
+                         {VERSION}, \"config\": {{...}}}}"
+                    ),
+                });
+            }
+            Err(e) => return Err(ReplayError::from_line(n, e)),
+        }
+    };
+    if header.trace != FORMAT {
+        return Err(ReplayError::Header {
+            line: header_line,
+            message: format!(
+                "not a trace of this engine: \"trace\" is {:?}, expected {FORMAT:?}",
+                header.trace
+            ),
+        });
+    }
+    if header.version != VERSION {
+        return Err(ReplayError::Header {
+            line: header_line,
+            message: format!(
+                "unsupported trace version {} (this engine reads version {VERSION})",
+                header.version
+            ),
+        });
+    }
+    let config = header.config.to_config().map_err(|e| ReplayError::Header {
+        line: header_line,
+        message: e.to_string(),
+    })?;
+    let start = Instant::now();
+    let mut run = Run::new(Engine::new(config, start), start);
+    let c = &header.config;
+    let what = format!(
+        "start: platform {}, seed {}, startUnixMs {}",
+        c.platform_base_url, c.seed, c.start_unix_ms
+    );
+    run.record(header_line, EntryKind::Start, what);
+    let mut shown = 0;
+    for (n, text) in lines {
+        for entry in run.entries.get(shown..).unwrap_or_default() {
+            on_entry(entry);
+        }
+        shown = run.entries.len();
+        match Record::parse_line(text).map_err(|e| ReplayError::from_line(n, e))? {
+            None => {}
+            Some(Record::Header(_)) => {
+                return Err(ReplayError::Header {
+                    line: n,
+                    message: "a second header: a trace has one, on its first line".to_owned(),
+                });
+            }
+            Some(Record::Note(text)) => {
+                run.entries
+                    .push(run.entry(n, EntryKind::Note, format!("# {text}")));
+            }
+            Some(Record::Expect(e)) => {
+                run.checkpoint = true;
+                run.check(n, &e)?;
+                run.expectations += 1;
+                let what = format!("expect {}: ok", expect_keys(&e));
+                run.entries.push(run.entry(n, EntryKind::Expect, what));
+            }
+            Some(Record::Step { at, step }) => run.step(n, at, step)?,
+        }
+    }
+    for entry in run.entries.get(shown..).unwrap_or_default() {
+        on_entry(entry);
+    }
+    Ok(ReplayReport {
+        header,
+        entries: run.entries,
+        expectations: run.expectations,
+        snapshot: run.engine.snapshot(),
+    })
+}
+
+/// The engine under replay and what has been seen.
+struct Run {
+    engine: Engine,
+    start: Instant,
+    last: Offset,
+    issued: BTreeSet<u64>,
+    snapshot: Value,
+    /// What was emitted since the previous checkpoint.
+    window_intents: Vec<Intent>,
+    window_events: Vec<Event>,
+    /// The previous record was an `expect`: the next input opens a new window.
+    checkpoint: bool,
+    entries: Vec<TimelineEntry>,
+    expectations: usize,
+}
+
+impl Run {
+    fn new(engine: Engine, start: Instant) -> Run {
+        let snapshot = serde_json::to_value(engine.snapshot()).unwrap_or(Value::Null);
+        Run {
+            start,
+            engine,
+            last: Offset::ZERO,
+            issued: BTreeSet::new(),
+            snapshot,
+            window_intents: Vec::new(),
+            window_events: Vec::new(),
+            checkpoint: false,
+            entries: Vec::new(),
+            expectations: 0,
+        }
+    }
+
+    fn entry(&self, line: usize, kind: EntryKind, what: String) -> TimelineEntry {
+        TimelineEntry {
+            line,
+            kind,
+            at: self.last,
+            what,
+            intents: Vec::new(),
+            events: Vec::new(),
+            changes: Vec::new(),
+        }
+    }
+
+    /// Drains the engine after a call and records the entry.
+    fn record(&mut self, line: usize, kind: EntryKind, what: String) {
+        let mut entry = self.entry(line, kind, what);
+        while let Some(intent) = self.engine.poll_intent() {
+            if let Intent::Http { id, .. } = &intent {
+                self.issued.insert(id.0);
+            }
+            entry.intents.push(intent);
+        }
+        while let Some(event) = self.engine.poll_event() {
+            entry.events.push(event);
+        }
+        let now = serde_json::to_value(self.engine.snapshot()).unwrap_or(Value::Null);
+        entry.changes = changed_fields(&self.snapshot, &now);
+        self.snapshot = now;
+        self.window_intents.extend(entry.intents.iter().cloned());
+        self.window_events.extend(entry.events.iter().cloned());
+        self.entries.push(entry);
+    }
+
+    fn step(&mut self, line: usize, at: Offset, step: Step) -> Result<(), ReplayError> {
+        if at < self.last {
+            return Err(ReplayError::Malformed {
+                line,
+                message: format!(
+                    "offset {at} ms is earlier than the previous record's {} ms",
+                    self.last
+                ),
+            });
+        }
+        if let Step::Head { id, .. }
+        | Step::Chunk { id, .. }
+        | Step::End { id }
+        | Step::Failure { id, .. } = &step
+            && !self.issued.contains(&id.0)
+        {
+            return Err(ReplayError::UnknownRequest {
+                line,
+                id: id.0,
+                issued: match (self.issued.first(), self.issued.last()) {
+                    (Some(a), Some(b)) if a == b => format!("#{a}"),
+                    (Some(a), Some(b)) => format!("#{a}..#{b}"),
+                    _ => "none".to_owned(),
+                },
+            });
+        }
+        if self.checkpoint {
+            self.window_intents.clear();
+            self.window_events.clear();
+            self.checkpoint = false;
+        }
+        self.last = at;
+        let now = self.start + at.as_duration();
+        let what = step_summary(&step);
+        match step {
+            Step::Input(input) => self.engine.handle_input(input, now),
+            Step::Head { id, head } => self.engine.handle_response(id, head, now),
+            Step::Chunk { id, bytes } => self.engine.handle_body_chunk(id, Bytes::from(bytes), now),
+            Step::End { id } => self.engine.handle_body_end(id, now),
+            Step::Failure { id, failure } => self.engine.handle_failure(id, failure, now),
+            Step::Timeout => self.engine.handle_timeout(now),
+        }
+        self.record(line, EntryKind::Step, what);
+        Ok(())
+    }
+
+    fn check(&self, line: usize, e: &Expectation) -> Result<(), ReplayError> {
+        let fail = |what: String, expected: String, actual: String| ReplayError::Expectation {
+            line,
+            what,
+            expected,
+            actual,
+        };
+        if let Some(fields) = &e.snapshot {
+            for (path, expected) in fields {
+                let actual = lookup(&self.snapshot, path);
+                if actual != Some(expected) {
+                    return Err(fail(
+                        format!("snapshot.{path}"),
+                        compact(expected),
+                        shown(actual),
+                    ));
+                }
+            }
+        }
+        let http: Vec<&Intent> = self
+            .window_intents
+            .iter()
+            .filter(|i| matches!(i, Intent::Http { .. }))
+            .collect();
+        let actual_list = || {
+            compact(&Value::Array(
+                http.iter().map(|i| intent_value(i)).collect(),
+            ))
+        };
+        if e.no_intents && !http.is_empty() {
+            return Err(fail(
+                "noIntents".to_owned(),
+                "no HTTP intent".to_owned(),
+                actual_list(),
+            ));
+        }
+        if let Some(expected) = &e.intents {
+            if expected.len() != http.len() {
+                return Err(fail(
+                    format!(
+                        "intents ({} expected, {} emitted)",
+                        expected.len(),
+                        http.len()
+                    ),
+                    serde_json::to_string(expected).unwrap_or_default(),
+                    actual_list(),
+                ));
+            }
+            for (i, (want, got)) in expected.iter().zip(&http).enumerate() {
+                if let Some((field, expected, actual)) = intent_mismatch(want, &intent_value(got)) {
+                    return Err(fail(
+                        format!("intent {} of {}: {field}", i + 1, http.len()),
+                        expected,
+                        actual,
+                    ));
+                }
+            }
+        }
+        if let Some(expected) = &e.aborts {
+            let aborted: Vec<u64> = self
+                .window_intents
+                .iter()
+                .filter_map(|i| match i {
+                    Intent::Abort { id } => Some(id.0),
+                    _ => None,
+                })
+                .collect();
+            if *expected != aborted {
+                return Err(fail(
+                    "aborts".to_owned(),
+                    compact(&Value::from(expected.clone())),
+                    compact(&Value::from(aborted)),
+                ));
+            }
+        }
+        if let Some(expected) = &e.events {
+            let events: Vec<Value> = self
+                .window_events
+                .iter()
+                .map(|ev| serde_json::to_value(ev).unwrap_or(Value::Null))
+                .collect();
+            if expected.len() != events.len() {
+                return Err(fail(
+                    format!(
+                        "events ({} expected, {} emitted)",
+                        expected.len(),
+                        events.len()
+                    ),
+                    serde_json::to_string(expected).unwrap_or_default(),
+                    compact(&Value::Array(events)),
+                ));
+            }
+            for (i, (want, got)) in expected.iter().zip(&events).enumerate() {
+                for (path, value) in want {
+                    let actual = lookup(got, path);
+                    if !matches_optional(value, actual) {
+                        return Err(fail(
+                            format!(
+                                "event {} of {}: {path} (event {})",
+                                i + 1,
+                                events.len(),
+                                compact(got)
+                            ),
+                            compact(value),
+                            shown(actual),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An HTTP intent as expectations see it: id, call, method, base, path, query, body.
+fn intent_value(intent: &Intent) -> Value {
+    let Intent::Http { id, call, request } = intent else {
+        return Value::Null;
+    };
+    let mut m = Map::new();
+    m.insert("id".into(), Value::from(id.0));
+    let call = serde_json::to_value(call)
+        .ok()
+        .and_then(|c| c.get("call").cloned())
+        .unwrap_or(Value::Null);
+    m.insert("call".into(), call);
+    m.insert("method".into(), Value::from(request.method.as_str()));
+    m.insert("base".into(), Value::from(request.base.clone()));
+    m.insert("path".into(), Value::from(request.path.clone()));
+    if !request.query.is_empty() {
+        let mut q = Map::new();
+        for (k, v) in &request.query {
+            q.entry(k.clone()).or_insert_with(|| Value::from(v.clone()));
+        }
+        m.insert("query".into(), Value::Object(q));
+    }
+    if let Some(body) = &request.body {
+        let body = serde_json::from_slice::<Value>(body)
+            .unwrap_or_else(|_| Value::from(String::from_utf8_lossy(body).into_owned()));
+        m.insert("body".into(), body);
+    }
+    Value::Object(m)
+}
+
+/// The first field of `want` that `got` does not match: (field, expected, actual).
+fn intent_mismatch(want: &IntentExpectation, got: &Value) -> Option<(String, String, String)> {
+    let mut checks: Vec<(String, Value, Option<&Value>)> = Vec::new();
+    let field = |name: &str| got.get(name);
+    checks.push((
+        "method".into(),
+        Value::from(want.method.clone()),
+        field("method"),
+    ));
+    checks.push(("path".into(), Value::from(want.path.clone()), field("path")));
+    if let Some(id) = want.id {
+        checks.push(("id".into(), Value::from(id), field("id")));
+    }
+    if let Some(call) = &want.call {
+        checks.push(("call".into(), Value::from(call.clone()), field("call")));
+    }
+    if let Some(base) = &want.base {
+        checks.push(("base".into(), Value::from(base.clone()), field("base")));
+    }
+    for (k, v) in want.query.iter().flatten() {
+        let actual = field("query").and_then(|q| q.get(k));
+        checks.push((format!("query.{k}"), Value::from(v.clone()), actual));
+    }
+    let body = field("body").unwrap_or(&Value::Null);
+    let mut body_checks = want
+        .body
+        .iter()
+        .flatten()
+        .map(|(path, v)| (format!("body.{path}"), v.clone(), lookup(body, path)));
+    checks
+        .into_iter()
+        .find(|(_, expected, actual)| *actual != Some(expected))
+        .or_else(|| body_checks.find(|(_, expected, actual)| !matches_optional(expected, *actual)))
+        .map(|(name, expected, actual)| {
+            let mut shown_actual = shown(actual);
+            if name == "method" || name == "path" {
+                // Which request it was instead.
+                shown_actual = format!("{shown_actual} (intent {})", compact(got));
+            }
+            (name, compact(&expected), shown_actual)
+        })
+}
+
+/// A body or event field matches: equal, or `null` for a field left out (the engine omits empty
+/// optional fields there). Snapshot fields are always present and compared strictly.
+fn matches_optional(expected: &Value, actual: Option<&Value>) -> bool {
+    match actual {
+        Some(actual) => actual == expected,
+        None => expected.is_null(),
+    }
+}
+
+/// Compact JSON.
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// An actual value, or that there is none.
+fn shown(v: Option<&Value>) -> String {
+    v.map(compact)
+        .unwrap_or_else(|| "nothing (no such field)".to_owned())
+}
+
+/// The top-level fields whose values differ, with the new values.
+fn changed_fields(before: &Value, after: &Value) -> Vec<(String, Value)> {
+    let Value::Object(after) = after else {
+        return Vec::new();
+    };
+    after
+        .iter()
+        .filter(|(k, v)| before.get(k.as_str()) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn expect_keys(e: &Expectation) -> String {
+    let mut keys = Vec::new();
+    if e.snapshot.is_some() {
+        keys.push("snapshot");
+    }
+    if e.intents.is_some() {
+        keys.push("intents");
+    }
+    if e.no_intents {
+        keys.push("noIntents");
+    }
+    if e.aborts.is_some() {
+        keys.push("aborts");
+    }
+    if e.events.is_some() {
+        keys.push("events");
+    }
+    if keys.is_empty() {
+        "nothing".to_owned()
+    } else {
+        keys.join(", ")
+    }
+}
+
+/// At most `max` characters of `s`, with an ellipsis when cut.
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        let mut out: String = s.chars().take(max).collect();
+        out.push('…');
+        out
+    }
+}
+
+fn step_summary(step: &Step) -> String {
+    match step {
+        Step::Input(input) => {
+            let v = serde_json::to_value(input).unwrap_or(Value::Null);
+            let name = v.get("input").and_then(Value::as_str).unwrap_or("?");
+            let value = v.get("value");
+            let text = match (name, value) {
+                ("command", Some(Value::Object(c))) => {
+                    let command = c.get("command").and_then(Value::as_str).unwrap_or("?");
+                    let mut rest = c.clone();
+                    rest.remove("command");
+                    if rest.is_empty() {
+                        format!("command {command}")
+                    } else {
+                        format!("command {command} {}", compact(&Value::Object(rest)))
+                    }
+                }
+                (_, Some(value)) => format!("input {name} {}", compact(value)),
+                (_, None) => format!("input {name}"),
+            };
+            clip(&text, 160)
+        }
+        Step::Head { id, head } => format!(
+            "head {id} {}{}",
+            head.status,
+            head.content_type
+                .as_deref()
+                .map(|c| format!(" {c}"))
+                .unwrap_or_default()
+        ),
+        Step::Chunk { id, bytes } => match std::str::from_utf8(bytes) {
+            Ok(text) => format!(
+                "chunk {id} {} ({} bytes)",
+                clip(&format!("{text:?}"), 100),
+                bytes.len()
+            ),
+            Err(_) => format!("chunk {id} ({} bytes, binary)", bytes.len()),
+        },
+        Step::End { id } => format!("end {id}"),
+        Step::Failure { id, failure } => format!(
+            "failure {id} {} {:?}",
+            serde_json::to_value(failure.kind)
+                .ok()
+                .and_then(|k| k.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            failure.message
+        ),
+        Step::Timeout => "timeout".to_owned(),
+    }
+}
+
+fn intent_line(intent: &Intent) -> String {
+    match intent {
+        Intent::Http { id, request, .. } => {
+            let body = request
+                .body
+                .as_ref()
+                .map(|b| {
+                    let text = serde_json::from_slice::<Value>(b)
+                        .map(|v| compact(&v))
+                        .unwrap_or_else(|_| String::from_utf8_lossy(b).into_owned());
+                    format!(" {}", clip(&text, 120))
+                })
+                .unwrap_or_default();
+            format!(
+                "-> {id} {} {}{body}",
+                request.method.as_str(),
+                request.url()
+            )
+        }
+        Intent::Abort { id } => format!("-> abort {id}"),
+        Intent::Storage(StorageRequest::Load { key }) => format!("-> storage load {key}"),
+        Intent::Storage(StorageRequest::Save { key, sessions }) => {
+            let uids: Vec<&str> = sessions.iter().map(|s| s.uid.as_str()).collect();
+            format!("-> storage save {key} [{}]", uids.join(", "))
+        }
+        Intent::Storage(StorageRequest::LoadQueue { key }) => {
+            format!("-> storage load-queue {key}")
+        }
+        Intent::Storage(StorageRequest::SaveQueue { key, rows }) => {
+            format!("-> storage save-queue {key} ({} rows)", rows.len())
+        }
+        Intent::Storage(StorageRequest::RemoveQueue { key }) => {
+            format!("-> storage remove-queue {key}")
+        }
+    }
+}
+
+/// A changed field's value, summarized where it is long (the session list by uids, the thread
+/// by message ids, the detail by its status).
+fn change_value(name: &str, v: &Value) -> String {
+    let ids = |items: &Vec<Value>, key: &str| {
+        let ids: Vec<&str> = items
+            .iter()
+            .map(|item| item.get(key).and_then(Value::as_str).unwrap_or("?"))
+            .collect();
+        format!("[{}]", ids.join(","))
+    };
+    let text = match (name, v) {
+        ("agentSessions", Value::Array(items)) => ids(items, "uid"),
+        ("thread", Value::Array(items)) => ids(items, "id"),
+        ("activeSessionDetail", Value::Object(d)) => format!(
+            "{{status:{},error:{}}}",
+            d.get("status").map(compact).unwrap_or_default(),
+            d.get("error").map(compact).unwrap_or_default()
+        ),
+        _ => compact(v),
+    };
+    clip(&text, 200)
+}
+
+impl TimelineEntry {
+    /// The entry as timeline text: its line, offset (ms) and summary, then the intents (`->`),
+    /// events (`!!`) and changed snapshot fields (`=`) that followed, one per line.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let at = match self.kind {
+            EntryKind::Start | EntryKind::Step => self.at.to_string(),
+            EntryKind::Expect | EntryKind::Note => String::new(),
+        };
+        let _ = writeln!(out, "{:>5} {:>9}  {}", self.line, at, self.what);
+        let pad = " ".repeat(18);
+        for i in &self.intents {
+            let _ = writeln!(out, "{pad}{}", intent_line(i));
+        }
+        for ev in &self.events {
+            let v = serde_json::to_value(ev).unwrap_or(Value::Null);
+            let _ = writeln!(out, "{pad}!! {}", clip(&compact(&v), 200));
+        }
+        for (name, v) in &self.changes {
+            let _ = writeln!(out, "{pad}= {name}={}", change_value(name, v));
+        }
+        out
+    }
+}
+
+impl ReplayReport {
+    /// The readable timeline: a column header, every entry ([`TimelineEntry::render`]) and a
+    /// closing count.
+    pub fn timeline(&self) -> String {
+        let mut out = String::from(TIMELINE_HEADER);
+        out.push('\n');
+        for e in &self.entries {
+            out.push_str(&e.render());
+        }
+        let _ = writeln!(
+            out,
+            "{} records replayed, {} expectations held",
+            self.entries
+                .iter()
+                .filter(|e| e.kind == EntryKind::Step)
+                .count(),
+            self.expectations
+        );
+        out
+    }
+}
+
+/// The timeline's column header.
+pub const TIMELINE_HEADER: &str = " line     at ms  record";
