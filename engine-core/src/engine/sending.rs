@@ -1,0 +1,397 @@
+//! The engine's side of sending: the composer's submit, the queue, the run cancel, the body of
+//! a turn, and the queue rules evaluated after every input (SND, OI-20, ADR 087).
+
+use std::time::Instant;
+
+use super::{Engine, WRITER_POLL};
+use crate::event::{Event, Notice, NoticeVariant};
+use crate::inputs::non_blank;
+use crate::intent::Intent;
+use crate::machines::cancel::CancelEvent;
+use crate::machines::hydration::HydEvent;
+use crate::machines::selection;
+use crate::machines::send::{QueuedTurn, RunEnd, RunEvent, Turn};
+use crate::queue::{HoldReason, QueuedMessage, Refusal};
+
+impl Engine {
+    pub(super) fn selected_uid(&self) -> Option<String> {
+        selection::selected(self.selection.state()).map(|(uid, _)| uid.to_owned())
+    }
+
+    pub(super) fn selected_work(&mut self) -> Option<&mut crate::work::Work> {
+        let uid = self.selected_uid()?;
+        self.works.get_mut(&uid)
+    }
+
+    /// SND-18, OI-20: the Agent works on the session: a local run, or another writer that its
+    /// loaded record reports.
+    pub(super) fn agent_working(&self, session_uid: &str) -> bool {
+        self.works.is_running(session_uid) || self.writer_working(session_uid)
+    }
+
+    /// The loaded record of this (selected) session reports `working`.
+    /// A `working` flag read while this engine's own turn ran, or before a detail read that
+    /// followed it, is that turn's, not another writer's (SND-25).
+    pub(super) fn writer_working(&self, session_uid: &str) -> bool {
+        let h = self.hydration.inner();
+        let own = self.works.get(session_uid).is_some_and(|w| w.own_working);
+        !own && h.session_uid.as_deref() == Some(session_uid)
+            && h.detail.value().is_some_and(|r| r.working)
+    }
+
+    /// The composer's submit.
+    pub(super) fn send_message(&mut self, text: &str, now: Instant) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let Some(uid) = self.selected_uid() else {
+            self.io.events.push_back(Event::MessageNotSent {
+                session_uid: None,
+                text: text.to_owned(),
+                reason: "Choose or start a session before writing.".to_owned(),
+            });
+            return;
+        };
+        if self.agent_working(&uid) {
+            self.enqueue(&uid, text, now);
+        } else {
+            self.start_turn(&uid, text, None, now);
+        }
+    }
+
+    /// SND-24: add to the session's queue; a held queue holds the new row too.
+    pub(super) fn enqueue(&mut self, session_uid: &str, text: &str, now: Instant) {
+        let row = QueuedMessage {
+            id: format!("queued-{}", self.io.rng.uuid_v4()),
+            text: text.trim().to_owned(),
+            created_at: crate::timestamp::iso_from_unix_ms(self.io.wall_ms(now)),
+        };
+        let text = row.text.clone();
+        let (mut ctx, p) = self.ctx(now);
+        let work = p.works.entry(&mut ctx, session_uid);
+        if work.queue.push(row) == Err(Refusal::Full) {
+            ctx.emit(Event::Notify(Notice {
+                title: "The queue is full".to_owned(),
+                description: Some("Send or remove a message first.".to_owned()),
+                variant: NoticeVariant::Info,
+            }));
+            // Nothing written is lost: the text comes back to the host.
+            ctx.emit(Event::MessageNotSent {
+                session_uid: Some(session_uid.to_owned()),
+                text,
+                reason: "The queue is full. Send or remove a message first.".to_owned(),
+            });
+        }
+    }
+
+    /// A turn for the selected session, through the send guard (SND-2).
+    pub(super) fn start_turn(
+        &mut self,
+        session_uid: &str,
+        text: &str,
+        queued: Option<QueuedTurn>,
+        now: Instant,
+    ) {
+        let readiness = crate::view::current_readiness(self);
+        let detail_loaded = self.hydration.inner().session_uid.as_deref() == Some(session_uid)
+            && self.hydration.inner().detail.value().is_some();
+        let guard = if readiness.status != crate::snapshot::ReadinessStatus::Ready {
+            Some(readiness.error.unwrap_or_else(|| {
+                "The session is still loading. Wait for it to finish before sending.".to_owned()
+            }))
+        } else if !detail_loaded {
+            Some("The session details are not loaded yet. Wait for them before sending.".to_owned())
+        } else {
+            None
+        };
+        let turn = Turn {
+            text: text.to_owned(),
+            user_message_id: format!("user-{}", self.io.rng.uuid_v4()),
+            answer_id: format!("answer-{}", self.io.rng.uuid_v4()),
+            queued,
+            auth_retried: false,
+            hold_deadline_ms: None,
+        };
+        let facts = self.body_facts();
+        let agent_name = self.agent_name_of(session_uid);
+        let (mut ctx, p) = self.ctx(now);
+        let work = p.works.entry(&mut ctx, session_uid);
+        if guard.is_none() {
+            work.own_working = true;
+        }
+        let event = RunEvent::Facts {
+            facts: &facts,
+            agent_name: agent_name.as_deref(),
+        };
+        work.run.handle_with_context(&event, &mut ctx);
+        match &guard {
+            Some(text) => work
+                .run
+                .handle_with_context(&RunEvent::Refuse { turn: &turn, text }, &mut ctx),
+            None => work
+                .run
+                .handle_with_context(&RunEvent::Start(&turn), &mut ctx),
+        }
+    }
+
+    /// What the selected session's next turn body is made of (OI-18).
+    pub(super) fn body_facts(&self) -> crate::api::chat::BodyFacts {
+        let h = self.hydration.inner();
+        crate::api::chat::BodyFacts {
+            record: h.detail.value().map(|r| r.raw.clone()),
+            thread_id: h.history.value().and_then(|hist| hist.thread_id.clone()),
+            user_uid: non_blank(self.inputs.person.user_uid.as_deref()),
+            context: self.inputs.view_context.clone(),
+            reasoning_effort: self.picker.inner().composer_values().thinking.clone(),
+        }
+    }
+
+    /// The Agent name of a session, for notices (OI-6).
+    pub(super) fn agent_name_of(&self, session_uid: &str) -> Option<String> {
+        let h = self.hydration.inner();
+        let from_detail = h
+            .detail
+            .value()
+            .filter(|r| r.uid == session_uid)
+            .and_then(|r| r.agent_name.clone());
+        from_detail.or_else(|| {
+            self.env
+                .inner()
+                .sessions()
+                .iter()
+                .find(|s| s.uid == session_uid)
+                .and_then(|s| s.agent_name.clone())
+        })
+    }
+
+    /// `cancelActiveSession()` (SND-16, SND-17, OI-19).
+    pub(super) fn cancel_active(&mut self, now: Instant) {
+        let uid = self.selected_uid();
+        let running = uid.as_deref().is_some_and(|u| self.agent_working(u));
+        let Some(uid) = uid.filter(|_| running) else {
+            self.io.events.push_back(Event::Notify(Notice {
+                title: "Unable to stop session".to_owned(),
+                description: Some("There is no running work to stop.".to_owned()),
+                variant: NoticeVariant::Error,
+            }));
+            return;
+        };
+        // The cancel names the thread of the run it stops (OI-19).
+        let facts = self
+            .works
+            .get(&uid)
+            .map(|w| w.run.inner().facts().clone())
+            .filter(|f| f.record.is_some())
+            .unwrap_or_else(|| self.body_facts());
+        let (mut ctx, p) = self.ctx(now);
+        let decision = p.runtime.inner().decision(&uid);
+        let cached = decision.and_then(|d| d.endpoint.clone());
+        let work = p.works.entry(&mut ctx, &uid);
+        // SND-16 first: the local run stops in this step; then the cancel request (SND-17).
+        work.run
+            .handle_with_context(&RunEvent::Stop { decision }, &mut ctx);
+        let start = CancelEvent::Start {
+            cached: cached.as_ref(),
+            facts: &facts,
+        };
+        work.cancel.handle_with_context(&start, &mut ctx);
+    }
+
+    /// ADR 087: each queue change is written to the storage port; an emptied queue's copy is
+    /// removed.
+    pub(super) fn persist_queues(&mut self) {
+        let mut writes = Vec::new();
+        for (uid, work) in self.works.iter() {
+            let rows: Vec<_> = work.queue.rows.iter().cloned().collect();
+            let stored = self.works.persisted.get(uid);
+            if stored.map_or(rows.is_empty(), |s| *s == rows) {
+                continue;
+            }
+            writes.push((uid.clone(), rows));
+        }
+        for (uid, rows) in writes {
+            let key = crate::queue::storage_key(&uid);
+            let request = if rows.is_empty() {
+                crate::intent::StorageRequest::RemoveQueue { key }
+            } else {
+                crate::intent::StorageRequest::SaveQueue {
+                    key,
+                    rows: rows.clone(),
+                }
+            };
+            self.io.outbox.push_back(Intent::Storage(request));
+            self.works.persisted.insert(uid, rows);
+        }
+    }
+
+    /// The runs' clocks, the body facts of the selected session, and the queue rules (OI-20).
+    pub(super) fn evaluate_work(&mut self, now: Instant) {
+        let selected = self.selected_uid();
+        // ADR 087: a session's stored queue is read once, when it first comes on screen.
+        if let Some(uid) = selected.as_ref().filter(|_| self.inputs.visible)
+            && self.works.queue_loads.insert(uid.clone())
+        {
+            let key = crate::queue::storage_key(uid);
+            let request = crate::intent::StorageRequest::LoadQueue { key };
+            self.io.outbox.push_back(Intent::Storage(request));
+        }
+        let facts = self.body_facts();
+        let visible = self.inputs.visible;
+        let writer = selected
+            .as_deref()
+            .is_some_and(|uid| self.writer_working(uid));
+        let agent_name = selected.as_deref().and_then(|u| self.agent_name_of(u));
+        let (mut ctx, p) = self.ctx(now);
+        if let Some(uid) = selected.as_deref()
+            && let Some(work) = p.works.get_mut(uid)
+        {
+            let event = RunEvent::Facts {
+                facts: &facts,
+                agent_name: agent_name.as_deref(),
+            };
+            work.run.handle_with_context(&event, &mut ctx);
+        }
+        for (uid, work) in p.works.iter_mut() {
+            let decision = p.runtime.inner().decision(uid);
+            work.run
+                .handle_with_context(&RunEvent::Tick { decision }, &mut ctx);
+            work.cancel
+                .handle_with_context(&CancelEvent::Tick, &mut ctx);
+            // OI-20: a drain armed for a session no longer on screen is held.
+            if work.queue.armed && selected.as_deref() != Some(uid.as_str()) {
+                work.queue.hold(HoldReason::Away, None);
+            }
+        }
+        // OI-20: moving to another session while messages wait holds them.
+        if self.last_selected != selected {
+            if let Some(previous) = self.last_selected.take()
+                && let Some(work) = self.works.get_mut(&previous)
+                && work.queue.hold.is_none()
+            {
+                work.queue.hold(HoldReason::Away, None);
+            }
+            self.last_selected = selected.clone();
+        }
+        let Some(uid) = selected else {
+            self.works.writer_watch = None;
+            return;
+        };
+        let running = self.works.is_running(&uid);
+        let waiting = self
+            .works
+            .get(&uid)
+            .is_some_and(|w| !w.queue.rows.is_empty() && w.queue.hold.is_none());
+        // SND-25: another writer works while messages wait: read the detail every 10 s; once it
+        // reports idle, the queue drains as after a clean finish.
+        if waiting && !running && visible && writer {
+            match &self.works.writer_watch {
+                Some((u, at)) if *u == uid => {
+                    if now >= *at {
+                        self.works.writer_watch = Some((uid.clone(), now + WRITER_POLL));
+                        let (mut ctx, p) = self.ctx(now);
+                        p.hydration
+                            .handle_with_context(&HydEvent::RefreshDetail, &mut ctx);
+                    }
+                }
+                _ => self.works.writer_watch = Some((uid.clone(), now + WRITER_POLL)),
+            }
+        } else if let Some((u, _)) = self.works.writer_watch.take()
+            && u == uid
+            && waiting
+            && !running
+            && !writer
+            && let Some(work) = self.works.get_mut(&uid)
+        {
+            work.queue.armed = true;
+        }
+        // SND-19, SND-20, SND-22: the first row leaves once the thread is idle and the session is
+        // no longer loading (a history read after a stream keeps it loading a moment); a session
+        // in error refuses the row, which then holds the queue (`unavailable`).
+        let loading = crate::view::current_readiness(self).status
+            == crate::snapshot::ReadinessStatus::Loading;
+        if !visible || running || writer || loading {
+            return;
+        }
+        let next = self.works.get_mut(&uid).and_then(|w| {
+            if w.queue.armed && w.queue.hold.is_none() {
+                w.queue.armed = false;
+                w.queue.take_first()
+            } else {
+                None
+            }
+        });
+        if let Some((row, n, total)) = next {
+            let text = row.text.clone();
+            let queued = QueuedTurn { row, n, total };
+            self.start_turn(&uid, &text, Some(queued), now);
+        }
+    }
+}
+
+/// How a turn ended, as the engine relays it to the queue.
+pub(super) struct Ended<'a> {
+    pub session_uid: &'a str,
+    pub end: RunEnd,
+    pub sent: bool,
+    pub turn: Turn,
+    pub text: Option<String>,
+    pub on_screen: bool,
+}
+
+/// OI-20, SND-22: the queue follows how a turn ended; a message that did not go out is put back
+/// or handed back (the returned event).
+pub(super) fn run_ended(work: &mut crate::work::Work, ended: Ended<'_>) -> Option<Event> {
+    let Ended {
+        session_uid,
+        end,
+        sent,
+        turn,
+        text,
+        on_screen,
+    } = ended;
+    let Turn {
+        text: written,
+        queued,
+        auth_retried,
+        ..
+    } = turn;
+    let queued_row = queued.is_some();
+    if queued_row {
+        work.queue.sending = false;
+    }
+    let mut handed_back = None;
+    if !sent {
+        match queued {
+            // Nothing queued is lost: the row goes back to the front, unless its one repeat
+            // after a 401 or 403 is spent (SND-23): then it is handed back like a typed message,
+            // never requested a third time.
+            Some(q) if !auth_retried => work.queue.put_back(q.row),
+            _ => {
+                handed_back = Some(Event::MessageNotSent {
+                    session_uid: Some(session_uid.to_owned()),
+                    text: written,
+                    reason: text.clone().unwrap_or_default(),
+                });
+            }
+        }
+    }
+    let q = &mut work.queue;
+    match end {
+        RunEnd::Clean => {
+            if q.rows.is_empty() {
+                q.settle_empty();
+            } else if q.hold.is_none() {
+                q.armed = true;
+            }
+        }
+        RunEnd::Failed(message) if queued_row && !sent => {
+            q.hold(HoldReason::Unavailable, Some(message));
+        }
+        RunEnd::Failed(message) => q.hold(HoldReason::Failed, Some(message)),
+        RunEnd::Stopped if on_screen => q.hold(HoldReason::Stopped, None),
+        RunEnd::Stopped => q.hold(HoldReason::Away, None),
+        RunEnd::Blocked(notice) => q.hold(HoldReason::Blocked, notice),
+    }
+    handed_back
+}
