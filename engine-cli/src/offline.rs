@@ -1,29 +1,50 @@
 //! What needs no platform: replaying a trace, decoding a stream.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
 use engine_core::AnswerStream;
 
 /// `agent-chat replay FILE`: the timeline as it replays; exit 1 at the first failed expectation
-/// or malformed line, with its line number and the difference.
+/// or malformed line (a line that is not UTF-8 included), with its line number and the
+/// difference. A closed output (`| head`) ends the replay quietly.
 pub fn replay(file: &Path) -> ExitCode {
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
         Err(e) => {
             eprintln!("agent-chat: cannot read {}: {e}", file.display());
             return ExitCode::from(2);
         }
     };
-    println!("{}", engine_core::trace::TIMELINE_HEADER);
-    let result = engine_core::trace::replay_with(&text, |entry| println!("{}", entry.render()));
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let line = e
+                .as_bytes()
+                .iter()
+                .take(valid)
+                .filter(|b| **b == b'\n')
+                .count()
+                + 1;
+            eprintln!(
+                "agent-chat: {}: line {line}: malformed record: not UTF-8",
+                file.display()
+            );
+            return ExitCode::from(1);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let mut closed = writeln!(out, "{}", engine_core::trace::TIMELINE_HEADER).is_err();
+    let result = engine_core::trace::replay_with(&text, |entry| {
+        if !closed {
+            closed = write!(out, "{}", entry.render()).is_err();
+        }
+    });
     match result {
         Ok(report) => {
-            println!(
-                "ok: {} records, {} expectations met",
-                report.entries.len(),
-                report.expectations
-            );
+            let _ = writeln!(out, "ok: {} expectations met", report.expectations);
             ExitCode::SUCCESS
         }
         Err(e) => {

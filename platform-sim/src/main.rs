@@ -77,6 +77,15 @@ async fn main() -> ExitCode {
             "platform token: the built-in default, platform_sim::DEFAULT_PLATFORM_TOKEN (set ${TOKEN_ENV} to choose another)"
         );
     }
+    if let Some(agent) = config.agents.first() {
+        println!(
+            "chat with it: agent-chat --platform {} --token-file FILE --environment {} --agent {} --user {}  (FILE holding the platform token)",
+            sim.url(),
+            config.environment_uid,
+            agent.uid,
+            config.person_uid
+        );
+    }
     println!("press Ctrl-C to stop");
     if let Err(e) = tokio::signal::ctrl_c().await {
         eprintln!("platform-sim: cannot wait for Ctrl-C: {e}");

@@ -190,6 +190,17 @@ impl Engine {
             .map(crate::trace::TraceRecorder::text)
     }
 
+    /// A recording engine runs on the microseconds its trace can hold, so a replay sees exactly
+    /// the times it saw (the trace's offsets have three decimals of a millisecond).
+    fn recorded_now(&self, now: Instant) -> Instant {
+        if self.recorder.is_none() {
+            return now;
+        }
+        let since = now.saturating_duration_since(self.start);
+        let micros = u64::try_from(since.as_micros()).unwrap_or(u64::MAX);
+        self.start + std::time::Duration::from_micros(micros)
+    }
+
     /// Milliseconds since the engine's start, as of the last input.
     pub fn elapsed_ms(&self) -> u64 {
         u64::try_from(self.last_now.duration_since(self.start).as_millis()).unwrap_or(u64::MAX)
@@ -205,6 +216,7 @@ impl Engine {
 
     /// A host input or command.
     pub fn handle_input(&mut self, input: Input, now: Instant) {
+        let now = self.recorded_now(now);
         if let Some(r) = self.recorder.as_mut() {
             r.input(&input, now);
         }
@@ -215,6 +227,7 @@ impl Engine {
 
     /// The head of an answer to request `id`. Unknown ids are ignored.
     pub fn handle_response(&mut self, id: RequestId, head: ResponseHead, now: Instant) {
+        let now = self.recorded_now(now);
         if let Some(r) = self.recorder.as_mut() {
             r.head(id, &head, now);
         }
@@ -225,6 +238,7 @@ impl Engine {
 
     /// A piece of the body of request `id`, in any chunking.
     pub fn handle_body_chunk(&mut self, id: RequestId, chunk: Bytes, now: Instant) {
+        let now = self.recorded_now(now);
         if let Some(r) = self.recorder.as_mut() {
             r.chunk(id, &chunk, now);
         }
@@ -235,6 +249,7 @@ impl Engine {
 
     /// The end of the body of request `id`.
     pub fn handle_body_end(&mut self, id: RequestId, now: Instant) {
+        let now = self.recorded_now(now);
         if let Some(r) = self.recorder.as_mut() {
             r.end(id, now);
         }
@@ -245,6 +260,7 @@ impl Engine {
 
     /// Request `id` failed below HTTP (no answer, or a broken body).
     pub fn handle_failure(&mut self, id: RequestId, failure: TransportFailure, now: Instant) {
+        let now = self.recorded_now(now);
         if let Some(r) = self.recorder.as_mut() {
             r.failure(id, &failure, now);
         }
@@ -270,6 +286,7 @@ impl Engine {
 
     /// Time has reached a deadline of [`Engine::poll_timeout`]. Early or repeated calls are harmless.
     pub fn handle_timeout(&mut self, now: Instant) {
+        let now = self.recorded_now(now);
         if let Some(r) = self.recorder.as_mut() {
             r.timeout(now);
         }
@@ -405,7 +422,8 @@ impl Engine {
             }
             Input::LaunchTarget(t) => self.inputs.launch_target = t,
             Input::AvoidImplicitSessionSelection(v) => self.inputs.avoid_implicit = v,
-            Input::ViewContext(v) => self.inputs.view_context = v,
+            // A null viewContext is no viewContext (it cannot be told apart in a trace).
+            Input::ViewContext(v) => self.inputs.view_context = v.filter(|v| !v.is_null()),
             Input::StoredSessionsLoaded { key, sessions } => {
                 let sessions = sessions.unwrap_or_default();
                 let (mut ctx, p) = self.ctx(now);

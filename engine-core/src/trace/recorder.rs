@@ -67,6 +67,9 @@ pub struct TraceRecorder {
     runtime_access: BTreeSet<RequestId>,
     /// The redaction state of each runtime-access answer under way.
     redactors: BTreeMap<RequestId, Redactor>,
+    /// Fingerprints (not the values) of the platform tokens seen, in order: a token is written
+    /// as `[redacted-N]`, so a replay still sees when it changed.
+    tokens: Vec<u64>,
 }
 
 impl TraceRecorder {
@@ -85,6 +88,7 @@ impl TraceRecorder {
             out: String::new(),
             runtime_access: BTreeSet::new(),
             redactors: BTreeMap::new(),
+            tokens: Vec::new(),
         };
         recorder.push(&Record::Header(header));
         recorder
@@ -108,9 +112,44 @@ impl TraceRecorder {
         self.push(&Record::Step { at, step });
     }
 
-    /// A host input or command.
+    /// A host input or command. The person's token is written as `[redacted-N]`, N counting the
+    /// distinct tokens seen, so a token refresh replays as one.
     pub fn input(&mut self, input: &Input, now: Instant) {
-        self.step(now, Step::Input(input.clone()));
+        let at = self.at(now);
+        let record = Record::Step {
+            at,
+            step: Step::Input(input.clone()),
+        };
+        let mut line = record.to_line();
+        if let Input::Person(person) = input
+            && let Some(token) = &person.token
+        {
+            let n = self.token_number(token.expose());
+            if let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&line)
+                && let Some(slot) = value.pointer_mut("/input/value/token")
+            {
+                *slot = serde_json::Value::String(format!("[redacted-{n}]"));
+                line = value.to_string();
+            }
+        }
+        self.out.push_str(&line);
+        self.out.push('\n');
+    }
+
+    /// The number of this token among those seen (1-based).
+    fn token_number(&mut self, token: &str) -> usize {
+        use std::hash::{Hash, Hasher};
+        // SipHash with fixed keys: deterministic, and the token itself is not kept.
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        token.hash(&mut hasher);
+        let fingerprint = hasher.finish();
+        match self.tokens.iter().position(|t| *t == fingerprint) {
+            Some(i) => i + 1,
+            None => {
+                self.tokens.push(fingerprint);
+                self.tokens.len()
+            }
+        }
     }
 
     /// An intent drained from the engine: tells the recorder which requests' answers carry a

@@ -17,16 +17,18 @@ enum State {
     /// Between tokens.
     Outside,
     /// Inside a string; `matched` bytes of it equal the start of [`KEY`] (`None` once it cannot
-    /// be the key any more).
+    /// be the key any more); `escaped` once it held an escape (such a key may spell `token`,
+    /// `"\u0074oken"`, so its value is redacted too: better too much than a leak).
     InString {
         matched: Option<usize>,
         escape: bool,
+        escaped: bool,
     },
     /// After a string reading `token`: a `:` makes it a key.
     AfterKey,
     /// After `"token":`: a string here is the secret.
     AfterColon,
-    /// Inside the secret string: its bytes are dropped.
+    /// Inside the secret string: its bytes are held back until its end.
     InSecret { escape: bool },
 }
 
@@ -34,12 +36,15 @@ enum State {
 #[derive(Debug, Clone)]
 pub(crate) struct Redactor {
     state: State,
+    /// The secret being read (never written out unless it could not be a token at all).
+    secret: Vec<u8>,
 }
 
 impl Default for Redactor {
     fn default() -> Self {
         Redactor {
             state: State::Outside,
+            secret: Vec::new(),
         }
     }
 }
@@ -61,24 +66,31 @@ impl Redactor {
                     self.state = State::InString {
                         matched: Some(0),
                         escape: false,
+                        escaped: false,
                     };
                 }
                 out.push(b);
             }
-            State::InString { matched, escape } => {
+            State::InString {
+                matched,
+                escape,
+                escaped,
+            } => {
                 out.push(b);
                 self.state = if escape {
                     State::InString {
                         matched: None,
                         escape: false,
+                        escaped: true,
                     }
                 } else if b == b'\\' {
                     State::InString {
                         matched: None,
                         escape: true,
+                        escaped: true,
                     }
                 } else if b == b'"' {
-                    if matched == Some(KEY.len()) {
+                    if matched == Some(KEY.len()) || escaped {
                         State::AfterKey
                     } else {
                         State::Outside
@@ -88,6 +100,7 @@ impl Redactor {
                     State::InString {
                         matched,
                         escape: false,
+                        escaped,
                     }
                 };
             }
@@ -107,7 +120,7 @@ impl Redactor {
                     out.push(b);
                 } else if b == b'"' {
                     out.push(b);
-                    out.extend_from_slice(REDACTED.as_bytes());
+                    self.secret.clear();
                     self.state = State::InSecret { escape: false };
                 } else {
                     self.state = State::Outside;
@@ -116,15 +129,36 @@ impl Redactor {
             }
             State::InSecret { escape } => {
                 if escape {
+                    self.secret.push(b);
                     self.state = State::InSecret { escape: false };
                 } else if b == b'\\' {
+                    self.secret.push(b);
                     self.state = State::InSecret { escape: true };
                 } else if b == b'"' {
+                    out.extend_from_slice(&placeholder(&self.secret));
+                    self.secret.clear();
                     out.push(b);
                     self.state = State::Outside;
+                } else {
+                    self.secret.push(b);
                 }
             }
         }
+    }
+}
+
+/// What replaces a secret's JSON string contents: a value the engine would refuse as a token
+/// (blank, or with a control character) is refused again on replay, so it is kept blank or
+/// replaced by a placeholder the engine refuses too; any other value becomes [`REDACTED`].
+fn placeholder(raw: &[u8]) -> Vec<u8> {
+    let mut quoted = Vec::with_capacity(raw.len() + 2);
+    quoted.push(b'"');
+    quoted.extend_from_slice(raw);
+    quoted.push(b'"');
+    match serde_json::from_slice::<String>(&quoted) {
+        Ok(text) if text.trim().is_empty() => raw.to_vec(),
+        Ok(text) if text.chars().any(char::is_control) => format!("{REDACTED}\\u0000").into_bytes(),
+        _ => REDACTED.as_bytes().to_vec(),
     }
 }
 
@@ -154,12 +188,21 @@ mod tests {
     #[test]
     fn leaves_lookalikes_and_cut_bodies() {
         assert_eq!(
-            redact_in(r#"{"tokens":"a","\"token":"b","tok":"c"}"#, 3),
-            r#"{"tokens":"a","\"token":"b","tok":"c"}"#
+            redact_in(r#"{"tokens":"a","tok":"c","token ":"d"}"#, 3),
+            r#"{"tokens":"a","tok":"c","token ":"d"}"#
         );
+        // A key with an escape may spell `token`: its value goes, to be safe.
         assert_eq!(
-            redact_in(r#"{"token":"rt-sec"#, 4),
-            r#"{"token":"[redacted]"#
+            redact_in(r#"{"\u0074oken":"rt-secret","\"token":"b"}"#, 3),
+            r#"{"\u0074oken":"[redacted]","\"token":"[redacted]"}"#
+        );
+        // A body cut inside the secret never shows it.
+        assert_eq!(redact_in(r#"{"token":"rt-sec"#, 4), r#"{"token":""#);
+        // Values the engine refuses as tokens are refused again on replay.
+        assert_eq!(redact_in(r#"{"token":"  "}"#, 2), r#"{"token":"  "}"#);
+        assert_eq!(
+            redact_in(r#"{"token":"rt\nx"}"#, 2),
+            r#"{"token":"[redacted]\u0000"}"#
         );
         assert_eq!(redact_in("<html>token</html>", 5), "<html>token</html>");
     }

@@ -591,8 +591,27 @@ fn changed_fields(before: &Value, after: &Value) -> Vec<(String, Value)> {
     after
         .iter()
         .filter(|(k, v)| before.get(k.as_str()) != Some(*v))
-        .map(|(k, v)| (k.clone(), v.clone()))
+        .map(|(k, v)| (k.clone(), summary(k, v)))
         .collect()
+}
+
+/// The timeline keeps large fields as a summary (the thread and the session list as their ids),
+/// so a long streamed answer does not keep a copy of the whole thread per chunk.
+fn summary(key: &str, value: &Value) -> Value {
+    match (key, value) {
+        ("thread" | "agentSessions", Value::Array(items)) => Value::Array(
+            items
+                .iter()
+                .map(|item| {
+                    item.get("id")
+                        .or_else(|| item.get("uid"))
+                        .cloned()
+                        .unwrap_or(Value::Null)
+                })
+                .collect(),
+        ),
+        _ => value.clone(),
+    }
 }
 
 fn expect_keys(e: &Expectation) -> String {

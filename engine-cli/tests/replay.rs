@@ -4,9 +4,8 @@
     clippy::indexing_slicing,
     missing_docs
 )]
-//! Review of `agent-chat replay` (issue 7): its output and its failures.
-//!
-//! Each failing test is ignored with the bug it pins; run them with `--include-ignored`.
+//! `agent-chat replay`: its output and its failures (each test pinned a bug found in review,
+//! now fixed).
 
 use std::process::{Command, Stdio};
 
@@ -34,7 +33,6 @@ fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
 /// the command panics ("failed printing to stdout: Broken pipe") and exits 101 instead of
 /// stopping quietly.
 #[test]
-#[ignore = "bug: agent-chat replay panics on a closed stdout (println! on EPIPE) instead of stopping quietly"]
 fn replay_into_a_closed_pipe_does_not_panic() {
     let mut child = agent_chat()
         .arg("replay")
@@ -54,7 +52,6 @@ fn replay_into_a_closed_pipe_does_not_panic() {
 /// TRACES.md shows the timeline one entry after the other; the command prints a blank line
 /// after every entry (`println!` of a rendering that already ends in a newline).
 #[test]
-#[ignore = "bug: agent-chat replay double-spaces the timeline (println! of TimelineEntry::render, which ends in a newline)"]
 fn replay_prints_the_timeline_as_documented() {
     let out = agent_chat()
         .arg("replay")
@@ -74,7 +71,6 @@ fn replay_prints_the_timeline_as_documented() {
 /// the message should name it, as every other malformed line is named. The command refuses the
 /// whole file as unreadable instead, without a line number.
 #[test]
-#[ignore = "bug: a trace line that is not UTF-8 fails as \"cannot read FILE\" with no line number (exit 2)"]
 fn a_line_that_is_not_utf8_is_named() {
     let mut bytes = Vec::new();
     bytes.extend_from_slice(
