@@ -5,9 +5,9 @@
     clippy::indexing_slicing,
     missing_docs
 )]
-//! Trace fidelity: runs recorded with `Engine::new_recording` on a
-//! nanosecond clock, as a shell records them, that do not replay to the same intents, events
-//! and snapshot (INV-12), and credentials a recorded trace can still hold.
+//! Trace fidelity: runs recorded with `Engine::new_recording` on a nanosecond clock, as a shell
+//! records them, replay to the same intents, events and snapshot (INV-12), and a recorded trace
+//! holds no credential.
 //!
 //! Each test pinned a bug found in review (now fixed).
 
