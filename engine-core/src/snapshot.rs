@@ -184,6 +184,10 @@ pub struct Snapshot {
     pub message_queue_hold: Option<Hold>,
     /// `queuedMessageCountBySessionId`.
     pub queued_message_count_by_session_id: BTreeMap<String, usize>,
+    /// OI-4: the Agent's wake is 30 s past its deadline: the surface shows "This is taking longer
+    /// than expected." with a "Check again" action (`refreshActiveSessionRuntimeAccess()`). Never
+    /// changes admission or the runtime notice (SHR-12).
+    pub is_runtime_wake_overdue: bool,
     /// `selectedReasoningEffortValue`: the picker's thinking level (the `runConfig` of later
     /// turns, OI-18).
     pub selected_reasoning_effort_value: Option<String>,

@@ -41,6 +41,7 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         picker,
         works,
         delete_error,
+        wall_now_ms,
     } = engine.view();
     let selected = selection::selected(sel.state());
     let launched = matches!(selected, Some((_, Origin::Launched)));
@@ -122,6 +123,9 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         .filter(|_| !unsent_launch)
         .and_then(|(uid, _)| runtime.inner().decision(uid));
     let ready = readiness.status == ReadinessStatus::Ready;
+    let is_runtime_wake_overdue = decision
+        .and_then(wake_overdue_ms)
+        .is_some_and(|at| wall_now_ms >= at);
     let composer_admission = ready && (unsent_launch || decision.is_some_and(Decision::admits));
     let uid = selected.map(|s| s.0);
     let work = uid.and_then(|u| works.get(u));
@@ -186,6 +190,7 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             .filter(|(_, w)| !w.queue.rows.is_empty())
             .map(|(u, w)| (u.clone(), w.queue.rows.len()))
             .collect(),
+        is_runtime_wake_overdue,
         selected_reasoning_effort_value: values.thinking.clone(),
         selected_provider_value: values.provider.clone(),
         selected_model_value: values
@@ -226,6 +231,19 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             .collect(),
         is_updating_session_model: picker::is_updating(picker.state()),
     }
+}
+
+/// OI-4: a transient decision whose wake is followed is "taking longer" 30 s after the wake's
+/// deadline (wall-clock ms); `None` without such a wake.
+pub(crate) fn wake_overdue_ms(decision: &Decision) -> Option<u64> {
+    if !decision.is_starting() {
+        return None;
+    }
+    let wake = decision.presence.as_ref()?.wake.as_ref()?;
+    let deadline = crate::timestamp::unix_ms(&wake.deadline_at)?;
+    u64::try_from(deadline)
+        .ok()
+        .map(|ms| ms.saturating_add(30_000))
 }
 
 /// The selected session's readiness as the snapshot shows it (the send guard reads it, SND-2).

@@ -425,3 +425,39 @@ fn snd_10_18_second_send_while_held_waits_then_drains() {
     assert_eq!(texts_sent(&h), ["Hello", "Then this"]);
     assert!(!h.snapshot().is_agent_working);
 }
+
+/// SHR-12, OI-4: once the wake is 30 s past its deadline the surface may say "This is taking
+/// longer than expected." (`isRuntimeWakeOverdue`), on time (a timer), without changing the
+/// notice or admission.
+#[test]
+fn shr_12_wake_overdue_on_time_without_changing_admission() {
+    let mut h = Harness::ready(S1);
+    let mut waking = runtime_transient("waking", Some(25_000));
+    // The harness's wall clock starts at the Unix epoch.
+    waking["runtime_presence"]["wake"] = json!({"operation_uid": "op-w", "state": "in_progress",
+        "requested_at": "1970-01-01T00:00:00Z", "deadline_at": "1970-01-01T00:01:00Z"});
+    h.script(move |call| match call {
+        engine_core::ApiCall::ResolveRuntimeAccess { .. } => {
+            Some((0, spec_tests::Reply::Json(200, waking.clone())))
+        }
+        _ => None,
+    });
+    let r = h.runtime_request(S1);
+    let mut first = runtime_transient("waking", Some(25_000));
+    first["runtime_presence"]["wake"] = json!({"operation_uid": "op-w", "state": "in_progress",
+        "requested_at": "1970-01-01T00:00:00Z", "deadline_at": "1970-01-01T00:01:00Z"});
+    h.reply(r, 200, first);
+    let before = h.snapshot();
+    assert!(!before.is_runtime_wake_overdue);
+    h.advance(89_999 - h.now_ms());
+    assert!(!h.snapshot().is_runtime_wake_overdue);
+    // Polls fall at 25, 50, 75 and 100 s: only the engine's own timer marks 90 s.
+    h.advance(1);
+    let after = h.snapshot();
+    assert!(after.is_runtime_wake_overdue);
+    assert_eq!(
+        after.active_runtime_interaction,
+        before.active_runtime_interaction
+    );
+    assert_eq!(after.composer_admission, before.composer_admission);
+}

@@ -316,7 +316,8 @@ impl Engine {
         let runtime =
             runtime_access::deadline(self.runtime.inner(), self.runtime.state(), page_hidden);
         let catalog = catalog::deadline(self.catalog.state());
-        [runtime, catalog, self.works.deadline()]
+        let overdue = self.wake_overdue_at().filter(|t| *t > self.last_now);
+        [runtime, catalog, self.works.deadline(), overdue]
             .into_iter()
             .flatten()
             .min()
@@ -1206,6 +1207,8 @@ pub(crate) struct View<'a> {
     pub picker: &'a InitializedStateMachine<Picker>,
     pub works: &'a Works,
     pub delete_error: Option<&'a str>,
+    /// The wall clock (Unix ms) as of the last input.
+    pub wall_now_ms: u64,
 }
 
 impl Engine {
@@ -1223,7 +1226,18 @@ impl Engine {
             picker: &self.picker,
             works: &self.works,
             delete_error: self.delete_error.as_deref(),
+            wall_now_ms: self.io.wall_ms(self.last_now),
         }
+    }
+
+    /// OI-4: when the selected session's wake is 30 s past its deadline ("taking longer"), as an
+    /// instant of the engine's clock; a timer, so hosts render the change on time.
+    pub(crate) fn wake_overdue_at(&self) -> Option<Instant> {
+        let uid = self.selected_uid()?;
+        let deadline_ms = crate::view::wake_overdue_ms(self.runtime.inner().decision(&uid)?)?;
+        let now_ms = self.io.wall_ms(self.last_now);
+        let wait = deadline_ms.checked_sub(now_ms)?;
+        Some(self.last_now + std::time::Duration::from_millis(wait))
     }
 }
 
