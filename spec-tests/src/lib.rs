@@ -14,6 +14,7 @@
 
 pub mod fixtures;
 mod harness;
+pub mod models;
 mod transcript;
 pub mod turns;
 

@@ -21,6 +21,7 @@ use spec_tests::fixtures::{
     catalog_provider, insights, model_required, record, runtime_ready, runtime_terminal,
     runtime_transient, with_model,
 };
+use spec_tests::models::{body_of, is_catalog, is_patch, json_body, picker, values};
 use spec_tests::{Harness, Sent};
 
 const S1: &str = "s-1";
@@ -35,24 +36,8 @@ const MISSING_TAIL: &str = "Using the first available model from the picker inst
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-fn is_catalog(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::ListModelProviders)
-}
-
-fn is_patch(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::UpdateSessionModel { .. })
-}
-
 fn catalogs(h: &Harness) -> usize {
     h.count(is_catalog)
-}
-
-fn json_body(s: &Sent) -> Value {
-    serde_json::from_slice(s.request.body.as_ref().expect("a body")).expect("a JSON body")
-}
-
-fn body_of(h: &Harness, id: RequestId) -> Value {
-    json_body(h.request(id))
 }
 
 fn catalog_request(h: &Harness) -> RequestId {
@@ -100,27 +85,6 @@ fn person(h: &mut Harness, uid: &str) {
         token: Some(Secret::new("platform-token-secret")),
         token_type: None,
     }));
-}
-
-fn picker(h: &Harness) -> (Option<String>, Option<String>, Option<String>) {
-    let s = h.snapshot();
-    (
-        s.selected_provider_value,
-        s.selected_model_value,
-        s.selected_reasoning_effort_value,
-    )
-}
-
-fn values(
-    provider: &str,
-    model_id: &str,
-    thinking: Option<&str>,
-) -> (Option<String>, Option<String>, Option<String>) {
-    (
-        Some(provider.to_owned()),
-        Some(model_id.to_owned()),
-        thinking.map(str::to_owned),
-    )
 }
 
 fn model_ids(h: &Harness) -> Vec<String> {

@@ -22,6 +22,9 @@ use spec_tests::fixtures::{
     AGENT, AGENT2, ENV, ENV2, HANDLE, USER, catalog, catalog_model, catalog_of, catalog_provider,
     handle_record, model_required, page, record, runtime_ready, with_model,
 };
+use spec_tests::models::{
+    body_of, is_catalog, is_goc, is_patch, is_start_new, json_body, picker, refuse, values,
+};
 use spec_tests::{BASE, Harness, Sent};
 
 const S1: &str = "s-1";
@@ -34,24 +37,8 @@ const NEEDED: &str = "A model is needed to start this session. Choose one to con
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-fn is_catalog(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::ListModelProviders)
-}
-
-fn is_goc(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::GetOrCreateSession { .. })
-}
-
-fn is_start_new(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::StartNewSession { .. })
-}
-
 fn is_creation(c: &ApiCall) -> bool {
     is_goc(c) || is_start_new(c)
-}
-
-fn is_patch(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::UpdateSessionModel { .. })
 }
 
 fn is_runtime(c: &ApiCall) -> bool {
@@ -62,14 +49,6 @@ fn is_runtime(c: &ApiCall) -> bool {
             | ApiCall::SendMessage { .. }
             | ApiCall::CancelRun { .. }
     )
-}
-
-fn json_body(s: &Sent) -> Value {
-    serde_json::from_slice(s.request.body.as_ref().expect("a body")).expect("a JSON body")
-}
-
-fn body_of(h: &Harness, id: RequestId) -> Value {
-    json_body(h.request(id))
 }
 
 fn gocs(h: &Harness) -> Vec<&Sent> {
@@ -122,32 +101,6 @@ fn fail_catalog_three_times(h: &mut Harness) {
     h.advance(2_000);
     let id = h.expect_pending("catalog retry 2", is_catalog);
     h.reply(id, 500, json!({}));
-}
-
-/// The model-required refusal (MOD-1).
-fn refuse(h: &mut Harness, id: RequestId) {
-    h.reply(id, 400, model_required());
-}
-
-fn picker(h: &Harness) -> (Option<String>, Option<String>, Option<String>) {
-    let s = h.snapshot();
-    (
-        s.selected_provider_value,
-        s.selected_model_value,
-        s.selected_reasoning_effort_value,
-    )
-}
-
-fn values(
-    provider: &str,
-    model_id: &str,
-    thinking: Option<&str>,
-) -> (Option<String>, Option<String>, Option<String>) {
-    (
-        Some(provider.to_owned()),
-        Some(model_id.to_owned()),
-        thinking.map(str::to_owned),
-    )
 }
 
 fn notifies(h: &Harness) -> usize {

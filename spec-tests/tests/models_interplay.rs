@@ -13,11 +13,14 @@ use engine_core::api::ModelChoice;
 use engine_core::{
     ApiCall, Command, DefaultSession, DefaultSessionStatus, Event, Input, RequestId, SourceStatus,
 };
-use serde_json::{Value, json};
+use serde_json::json;
+use spec_tests::Harness;
 use spec_tests::fixtures::{
-    AGENT, AGENT2, ENV, HANDLE, catalog, handle_record, model_required, page, record, with_model,
+    AGENT, AGENT2, ENV, HANDLE, catalog, handle_record, page, record, with_model,
 };
-use spec_tests::{Harness, Sent};
+use spec_tests::models::{
+    is_catalog, is_goc, is_patch, is_start_new, json_body, picker, refuse, values,
+};
 
 const S1: &str = "s-1";
 const S_DEF: &str = "s-def";
@@ -26,26 +29,6 @@ const S_L: &str = "s-launched";
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-fn is_catalog(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::ListModelProviders)
-}
-
-fn is_goc(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::GetOrCreateSession { .. })
-}
-
-fn is_start_new(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::StartNewSession { .. })
-}
-
-fn is_patch(c: &ApiCall) -> bool {
-    matches!(c, ApiCall::UpdateSessionModel { .. })
-}
-
-fn json_body(s: &Sent) -> Value {
-    serde_json::from_slice(s.request.body.as_ref().expect("a body")).expect("a JSON body")
-}
 
 fn resolve(h: &mut Harness, provider: &str, model: &str, thinking: Option<&str>) {
     h.command(Command::ResolveSessionModelSelection {
@@ -64,31 +47,6 @@ fn request_id(h: &Harness) -> Option<u64> {
 fn answer_catalog(h: &mut Harness) {
     let id = h.expect_pending("catalog", is_catalog);
     h.reply(id, 200, catalog());
-}
-
-fn refuse(h: &mut Harness, id: RequestId) {
-    h.reply(id, 400, model_required());
-}
-
-fn picker(h: &Harness) -> (Option<String>, Option<String>, Option<String>) {
-    let s = h.snapshot();
-    (
-        s.selected_provider_value,
-        s.selected_model_value,
-        s.selected_reasoning_effort_value,
-    )
-}
-
-fn values(
-    provider: &str,
-    model_id: &str,
-    thinking: Option<&str>,
-) -> (Option<String>, Option<String>, Option<String>) {
-    (
-        Some(provider.to_owned()),
-        Some(model_id.to_owned()),
-        thinking.map(str::to_owned),
-    )
 }
 
 /// A visible default-session state (list empty, catalog loaded) whose get-or-create was refused
