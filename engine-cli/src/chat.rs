@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use engine_core::message::MessageStatus;
 use engine_core::stream::StreamDelta;
 use engine_core::{
     Command, Config, DefaultSession, Event, Input, Person, RunStatus, Snapshot, SourceStatus,
@@ -229,28 +230,47 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&Path>)
     if target.is_embedded() {
         eprintln!("(embedded platform simulator at {})", target.base);
     }
-    let printer = tokio::spawn(print_answers(handle.clone()));
+    let mid_line = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let printer = tokio::spawn(print_answers(handle.clone(), mid_line.clone()));
     let spinner = tokio::spawn(spin(handle.clone()));
     let mut lines = read_lines();
     let _ = until_settled(&handle, timeout).await;
     let mut listed: Vec<String> = Vec::new();
     let mut quit = false;
+    // The thread's length before the last message: its turn is over once the thread grew, no
+    // message runs, nothing waits in the queue and the Agent is idle.
+    let mut last_sent: Option<usize> = None;
     while let Some(line) = lines.recv().await {
         let line = line.trim();
         if line.is_empty() {
             continue;
+        }
+        if !line.starts_with('/') {
+            last_sent = Some(handle.snapshots().borrow().thread.len());
         }
         if !command(&handle, line, &mut listed) {
             quit = true;
             break;
         }
     }
-    if !quit {
-        // The input ended (a pipe): let the last answer finish before leaving.
-        let _ = handle.wait_for(|s| !s.is_agent_working, timeout).await;
+    if !quit && let Some(before) = last_sent {
+        // The input ended (a pipe): let the last answer come before leaving.
+        let over = |s: &Snapshot| {
+            s.thread.len() > before
+                && !s.is_agent_working
+                && s.message_queue.is_empty()
+                && s.thread.iter().all(|m| m.status != MessageStatus::Running)
+        };
+        let _ = handle.wait_for(over, timeout).await;
     }
+
     spinner.abort();
     printer.abort();
+    // Stopped for sure before looking at what it left on the line.
+    let _ = printer.await;
+    if mid_line.load(std::sync::atomic::Ordering::Acquire) {
+        println!();
+    }
     save_trace(&handle, record).await;
     handle.shutdown().await;
     ExitCode::SUCCESS
@@ -348,10 +368,19 @@ fn command(handle: &Handle, line: &str, listed: &mut Vec<String>) -> bool {
             }
         }
         "/effort" => {
-            send(Command::SetSelectedReasoningEffortValue {
-                value: Some(rest.into()),
-            });
-            println!("(reasoning effort: {rest})");
+            let offered: Vec<String> = snapshot()
+                .available_reasoning_efforts
+                .iter()
+                .map(|o| o.value.clone())
+                .collect();
+            if offered.iter().any(|v| v == rest) {
+                send(Command::SetSelectedReasoningEffortValue {
+                    value: Some(rest.into()),
+                });
+                println!("(reasoning effort: {rest})");
+            } else {
+                println!("This model offers: [{}].", offered.join(", "));
+            }
         }
         "/choose" => {
             let mut parts = rest.split_whitespace();
@@ -387,7 +416,8 @@ fn command(handle: &Handle, line: &str, listed: &mut Vec<String>) -> bool {
 }
 
 /// Prints answers as they stream, and how each run ends.
-async fn print_answers(handle: Handle) {
+async fn print_answers(handle: Handle, mid_line: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::Ordering;
     let mut events = handle.subscribe();
     let mut rx = handle.snapshots();
     let mut working = rx.borrow().is_agent_working;
@@ -398,6 +428,7 @@ async fn print_answers(handle: Handle) {
                 Ok(Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. }) => {
                     print!("{delta}");
                     let _ = out.flush();
+                    mid_line.store(true, Ordering::Release);
                 }
                 Ok(Event::MessageNotSent { reason, .. }) => eprintln!("(not sent: {reason})"),
                 Ok(Event::Notify(n)) => {
@@ -413,6 +444,7 @@ async fn print_answers(handle: Handle) {
                 let s = rx.borrow_and_update().clone();
                 if working && !s.is_agent_working {
                     println!();
+                    mid_line.store(false, Ordering::Release);
                     if s.run_status == RunStatus::Error {
                         let detail = s.run_status_detail.unwrap_or_default();
                         eprintln!("(failed: {detail})");
@@ -432,14 +464,18 @@ async fn spin(handle: Handle) {
     let mut last: Option<Stage> = None;
     let mut i = 0usize;
     loop {
-        let stage = stage::of(&rx.borrow_and_update().clone());
-        let streaming = rx.borrow().has_active_chat_stream;
+        let snapshot = rx.borrow_and_update().clone();
+        let stage = stage::of(&snapshot);
+        let streaming = snapshot.has_active_chat_stream;
         if last.as_ref() != Some(&stage) {
             if terminal {
                 eprint!("\r\x1b[2K");
             }
             if !matches!(stage, Stage::Waiting(_)) || !terminal {
                 eprintln!("{}", stage.text());
+            }
+            if let Some(hint) = stage.hint(&snapshot) {
+                eprintln!("{hint}");
             }
             last = Some(stage.clone());
         }

@@ -14,6 +14,19 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// What the person can do about it in the interactive chat, when there is something.
+    pub fn hint(&self, s: &Snapshot) -> Option<&'static str> {
+        match self {
+            Stage::Blocked(_) if s.session_model_selection_request.is_some() => {
+                Some("Type /models, then /choose ID [LEVEL].")
+            }
+            Stage::Blocked(_) if s.default_session_status == DefaultSessionStatus::Error => {
+                Some("Type /retry to try again.")
+            }
+            _ => None,
+        }
+    }
+
     /// The line to print.
     pub fn text(&self) -> &str {
         match self {
@@ -33,9 +46,7 @@ pub fn of(s: &Snapshot) -> Stage {
         .unwrap_or("the agent")
         .to_owned();
     if s.session_model_selection_request.is_some() {
-        return Stage::Blocked(
-            "A model is needed to start this session. Type /models, then /choose ID.".into(),
-        );
+        return Stage::Blocked("A model is needed to start this session.".into());
     }
     match s.default_session_status {
         DefaultSessionStatus::Missing => {
@@ -43,7 +54,7 @@ pub fn of(s: &Snapshot) -> Stage {
         }
         DefaultSessionStatus::Error => {
             let e = s.default_session_error.clone().unwrap_or_default();
-            return Stage::Blocked(format!("The session could not be opened. {e} (/retry)"));
+            return Stage::Blocked(format!("The session could not be opened. {e}"));
         }
         DefaultSessionStatus::Loading | DefaultSessionStatus::Opening => {
             return Stage::Waiting("Connecting...".into());

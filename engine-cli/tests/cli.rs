@@ -118,3 +118,24 @@ fn decode_stream_prints_the_assembled_message() {
     assert_eq!(message["parts"][1]["type"], "tool-get_weather");
     assert_eq!(message["parts"][1]["state"], "output-available");
 }
+
+#[test]
+fn piped_lines_get_their_answers_before_the_chat_ends() {
+    use std::io::Write;
+    let mut child = agent_chat()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"piped hello\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("You said: piped hello\n"), "{stdout:?}");
+}

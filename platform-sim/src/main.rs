@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use platform_sim::{RuntimeBehaviour, Sim, SimConfig};
+use platform_sim::{DEFAULT_PLATFORM_TOKEN, RuntimeBehaviour, Sim, SimConfig};
 
 /// The environment variable that sets the platform token (else the built-in default).
 const TOKEN_ENV: &str = "PLATFORM_SIM_TOKEN";
@@ -73,13 +73,14 @@ async fn main() -> ExitCode {
             "platform token: the value of ${TOKEN_ENV} (send it as `Authorization: Bearer ...`)"
         );
     } else {
+        // The built-in default is a public development value, not a secret.
         println!(
-            "platform token: the built-in default, platform_sim::DEFAULT_PLATFORM_TOKEN (set ${TOKEN_ENV} to choose another)"
+            "platform token: the built-in default {DEFAULT_PLATFORM_TOKEN:?} (set ${TOKEN_ENV} to choose another)"
         );
     }
     if let Some(agent) = config.agents.first() {
         println!(
-            "chat with it: agent-chat --platform {} --token-file FILE --environment {} --agent {} --user {}  (FILE holding the platform token)",
+            "chat with it: cargo run -p engine-cli --bin agent-chat -- --platform {} --token-file FILE --environment {} --agent {} --user {}  (FILE holding the platform token)",
             sim.url(),
             config.environment_uid,
             agent.uid,
