@@ -233,6 +233,12 @@ pub enum Command {
         /// The session.
         session_uid: String,
     },
+    /// `unarchiveAgentSession(uid)`: restore an archived session; the returned record joins the
+    /// list. A failure is a notify ("Session not restored").
+    UnarchiveAgentSession {
+        /// The session.
+        session_uid: String,
+    },
     /// `deleteAgentSession(id)`.
     DeleteAgentSession {
         /// The session.

@@ -171,6 +171,11 @@ pub enum ApiCall {
         /// The session.
         session_uid: String,
     },
+    /// P6: restore an archived session.
+    UnarchiveSession {
+        /// The session.
+        session_uid: String,
+    },
     /// P4: delete.
     DeleteSession {
         /// The session.
@@ -590,6 +595,13 @@ impl ApiCall {
                     seg("session", session_uid)?
                 ),
             ),
+            ApiCall::UnarchiveSession { session_uid } => (
+                Method::Post,
+                format!(
+                    "/api/v1/agent-sessions/{}/unarchive/",
+                    seg("session", session_uid)?
+                ),
+            ),
             ApiCall::DeleteSession { session_uid } => (
                 Method::Delete,
                 format!("/api/v1/agent-sessions/{}/", seg("session", session_uid)?),
@@ -727,6 +739,7 @@ impl ApiCall {
             ApiCall::StartNewSession { .. } => O::StartNewSession,
             ApiCall::GetOrCreateSession { .. } => O::GetOrCreateSession,
             ApiCall::ArchiveSession { .. } => O::ArchiveSession,
+            ApiCall::UnarchiveSession { .. } => O::UnarchiveSession,
             ApiCall::DeleteSession { .. } => O::DeleteSession,
             ApiCall::ResolveRuntimeAccess { .. } => O::ResolveRuntimeAccess,
             ApiCall::ConfirmAgent { .. } => O::ConfirmAgent,

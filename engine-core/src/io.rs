@@ -34,6 +34,8 @@ pub(crate) enum Owner {
     ModelChoice,
     /// A picker's model change (PATCH).
     Picker,
+    /// `unarchiveAgentSession(uid)`.
+    Unarchive,
 }
 
 /// Bodies never show in `Debug`: a runtime-access answer carries the runtime token.

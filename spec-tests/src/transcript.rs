@@ -142,6 +142,7 @@ pub(crate) fn call_name(call: &ApiCall) -> &'static str {
         ApiCall::StartNewSession { .. } => "start-new-session",
         ApiCall::GetOrCreateSession { .. } => "get-or-create",
         ApiCall::ArchiveSession { .. } => "archive",
+        ApiCall::UnarchiveSession { .. } => "unarchive",
         ApiCall::DeleteSession { .. } => "delete",
         ApiCall::ResolveRuntimeAccess { .. } => "resolve-runtime-access",
         ApiCall::ConfirmAgent { .. } => "confirm-agent",

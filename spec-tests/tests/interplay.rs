@@ -198,3 +198,73 @@ fn archived_creation_answer_is_not_listed() {
     assert_eq!(h.current().as_deref(), Some("s-new"));
     assert_eq!(h.list_uids(), ["s-1"]);
 }
+
+/// `unarchiveAgentSession(uid)` (adr-notes section 6, OI-13): POST .../unarchive/ with no body;
+/// the restored record joins the list in its place by time; the selection does not move.
+#[test]
+fn unarchive_restores_the_session_into_the_list() {
+    let mut h = Harness::selected("s-1");
+    let mark = h.mark();
+    h.command(Command::UnarchiveAgentSession {
+        session_uid: "s-old".into(),
+    });
+    let sent = h.sent_since(mark).to_vec();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].request.method.as_str(), "POST");
+    assert_eq!(
+        sent[0].request.path,
+        "/api/v1/agent-sessions/s-old/unarchive/"
+    );
+    assert!(sent[0].request.body.is_none());
+    let mut restored = record("s-old", AGENT, ENV, 30);
+    restored["archived_at"] = json!(null);
+    h.reply(sent[0].id, 200, restored);
+    assert_eq!(h.list_uids(), ["s-old", "s-1"]);
+    assert_eq!(h.current().as_deref(), Some("s-1"));
+    assert!(h.notices().is_empty());
+}
+
+/// A refused or still-archived restore is a notify ("Session not restored"), and the list does
+/// not change; an id that cannot be a path segment is refused before any request.
+#[test]
+fn unarchive_failures_are_notified() {
+    let mut h = Harness::selected("s-1");
+    h.command(Command::UnarchiveAgentSession {
+        session_uid: "s-old".into(),
+    });
+    let id = h
+        .pending(|c| matches!(c, ApiCall::UnarchiveSession { .. }))
+        .unwrap();
+    h.reply(id, 500, json!({"detail": "Storage is read-only."}));
+    let n = h.notices();
+    assert_eq!(n.len(), 1);
+    assert_eq!(n[0].title, "Session not restored");
+    assert!(
+        n[0].description
+            .as_deref()
+            .unwrap_or("")
+            .contains("Storage is read-only."),
+        "{n:?}"
+    );
+    h.command(Command::UnarchiveAgentSession {
+        session_uid: "s-old".into(),
+    });
+    let id = h
+        .pending(|c| matches!(c, ApiCall::UnarchiveSession { .. }))
+        .unwrap();
+    let mut still = record("s-old", AGENT, ENV, 30);
+    still["is_archived"] = json!(true);
+    h.reply(id, 200, still);
+    let n = h.notices();
+    assert_eq!(
+        n[1].description.as_deref(),
+        Some("Unable to restore this session.")
+    );
+    assert_eq!(h.list_uids(), ["s-1"]);
+    let mark = h.mark();
+    h.command(Command::UnarchiveAgentSession {
+        session_uid: "undefined".into(),
+    });
+    assert!(h.sent_since(mark).is_empty());
+    assert_eq!(h.notices().len(), 3);
+}

@@ -221,6 +221,9 @@ fn answer(call: &ApiCall, kind: Kind, variant: u8) -> (u16, Vec<u8>) {
             json(200, record(session_uid, "agent-1", "env-1", 1))
         }
         ApiCall::DeleteSession { .. } => (204, Vec::new()),
+        ApiCall::UnarchiveSession { session_uid } => {
+            json(200, record(session_uid, "agent-1", "env-1", 1))
+        }
         ApiCall::ResolveRuntimeAccess { session_uid } => {
             json(200, runtime_answer(session_uid, variant))
         }

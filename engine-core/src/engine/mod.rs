@@ -89,6 +89,8 @@ pub struct Engine {
     /// into the pair that completes them.
     requested_before_scope: bool,
     removals: BTreeMap<RequestId, Removal>,
+    /// Unarchive requests in flight, by session.
+    restorations: BTreeMap<RequestId, String>,
     /// A delete failure, shown as `latestSessionsError` (the reference's choice).
     delete_error: Option<String>,
     /// Each session's run, cancel and queue.
@@ -162,6 +164,7 @@ impl Engine {
             opened_launch_key: None,
             requested_before_scope: false,
             removals: BTreeMap::new(),
+            restorations: BTreeMap::new(),
             delete_error: None,
             works: Works::default(),
             last_selected: None,
@@ -510,6 +513,9 @@ impl Engine {
         for id in std::mem::take(&mut self.removals).into_keys() {
             self.io.abort(id);
         }
+        for id in std::mem::take(&mut self.restorations).into_keys() {
+            self.io.abort(id);
+        }
         self.delete_error = None;
         // ENV-2 clears the selection. A session requested before the person and the
         // Environment were both known could not be read for them yet, so it carries into the
@@ -574,6 +580,7 @@ impl Engine {
             }
             Command::ArchiveAgentSession { session_uid } => self.remove(session_uid, true, now),
             Command::DeleteAgentSession { session_uid } => self.remove(session_uid, false, now),
+            Command::UnarchiveAgentSession { session_uid } => self.restore(session_uid, now),
             Command::RefreshSessionDetail => {
                 let (mut ctx, p) = self.ctx(now);
                 p.hydration
@@ -750,6 +757,57 @@ impl Engine {
         }
     }
 
+    /// `unarchiveAgentSession(uid)`.
+    fn restore(&mut self, session_uid: String, now: Instant) {
+        if let Err(e) = check_id("session", &session_uid) {
+            self.restore_failed(Some(e.to_string()));
+            return;
+        }
+        let call = ApiCall::UnarchiveSession {
+            session_uid: session_uid.clone(),
+        };
+        let (mut ctx, _) = self.ctx(now);
+        match ctx.send(Owner::Unarchive, call) {
+            Ok(id) => {
+                self.restorations.insert(id, session_uid);
+            }
+            Err(e) => self.restore_failed(Some(e.to_string())),
+        }
+    }
+
+    /// The unarchive answer: the restored record joins the list (OI-13: only an unarchived
+    /// record of this Environment).
+    fn restored(&mut self, answer: &Answer) {
+        if self.restorations.remove(&answer.id).is_none() {
+            return;
+        }
+        let env = self.inputs.environment_uid.clone().unwrap_or_default();
+        let record = answer
+            .outcome
+            .ok_body(&answer.call)
+            .and_then(crate::api::parse_session_record)
+            .and_then(|r| r.check_created_in(&env).map(|()| r));
+        match record {
+            Ok(record) if !record.is_archived => {
+                let summary = crate::input::SessionSummary::from(&record);
+                self.io.signals.push_back(Signal::Upsert(summary));
+            }
+            Ok(_) => self.restore_failed(None),
+            Err(e) => self.restore_failed(Some(e.to_string())),
+        }
+    }
+
+    fn restore_failed(&mut self, message: Option<String>) {
+        let description = message
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| "Unable to restore this session.".to_owned());
+        self.io.events.push_back(Event::Notify(Notice {
+            title: "Session not restored".to_owned(),
+            description: Some(description),
+            variant: NoticeVariant::Error,
+        }));
+    }
+
     fn removal_failed(&mut self, archived: bool, message: Option<String>) {
         if archived {
             let description =
@@ -768,6 +826,7 @@ impl Engine {
     /// Hands a finished request to its owner.
     fn route(&mut self, answer: &Answer, now: Instant) {
         match answer.owner {
+            Owner::Unarchive => self.restored(answer),
             Owner::Archive => {
                 let Some(removal) = self.removals.remove(&answer.id) else {
                     return;
@@ -817,7 +876,7 @@ impl Engine {
                         .handle_with_context(&PickerEvent::Answer(answer), &mut ctx),
                     Owner::Cancel => p.works.each_cancel(&mut ctx, &CancelEvent::Answer(answer)),
                     // Finished above, before the context was borrowed.
-                    Owner::Archive => {}
+                    Owner::Archive | Owner::Unarchive => {}
                 }
             }
         }
