@@ -951,7 +951,7 @@ fn snd_24_queue_commands() {
     assert_eq!(texts_sent(&h), ["First"]);
 }
 
-/// SND-7, SND-16: the whole send, transcribed: access, the message request, the streamed answer
+/// SND-7: the whole send, transcribed: access, the message request, the streamed answer
 /// as events, and the snapshot fields that follow it.
 #[test]
 fn snd_transcript_send_and_stream() {

@@ -193,6 +193,20 @@ impl Engine {
             .map(crate::trace::TraceRecorder::text)
     }
 
+    /// The time of an input: recorded first when recording (on whole microseconds), then read as
+    /// monotonic.
+    fn enter(
+        &mut self,
+        now: Instant,
+        record: impl FnOnce(&mut crate::trace::TraceRecorder, Instant),
+    ) -> Instant {
+        let now = self.recorded_now(now);
+        if let Some(r) = self.recorder.as_mut() {
+            record(r, now);
+        }
+        self.tick(now)
+    }
+
     /// A recording engine runs on the microseconds its trace can hold, so a replay sees exactly
     /// the times it saw (the trace's offsets have three decimals of a millisecond).
     fn recorded_now(&self, now: Instant) -> Instant {
@@ -219,55 +233,35 @@ impl Engine {
 
     /// A host input or command.
     pub fn handle_input(&mut self, input: Input, now: Instant) {
-        let now = self.recorded_now(now);
-        if let Some(r) = self.recorder.as_mut() {
-            r.input(&input, now);
-        }
-        let now = self.tick(now);
+        let now = self.enter(now, |r, now| r.input(&input, now));
         self.apply(input, now);
         self.settle(now);
     }
 
     /// The head of an answer to request `id`. Unknown ids are ignored.
     pub fn handle_response(&mut self, id: RequestId, head: ResponseHead, now: Instant) {
-        let now = self.recorded_now(now);
-        if let Some(r) = self.recorder.as_mut() {
-            r.head(id, &head, now);
-        }
-        let now = self.tick(now);
+        let now = self.enter(now, |r, now| r.head(id, &head, now));
         let answer = self.io.on_head(id, head);
         self.finished(answer, now);
     }
 
     /// A piece of the body of request `id`, in any chunking.
     pub fn handle_body_chunk(&mut self, id: RequestId, chunk: Bytes, now: Instant) {
-        let now = self.recorded_now(now);
-        if let Some(r) = self.recorder.as_mut() {
-            r.chunk(id, &chunk, now);
-        }
-        let now = self.tick(now);
+        let now = self.enter(now, |r, now| r.chunk(id, &chunk, now));
         let answer = self.io.on_chunk(id, &chunk);
         self.finished(answer, now);
     }
 
     /// The end of the body of request `id`.
     pub fn handle_body_end(&mut self, id: RequestId, now: Instant) {
-        let now = self.recorded_now(now);
-        if let Some(r) = self.recorder.as_mut() {
-            r.end(id, now);
-        }
-        let now = self.tick(now);
+        let now = self.enter(now, |r, now| r.end(id, now));
         let answer = self.io.on_end(id);
         self.finished(answer, now);
     }
 
     /// Request `id` failed below HTTP (no answer, or a broken body).
     pub fn handle_failure(&mut self, id: RequestId, failure: TransportFailure, now: Instant) {
-        let now = self.recorded_now(now);
-        if let Some(r) = self.recorder.as_mut() {
-            r.failure(id, &failure, now);
-        }
-        let now = self.tick(now);
+        let now = self.enter(now, |r, now| r.failure(id, &failure, now));
         let answer = self.io.on_failure(id, &failure);
         self.finished(answer, now);
     }
@@ -289,11 +283,7 @@ impl Engine {
 
     /// Time has reached a deadline of [`Engine::poll_timeout`]. Early or repeated calls are harmless.
     pub fn handle_timeout(&mut self, now: Instant) {
-        let now = self.recorded_now(now);
-        if let Some(r) = self.recorder.as_mut() {
-            r.timeout(now);
-        }
-        let now = self.tick(now);
+        let now = self.enter(now, |r, now| r.timeout(now));
         self.settle(now);
     }
 

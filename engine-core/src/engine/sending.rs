@@ -225,7 +225,7 @@ impl Engine {
         }
     }
 
-    /// The runs' clocks, the body facts of the selected session, and the queue rules (OI-20).
+    /// The runs' and cancels' clocks, and the queue rules (OI-20, SND-25).
     pub(super) fn evaluate_work(&mut self, now: Instant) {
         let selected = self.selected_uid();
         // ADR 087: a session's stored queue is read once, when it first comes on screen.
@@ -236,22 +236,12 @@ impl Engine {
             let request = crate::intent::StorageRequest::LoadQueue { key };
             self.io.outbox.push_back(Intent::Storage(request));
         }
-        let facts = self.body_facts();
+        // A turn's body facts are handed over when it starts (`start_turn`), not on every input.
         let visible = self.inputs.visible;
         let writer = selected
             .as_deref()
             .is_some_and(|uid| self.writer_working(uid));
-        let agent_name = selected.as_deref().and_then(|u| self.agent_name_of(u));
         let (mut ctx, p) = self.ctx(now);
-        if let Some(uid) = selected.as_deref()
-            && let Some(work) = p.works.get_mut(uid)
-        {
-            let event = RunEvent::Facts {
-                facts: &facts,
-                agent_name: agent_name.as_deref(),
-            };
-            work.run.handle_with_context(&event, &mut ctx);
-        }
         for (uid, work) in p.works.iter_mut() {
             let decision = p.runtime.inner().decision(uid);
             work.run
