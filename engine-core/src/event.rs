@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::failure::{FailureCode, RunFailure};
 use crate::stream::StreamDelta;
 
 /// The variant of a `notify` notice (OI-30).
@@ -56,6 +57,18 @@ pub enum Event {
         text: String,
         /// Why, as shown to the person (OI-6).
         reason: String,
+        /// Why, as a stable code.
+        code: FailureCode,
+    },
+    /// A turn failed: its code and text, as the snapshot's `runFailure` shows them for the
+    /// session on screen. `sent` tells whether its message request had gone out.
+    RunFailed {
+        /// The session whose turn it was.
+        session_uid: String,
+        /// The code and the text.
+        failure: RunFailure,
+        /// The message request went out (the Agent may have the message).
+        sent: bool,
     },
     /// `editQueuedMessage(id)`: the row left the queue; its text is handed back.
     QueuedMessageReturned {

@@ -318,4 +318,9 @@ pub enum Command {
     RequestAvailableModels,
     /// `invalidateModelProviderCatalog()`: drop every catalog entry (CAT-10).
     InvalidateModelProviderCatalog,
+    /// `clearThread()`: stop the selected session's local run (no cancel request), and start
+    /// its thread afresh: no messages shown, the run status idle, no notice, and the next turn
+    /// carries the session id as its thread id. Reading the history again (selecting the session
+    /// anew) shows it again (adr-notes 6).
+    ClearThread,
 }

@@ -4,6 +4,7 @@ pub mod api;
 mod config;
 mod engine;
 mod event;
+mod failure;
 mod input;
 mod inputs;
 mod intent;
@@ -23,6 +24,7 @@ mod work;
 pub use config::{Config, ConfigError};
 pub use engine::Engine;
 pub use event::{Event, Notice, NoticeVariant};
+pub use failure::{FailureCode, RunFailure};
 pub use input::{
     AgentRecord, Command, DefaultSession, Input, LaunchTarget, Person, Secret, SessionSummary,
     SourceStatus,
@@ -32,7 +34,9 @@ pub use intent::{
     Method, RequestId, StorageRequest, Target, check_id, segment,
 };
 pub use machines::selection::Origin;
-pub use queue::{Hold, HoldReason, QUEUE_LIMIT, QueuedMessage};
+pub use queue::{
+    Hold, HoldReason, QUEUE_LIMIT, QueueRow, QueueRowStatus, QueueTexts, QueuedMessage,
+};
 pub use response::{FailureKind, ResponseHead, TransportFailure};
 pub use snapshot::{
     DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness, ReadinessStatus,

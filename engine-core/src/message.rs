@@ -37,6 +37,8 @@ pub enum MessageStatus {
         /// The error text.
         error: String,
     },
+    /// Cut short by `cancelActiveSession()` (SND-16): never complete.
+    Cancelled,
 }
 
 /// One message of the thread.
@@ -64,6 +66,24 @@ pub struct Message {
 }
 
 impl Message {
+    /// SND-16: the message was cut short by a stop. It is marked cancelled, and none of its parts
+    /// stays streaming: text and reasoning keep what arrived and are done; a tool call whose
+    /// input was still streaming ends as failed with "Run cancelled.".
+    pub fn cancel(&mut self) {
+        self.status = MessageStatus::Cancelled;
+        for part in &mut self.parts {
+            match part {
+                Part::Text(t) => t.state = PartState::Done,
+                Part::Reasoning(r) => r.state = PartState::Done,
+                Part::Tool(tool) if tool.state == ToolState::InputStreaming => {
+                    tool.state = ToolState::OutputError;
+                    tool.error_text = Some("Run cancelled.".to_owned());
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// An empty assistant message that is still being written (the start of a streamed answer).
     pub fn assistant(id: String) -> Message {
         Message {

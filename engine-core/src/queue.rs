@@ -50,6 +50,113 @@ pub struct QueuedMessage {
     pub created_at: String,
 }
 
+/// Where a queued row stands (ADR 087).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueRowStatus {
+    /// Waits for its turn.
+    Queued,
+    /// On its way out as its own turn.
+    Sending,
+    /// The queue is held: nothing leaves until `sendNextQueuedMessage()`.
+    Held,
+}
+
+/// A row as a surface renders it: `{id, text, createdAt, status, holdReason?, holdMessage?}`
+/// (ADR 087). The hold belongs to the queue; every held row carries its reason and message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueRow {
+    /// The row id.
+    pub id: String,
+    /// The trimmed text.
+    pub text: String,
+    /// When it was queued (ISO-8601, wall clock).
+    pub created_at: String,
+    /// Queued, sending or held.
+    pub status: QueueRowStatus,
+    /// Why it is held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hold_reason: Option<HoldReason>,
+    /// The hold's message (the error, the decision's notice, or "Held while you were away.").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hold_message: Option<String>,
+}
+
+impl QueueRow {
+    pub(crate) fn new(
+        row: &QueuedMessage,
+        status: QueueRowStatus,
+        hold: Option<&Hold>,
+    ) -> QueueRow {
+        QueueRow {
+            id: row.id.clone(),
+            text: row.text.clone(),
+            created_at: row.created_at.clone(),
+            status,
+            hold_reason: hold.map(|h| h.reason),
+            hold_message: hold.and_then(|h| h.message.clone()),
+        }
+    }
+}
+
+/// The texts of the queue strip and the composer (ADR 087), ready to render.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueTexts {
+    /// "{n} queued · will send when {Agent} finishes", while rows wait.
+    pub summary: Option<String>,
+    /// Why the queue is held ("Held after you stopped {Agent}.", ...), while it is.
+    pub hold: Option<String>,
+    /// The composer's placeholder while the Agent works: "{Agent} is working. Your message will
+    /// send when it finishes."
+    pub composer_placeholder: Option<String>,
+    /// The composer's primary control while the Agent works: "Add to queue".
+    pub composer_action: Option<String>,
+}
+
+impl QueueTexts {
+    /// The texts for `rows` waiting rows, a hold, and whether the Agent works; `agent` is the
+    /// Agent's name, when known ("the agent" otherwise).
+    pub(crate) fn new(
+        rows: usize,
+        hold: Option<&Hold>,
+        working: bool,
+        agent: Option<&str>,
+    ) -> QueueTexts {
+        let name = agent.map(str::trim).filter(|n| !n.is_empty());
+        let agent = name.unwrap_or("the agent");
+        QueueTexts {
+            summary: (rows > 0).then(|| format!("{rows} queued · will send when {agent} finishes")),
+            hold: hold.filter(|_| rows > 0).map(|h| hold_text(h, agent)),
+            composer_placeholder: working.then(|| {
+                let subject = name.unwrap_or("The agent");
+                format!("{subject} is working. Your message will send when it finishes.")
+            }),
+            composer_action: working.then(|| "Add to queue".to_owned()),
+        }
+    }
+}
+
+/// ADR 087: a hold in the person's words.
+pub(crate) fn hold_text(hold: &Hold, agent: &str) -> String {
+    let message = hold
+        .message
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty());
+    match (hold.reason, message) {
+        (HoldReason::Stopped, _) => format!("Held after you stopped {agent}."),
+        (HoldReason::Failed, _) => "Held because the last answer failed.".to_owned(),
+        (HoldReason::Away, Some(m)) => m.to_owned(),
+        (HoldReason::Away, None) => "Held while you were in another session.".to_owned(),
+        (HoldReason::Blocked | HoldReason::Unavailable, Some(m)) => format!("Held: {m}"),
+        (HoldReason::Blocked | HoldReason::Unavailable, None) => {
+            format!("Held until {agent} can take messages.")
+        }
+    }
+}
+
 /// The storage key of a session's queue (ADR 087).
 pub(crate) fn storage_key(session_uid: &str) -> String {
     format!("main_sequence_ai.message_queue.{session_uid}")

@@ -7,7 +7,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::api::{EffortOption, ModelOption, ProviderOption};
-use crate::queue::{Hold, QueuedMessage};
+use crate::failure::RunFailure;
+use crate::queue::{Hold, QueueRow, QueueTexts};
 
 use crate::api::{RuntimeInteraction, RuntimePresence};
 use crate::input::SessionSummary;
@@ -178,8 +179,9 @@ pub struct Snapshot {
     pub has_active_chat_stream: bool,
     /// `isCancellingSession`: a run cancel is under way for the selected session.
     pub is_cancelling_session: bool,
-    /// `messageQueue`: the selected session's waiting messages, first to leave first.
-    pub message_queue: Vec<QueuedMessage>,
+    /// `messageQueue`: the selected session's waiting messages, first to leave first, each with
+    /// its status (`queued` or `held`), hold reason and hold message (ADR 087).
+    pub message_queue: Vec<QueueRow>,
     /// Why the selected session's queue is held, when it is (OI-20).
     pub message_queue_hold: Option<Hold>,
     /// `queuedMessageCountBySessionId`.
@@ -215,6 +217,20 @@ pub struct Snapshot {
     pub session_model_last_used: Vec<LastUsedModel>,
     /// `isUpdatingSessionModel`: a model change (PATCH) is in flight.
     pub is_updating_session_model: bool,
+    /// Why the selected session's last turn failed, as a stable code beside `runStatusDetail`,
+    /// while `runStatus` is `error` because of it.
+    pub run_failure: Option<RunFailure>,
+    /// `thinkingSummary`: the latest reasoning delta, or the running tool's status line
+    /// (adr-notes 6, run status).
+    pub thinking_summary: Option<String>,
+    /// `hasVisibleAssistantOutput`: the answer under way shows something, or the history holds
+    /// an answer (adr-notes 6, run status).
+    pub has_visible_assistant_output: bool,
+    /// The queued message on its way out as its own turn (status `sending`), until that turn
+    /// ends (ADR 087).
+    pub message_queue_sending: Option<QueueRow>,
+    /// The queue strip's and the composer's texts (ADR 087), ready to render.
+    pub message_queue_texts: QueueTexts,
 }
 
 /// `sessionModelSelectionRequest`.

@@ -8,7 +8,8 @@ use crate::machines::hydration::Load;
 use crate::machines::opening::State as OpenState;
 use crate::machines::runtime_access::Decision;
 use crate::machines::selection::{self, Origin};
-use crate::machines::{cancel, catalog, default_session, model_choice, picker};
+use crate::machines::{cancel, catalog, default_session, model_choice, picker, send};
+use crate::queue::{QueueRow, QueueRowStatus, QueueTexts};
 use crate::snapshot::{
     DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness, ReadinessStatus,
     RunStatus, SessionModelSelectionRequest, Snapshot,
@@ -137,8 +138,14 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         .map(|c| c.model_options())
         .unwrap_or_default();
     let values = &picker.inner().values;
-    // The thread: the history, then this engine's turns since, the streaming answer last.
-    let mut thread = h.thread.clone();
+    // The thread: the history, then this engine's turns since, the streaming answer last;
+    // `clearThread()` sets the history aside.
+    let cleared = work.is_some_and(|w| w.thread_cleared);
+    let mut thread = if cleared {
+        Vec::new()
+    } else {
+        h.thread.clone()
+    };
     if let Some(run) = work.map(|w| w.run.inner()) {
         thread.extend(run.local.iter().cloned());
         thread.extend(run.answer.as_ref().map(|a| a.message().clone()));
@@ -148,13 +155,34 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         && h.detail.value().is_some_and(|r| r.working)
         && !work.is_some_and(|w| w.own_working);
     let running = uid.is_some_and(|u| works.is_running(u));
-    let (mut run_status, run_status_detail) = work
-        .map(|w| (w.run.inner().status, w.run.inner().detail.clone()))
+    let run = work.map(|w| w.run.inner());
+    let (mut run_status, mut run_status_detail) = run
+        .map(|r| (r.status, r.detail.clone()))
         .unwrap_or_default();
+    let mut run_failure = run.and_then(|r| r.failure.clone());
+    // adr-notes 8: a history that failed to load says so in the run status (no turn of ours
+    // runs then: a send is refused while the session is not ready).
+    if !running
+        && h.session_uid.as_deref() == uid
+        && let Load::Failed(e) = &h.history
+    {
+        run_status = RunStatus::Error;
+        run_status_detail =
+            Some(specific(e).unwrap_or_else(|| "Session history request failed.".to_owned()));
+        run_failure = None;
+    }
     let queue = work.map(|w| &w.queue);
     if !running && queue.is_some_and(|q| !q.rows.is_empty() && q.hold.is_none()) {
         run_status = RunStatus::Queued;
     }
+    let hold = queue.and_then(|q| q.hold.as_ref());
+    let row_status = if hold.is_some() {
+        QueueRowStatus::Held
+    } else {
+        QueueRowStatus::Queued
+    };
+    let agent_name = uid.and_then(|u| engine.agent_name_of(u));
+    let working = running || writer;
     Snapshot {
         active_runtime_interaction: decision.map(|d| d.interaction.clone()),
         active_runtime_presence: decision.and_then(|d| d.presence.clone()),
@@ -178,11 +206,16 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         thread,
         run_status,
         run_status_detail,
-        is_agent_working: running || writer,
+        is_agent_working: working,
         has_active_chat_stream: uid.is_some_and(|u| works.is_streaming(u)),
         is_cancelling_session: work.is_some_and(|w| cancel::is_cancelling(w.cancel.state())),
         message_queue: queue
-            .map(|q| q.rows.iter().cloned().collect())
+            .map(|q| {
+                q.rows
+                    .iter()
+                    .map(|r| QueueRow::new(r, row_status, hold))
+                    .collect()
+            })
             .unwrap_or_default(),
         message_queue_hold: queue.and_then(|q| q.hold.clone()),
         queued_message_count_by_session_id: works
@@ -230,6 +263,18 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             .map(|(provider, model)| LastUsedModel { provider, model })
             .collect(),
         is_updating_session_model: picker::is_updating(picker.state()),
+        run_failure: run_failure.filter(|_| run_status == RunStatus::Error),
+        thinking_summary: run.and_then(|r| r.thinking_summary.clone()),
+        has_visible_assistant_output: run.is_some_and(|r| r.visible_output),
+        message_queue_sending: work
+            .and_then(|w| send::queued_turn(w.run.state()))
+            .map(|q| QueueRow::new(&q.row, QueueRowStatus::Sending, None)),
+        message_queue_texts: QueueTexts::new(
+            queue.map_or(0, |q| q.rows.len()),
+            hold,
+            working,
+            agent_name.as_deref(),
+        ),
     }
 }
 

@@ -21,6 +21,9 @@ pub(crate) struct Work {
     /// The record's `working` flag is this engine's own turn until a detail read after it
     /// (SND-25: only another writer's work delays the queue).
     pub own_working: bool,
+    /// `clearThread()`: the history's messages and thread id are set aside until a history is
+    /// applied again.
+    pub thread_cleared: bool,
 }
 
 impl std::fmt::Debug for Work {
@@ -83,6 +86,7 @@ impl Works {
                     .init_with_context(ctx),
                 queue: Queue::default(),
                 own_working: false,
+                thread_cleared: false,
             })
     }
 

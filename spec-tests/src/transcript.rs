@@ -69,7 +69,18 @@ pub(crate) fn event_line(event: &Event) -> String {
             session_uid,
             text,
             reason,
-        } => format!("!! not sent {session_uid:?} {text:?} {reason:?}"),
+            code,
+        } => format!("!! not sent {session_uid:?} {text:?} {reason:?} [{code}]"),
+        Event::RunFailed {
+            session_uid,
+            failure,
+            sent,
+        } => format!(
+            "!! run failed {session_uid:?} [{}] {:?}{}",
+            failure.code,
+            failure.message,
+            if *sent { " (sent)" } else { "" }
+        ),
         Event::QueuedMessageReturned {
             session_uid,
             id,

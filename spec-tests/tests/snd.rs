@@ -270,7 +270,9 @@ fn snd_11_terminal_first_answer_fails_at_once() {
     assert_eq!(not_sent_events(&h).len(), 1);
 }
 
-/// SND-11, OI-6: a held send whose decision turns terminal fails with the held-send text.
+/// SND-11, OI-6, ADR 093 rule 9 (adr-notes 3): a held send whose shared decision settles to a
+/// blocked one fails once as "not sent", in the notice's words, with no second attempt: no new
+/// resolve-runtime-access of its own and no message request.
 #[test]
 fn snd_11_held_send_fails_when_the_decision_turns_terminal() {
     let mut h = Harness::talking(S1);
@@ -280,21 +282,27 @@ fn snd_11_held_send_fails_when_the_decision_turns_terminal() {
     h.advance(1_000);
     let poll = h.runtime_request(S1);
     h.reply(poll, 200, runtime_terminal(None));
+    let resolves = h.count(is_resolve);
     h.advance(500);
-    // The held send repeats the whole send: a new resolve, whose terminal answer ends it.
-    let again = h.runtime_request(S1);
-    h.reply(again, 200, runtime_terminal(None));
     let s = h.snapshot();
+    let text = "Ledger Helper could not be updated. Your message was not sent; send it again when the agent is ready.";
+    assert_eq!(s.run_status, RunStatus::Error);
+    assert_eq!(s.run_status_detail.as_deref(), Some(text));
+    let failure = s.run_failure.expect("a typed failure");
+    assert_eq!(failure.code.as_str(), "runtime_request_not_sent");
+    assert_eq!(failure.message, text);
     assert_eq!(
-        s.run_status_detail.as_deref(),
-        Some(
-            "Ledger Helper could not be updated. Your message was not sent; send it again when the agent is ready."
-        )
+        not_sent_events(&h),
+        vec![("Hello".to_owned(), text.to_owned())]
     );
+    h.advance(5_000);
+    assert_eq!(h.count(is_resolve), resolves, "no second attempt");
     assert_eq!(h.count(is_send), 0);
 }
 
-/// SND-12: cancelling a held send fails it; no message request follows.
+/// SND-12, adr-notes 8: cancelling a held send ends it unsent: the run shows "Run cancelled."
+/// (a stop, not a failure), and the text comes back with the held-send words; no message
+/// request follows.
 #[test]
 fn snd_12_cancel_fails_a_held_send() {
     let mut h = Harness::talking(S1);
@@ -304,12 +312,16 @@ fn snd_12_cancel_fails_a_held_send() {
     h.command(Command::CancelActiveSession);
     let s = h.snapshot();
     assert!(!s.is_agent_working);
+    assert_eq!(s.run_status, RunStatus::Idle);
+    assert_eq!(s.run_status_detail.as_deref(), Some("Run cancelled."));
+    assert_eq!(s.run_failure, None);
+    let text = "Ledger Helper is starting. Your message was not sent; send it again when the agent is ready.";
     assert_eq!(
-        s.run_status_detail.as_deref(),
-        Some(
-            "Ledger Helper is starting. Your message was not sent; send it again when the agent is ready."
-        )
+        not_sent_events(&h),
+        vec![("Hello".to_owned(), text.to_owned())]
     );
+    assert!(h.events().iter().any(|e| matches!(e,
+        Event::MessageNotSent { code, .. } if code.as_str() == "runtime_request_not_sent")));
     // The Agent becomes ready: the failed send stays unsent.
     all_ready(&mut h);
     h.advance(2_000);
@@ -330,11 +342,17 @@ fn snd_13_hold_deadline_without_a_wake() {
         _ => None,
     });
     h.send("Hello");
-    h.advance(720_000 - 500);
+    // Blocked at 10 ms: the deadline is 720 010 ms, and strict (OI-4): the read at the deadline
+    // itself still holds, the next one (500 ms later) ends the hold.
+    h.advance(720_010 - h.now_ms());
     assert!(h.snapshot().is_agent_working);
-    h.advance(1_000);
+    h.advance(500);
     let s = h.snapshot();
     assert!(!s.is_agent_working);
+    assert_eq!(
+        s.run_failure.map(|f| f.code.as_str()),
+        Some("runtime_request_not_sent")
+    );
     assert_eq!(
         s.run_status_detail.as_deref(),
         Some(
@@ -359,9 +377,13 @@ fn snd_13_hold_deadline_follows_the_wake() {
         _ => None,
     });
     h.send("Hello");
-    h.advance(89_000 - h.now_ms());
-    assert!(h.snapshot().is_agent_working);
-    h.advance(1_000);
+    // deadline_at + 30 s = 90 000 ms; overdue only strictly after it (OI-4).
+    h.advance(90_000 - h.now_ms());
+    assert!(
+        h.snapshot().is_agent_working,
+        "not yet overdue at the deadline itself"
+    );
+    h.advance(500);
     assert!(!h.snapshot().is_agent_working);
     assert_eq!(h.count(is_send), 0);
 }

@@ -36,6 +36,9 @@ use crate::work::Works;
 /// SND-25: the detail is read this often while another writer works and messages wait.
 const WRITER_POLL: std::time::Duration = std::time::Duration::from_millis(10_000);
 
+/// OI-6: nothing is selected to write to.
+pub(crate) const NO_SESSION_TEXT: &str = "Choose or start a session before writing.";
+
 /// Bound on settle rounds per input (h11's fixed point); reaching it means a rule oscillates.
 const MAX_SETTLE_ROUNDS: usize = 32;
 
@@ -593,7 +596,8 @@ impl Engine {
                     self.io.events.push_back(Event::MessageNotSent {
                         session_uid: None,
                         text: text.trim().to_owned(),
-                        reason: "Choose or start a session before writing.".to_owned(),
+                        reason: NO_SESSION_TEXT.to_owned(),
+                        code: crate::FailureCode::NoSessionSelected,
                     });
                 }
                 None => {}
@@ -681,6 +685,7 @@ impl Engine {
                 };
                 p.catalog.handle_with_context(&event, &mut ctx);
             }
+            Command::ClearThread => self.clear_thread(now),
             Command::InvalidateModelProviderCatalog => {
                 let demand = self.catalog_demand();
                 let (mut ctx, p) = self.ctx(now);
@@ -1159,9 +1164,21 @@ impl Engine {
                         .handle_with_context(&HydEvent::RecordUpdated(&record), &mut ctx);
                 }
                 Signal::HistoryApplied { session_uid } => {
-                    if let Some(work) = p.works.get_mut(&session_uid) {
+                    let h = p.hydration.inner();
+                    let restored = h.history.value().map(|history| {
+                        let working = h.detail.value().is_none_or(|r| r.working);
+                        sending::restored_status(history, working)
+                    });
+                    let running = p.works.is_running(&session_uid);
+                    let work = p.works.entry(&mut ctx, &session_uid);
+                    work.thread_cleared = false;
+                    work.run
+                        .handle_with_context(&RunEvent::HistoryApplied, &mut ctx);
+                    // adr-notes 8: a session opened from its history says how its last run
+                    // went, unless a turn of ours runs now.
+                    if let Some(restored) = restored.filter(|_| !running) {
                         work.run
-                            .handle_with_context(&RunEvent::HistoryApplied, &mut ctx);
+                            .handle_with_context(&RunEvent::Restored(&restored), &mut ctx);
                     }
                 }
                 Signal::CancelFailed { session_uid, text } => {
@@ -1173,12 +1190,22 @@ impl Engine {
                         .signals
                         .push_back(Signal::Notice { session_uid, text });
                 }
+                Signal::CancelAccepted { session_uid } => {
+                    // OI-19: the cancel route answered 2xx: no notice is left about the run.
+                    if let Some(work) = p.works.get_mut(&session_uid) {
+                        work.run
+                            .handle_with_context(&RunEvent::CancelAccepted, &mut ctx);
+                    }
+                    let current = selection::selected(p.selection.state()).map(|s| s.0);
+                    if current == Some(session_uid.as_str()) {
+                        p.selection.handle(&SelEvent::Notice(None));
+                    }
+                }
                 Signal::RunEnded {
                     session_uid,
                     end,
                     sent,
                     turn,
-                    text,
                 } => {
                     let on_screen = selection::selected(p.selection.state())
                         .is_some_and(|(uid, _)| uid == session_uid);
@@ -1188,10 +1215,9 @@ impl Engine {
                         end,
                         sent,
                         turn: *turn,
-                        text,
                         on_screen,
                     };
-                    if let Some(event) = sending::run_ended(work, ended) {
+                    for event in sending::run_ended(work, ended) {
                         ctx.emit(event);
                     }
                 }

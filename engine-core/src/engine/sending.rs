@@ -5,12 +5,13 @@ use std::time::Instant;
 
 use super::{Engine, WRITER_POLL};
 use crate::event::{Event, Notice, NoticeVariant};
+use crate::failure::{FailureCode, RunFailure};
 use crate::inputs::non_blank;
 use crate::intent::Intent;
 use crate::machines::cancel::CancelEvent;
 use crate::machines::hydration::HydEvent;
 use crate::machines::selection;
-use crate::machines::send::{QueuedTurn, RunEnd, RunEvent, Turn};
+use crate::machines::send::{QueuedTurn, Restored, RunEnd, RunEvent, Turn};
 use crate::queue::{HoldReason, QueuedMessage, Refusal};
 
 impl Engine {
@@ -49,7 +50,8 @@ impl Engine {
             self.io.events.push_back(Event::MessageNotSent {
                 session_uid: None,
                 text: text.to_owned(),
-                reason: "Choose or start a session before writing.".to_owned(),
+                reason: super::NO_SESSION_TEXT.to_owned(),
+                code: FailureCode::NoSessionSelected,
             });
             return;
         };
@@ -81,6 +83,7 @@ impl Engine {
                 session_uid: Some(session_uid.to_owned()),
                 text,
                 reason: "The queue is full. Send or remove a message first.".to_owned(),
+                code: FailureCode::QueueFull,
             });
         }
     }
@@ -97,11 +100,15 @@ impl Engine {
         let detail_loaded = self.hydration.inner().session_uid.as_deref() == Some(session_uid)
             && self.hydration.inner().detail.value().is_some();
         let guard = if readiness.status != crate::snapshot::ReadinessStatus::Ready {
-            Some(readiness.error.unwrap_or_else(|| {
+            let text = readiness.error.unwrap_or_else(|| {
                 "The session is still loading. Wait for it to finish before sending.".to_owned()
-            }))
+            });
+            Some(RunFailure::new(FailureCode::SessionNotReady, text))
         } else if !detail_loaded {
-            Some("The session details are not loaded yet. Wait for them before sending.".to_owned())
+            Some(RunFailure::new(
+                FailureCode::SessionDetailMissing,
+                "The session details are not loaded yet. Wait for them before sending.",
+            ))
         } else {
             None
         };
@@ -126,9 +133,13 @@ impl Engine {
         };
         work.run.handle_with_context(&event, &mut ctx);
         match &guard {
-            Some(text) => work
-                .run
-                .handle_with_context(&RunEvent::Refuse { turn: &turn, text }, &mut ctx),
+            Some(failure) => work.run.handle_with_context(
+                &RunEvent::Refuse {
+                    turn: &turn,
+                    failure,
+                },
+                &mut ctx,
+            ),
             None => work
                 .run
                 .handle_with_context(&RunEvent::Start(&turn), &mut ctx),
@@ -138,9 +149,18 @@ impl Engine {
     /// What the selected session's next turn body is made of (OI-18).
     pub(super) fn body_facts(&self) -> crate::api::chat::BodyFacts {
         let h = self.hydration.inner();
+        let cleared = h
+            .session_uid
+            .as_deref()
+            .and_then(|uid| self.works.get(uid))
+            .is_some_and(|w| w.thread_cleared);
         crate::api::chat::BodyFacts {
             record: h.detail.value().map(|r| r.raw.clone()),
-            thread_id: h.history.value().and_then(|hist| hist.thread_id.clone()),
+            thread_id: h
+                .history
+                .value()
+                .filter(|_| !cleared)
+                .and_then(|hist| hist.thread_id.clone()),
             user_uid: non_blank(self.inputs.person.user_uid.as_deref()),
             context: self.inputs.view_context.clone(),
             reasoning_effort: self.picker.inner().composer_values().thinking.clone(),
@@ -148,7 +168,7 @@ impl Engine {
     }
 
     /// The Agent name of a session, for notices (OI-6).
-    pub(super) fn agent_name_of(&self, session_uid: &str) -> Option<String> {
+    pub(crate) fn agent_name_of(&self, session_uid: &str) -> Option<String> {
         let h = self.hydration.inner();
         let from_detail = h
             .detail
@@ -188,14 +208,39 @@ impl Engine {
         let decision = p.runtime.inner().decision(&uid);
         let cached = decision.and_then(|d| d.endpoint.clone());
         let work = p.works.entry(&mut ctx, &uid);
-        // SND-16 first: the local run stops in this step; then the cancel request (SND-17).
+        // adr-notes 8: "Cancelling session..." until the local run's own stop says "Run
+        // cancelled." (at once, when one runs).
+        work.run
+            .handle_with_context(&RunEvent::Cancelling, &mut ctx);
+        // SND-16 first: the local run stops in this step, and the session is no longer working
+        // (a `working` flag its record still shows is the stopped work's until the next detail
+        // read); then the cancel request (SND-17).
         work.run
             .handle_with_context(&RunEvent::Stop { decision }, &mut ctx);
+        work.own_working = true;
         let start = CancelEvent::Start {
             cached: cached.as_ref(),
             facts: &facts,
         };
         work.cancel.handle_with_context(&start, &mut ctx);
+    }
+
+    /// `clearThread()` (adr-notes 6): the local run stops as a stop does, without a cancel
+    /// request; the thread starts afresh.
+    pub(super) fn clear_thread(&mut self, now: Instant) {
+        let Some(uid) = self.selected_uid() else {
+            return;
+        };
+        let (mut ctx, p) = self.ctx(now);
+        let decision = p.runtime.inner().decision(&uid);
+        let work = p.works.entry(&mut ctx, &uid);
+        work.run
+            .handle_with_context(&RunEvent::Stop { decision }, &mut ctx);
+        work.run.handle_with_context(&RunEvent::Clear, &mut ctx);
+        work.thread_cleared = true;
+        work.own_working = true;
+        p.selection
+            .handle(&crate::machines::selection::SelEvent::Notice(None));
     }
 
     /// ADR 087: each queue change is written to the storage port; an emptied queue's copy is
@@ -325,19 +370,19 @@ pub(super) struct Ended<'a> {
     pub end: RunEnd,
     pub sent: bool,
     pub turn: Turn,
-    pub text: Option<String>,
     pub on_screen: bool,
 }
 
-/// OI-20, SND-22: the queue follows how a turn ended; a message that did not go out is put back
-/// or handed back (the returned event).
-pub(super) fn run_ended(work: &mut crate::work::Work, ended: Ended<'_>) -> Option<Event> {
+/// OI-20, SND-22, ADR 087: the queue follows how a turn ended. A failed turn is reported with its
+/// code ([`Event::RunFailed`]); a message that did not go out is put back at the front of the
+/// queue (a row that could not start, a row stopped or blocked before it left) or handed back
+/// ([`Event::MessageNotSent`]: a typed message, or a row spent by a failure inside its run).
+pub(super) fn run_ended(work: &mut crate::work::Work, ended: Ended<'_>) -> Vec<Event> {
     let Ended {
         session_uid,
         end,
         sent,
         turn,
-        text,
         on_screen,
     } = ended;
     let Turn {
@@ -350,18 +395,31 @@ pub(super) fn run_ended(work: &mut crate::work::Work, ended: Ended<'_>) -> Optio
     if queued_row {
         work.queue.sending = false;
     }
-    let mut handed_back = None;
+    let mut events = Vec::new();
+    if let RunEnd::Failed(failure) | RunEnd::Blocked { failure, .. } = &end {
+        events.push(Event::RunFailed {
+            session_uid: session_uid.to_owned(),
+            failure: failure.clone(),
+            sent,
+        });
+    }
+    let refused_at_start =
+        matches!(&end, RunEnd::Failed(f) if f.code == FailureCode::RequestRefused);
     if !sent {
+        let waits = refused_at_start || matches!(end, RunEnd::Stopped(_) | RunEnd::Blocked { .. });
         match queued {
-            // Nothing queued is lost: the row goes back to the front, unless its one repeat
-            // after a 401 or 403 is spent (SND-23): then it is handed back like a typed message,
-            // never requested a third time.
-            Some(q) if !auth_retried => work.queue.put_back(q.row),
+            // Nothing queued is lost: a row that could not start, or that a stop or a blocked
+            // decision kept from leaving, goes back to the front, unless its one repeat after a
+            // 401 or 403 is spent (SND-23): then it is handed back like a typed message, never
+            // requested a third time.
+            Some(q) if waits && !auth_retried => work.queue.put_back(q.row),
             _ => {
-                handed_back = Some(Event::MessageNotSent {
+                let failure = end.failure();
+                events.push(Event::MessageNotSent {
                     session_uid: Some(session_uid.to_owned()),
                     text: written,
-                    reason: text.clone().unwrap_or_default(),
+                    reason: failure.map(|f| f.message.clone()).unwrap_or_default(),
+                    code: failure.map_or(FailureCode::RunCancelled, |f| f.code),
                 });
             }
         }
@@ -375,13 +433,57 @@ pub(super) fn run_ended(work: &mut crate::work::Work, ended: Ended<'_>) -> Optio
                 q.armed = true;
             }
         }
-        RunEnd::Failed(message) if queued_row && !sent => {
-            q.hold(HoldReason::Unavailable, Some(message));
+        // ADR 087: the send of a row threw before its run started.
+        RunEnd::Failed(f) if queued_row && !sent && refused_at_start => {
+            q.hold(HoldReason::Unavailable, Some(f.message));
         }
-        RunEnd::Failed(message) => q.hold(HoldReason::Failed, Some(message)),
-        RunEnd::Stopped if on_screen => q.hold(HoldReason::Stopped, None),
-        RunEnd::Stopped => q.hold(HoldReason::Away, None),
-        RunEnd::Blocked(notice) => q.hold(HoldReason::Blocked, notice),
+        // A guard, a request or an answer failed inside the run: the row is spent, and the
+        // rest wait `failed` (the reference gives this hold no message).
+        RunEnd::Failed(_) => q.hold(HoldReason::Failed, None),
+        RunEnd::Stopped(_) if on_screen => q.hold(HoldReason::Stopped, None),
+        RunEnd::Stopped(_) => q.hold(HoldReason::Away, None),
+        RunEnd::Blocked { notice, .. } => q.hold(HoldReason::Blocked, notice),
     }
-    handed_back
+    events
+}
+
+/// adr-notes 8: the run status of a session opened from its history. `working` is what the
+/// session's record says (true while the record is not loaded: the history's word stands).
+pub(super) fn restored_status(history: &crate::api::History, working: bool) -> Restored {
+    use crate::api::HistoryStatus;
+    use crate::machines::send::{COMPLETED_TEXT, RESTORED_LIVE_TEXT};
+    use crate::snapshot::RunStatus;
+    let (status, detail) = match history.status {
+        HistoryStatus::Running if working => (RunStatus::Responding, Some(RESTORED_LIVE_TEXT)),
+        HistoryStatus::Error => {
+            let error = history
+                .error
+                .as_deref()
+                .map(str::trim)
+                .filter(|e| !e.is_empty());
+            let detail = error.unwrap_or(PREVIOUS_RUN_FAILED_TEXT).to_owned();
+            return Restored {
+                status: RunStatus::Error,
+                detail: Some(detail),
+                visible_output: has_answer(history),
+            };
+        }
+        _ if history.messages.is_empty() => (RunStatus::Idle, None),
+        _ => (RunStatus::Complete, Some(COMPLETED_TEXT)),
+    };
+    Restored {
+        status,
+        detail: detail.map(str::to_owned),
+        visible_output: has_answer(history),
+    }
+}
+
+/// The history's fallback text for a failed last run (adr-notes 8).
+const PREVIOUS_RUN_FAILED_TEXT: &str = "The previous run failed.";
+
+fn has_answer(history: &crate::api::History) -> bool {
+    history
+        .messages
+        .iter()
+        .any(|m| m.role == crate::message::Role::Assistant)
 }

@@ -149,6 +149,9 @@ impl Cancel {
             CancelEvent::Answer(a) if a.id == *pending => match &a.outcome {
                 Done::Http { status, .. } if (200..300).contains(status) => {
                     self.give_up_at = None;
+                    context.io.signals.push_back(Signal::CancelAccepted {
+                        session_uid: self.session_uid.clone(),
+                    });
                     Transition(State::idle())
                 }
                 // SND-23: access again, then the cancel once more.

@@ -50,9 +50,9 @@ pub(crate) enum Signal {
         /// The message request went out.
         sent: bool,
         turn: Box<send::Turn>,
-        /// The text shown for a failure.
-        text: Option<String>,
     },
+    /// The run cancel was accepted (OI-19).
+    CancelAccepted { session_uid: String },
     /// The run cancel failed (OI-19).
     CancelFailed { session_uid: String, text: String },
     /// A loaded history replaced the selected session's thread (HYD-4).

@@ -15,9 +15,10 @@ use super::runtime_access::{Decision, client_waking};
 use crate::api::chat::{BodyFacts, status_text, turn_body};
 use crate::api::{AccessMode, RuntimeEndpoint, parse_runtime_access};
 use crate::event::Event;
+use crate::failure::{FailureCode, RunFailure};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Outcome as Done, Owner, PieceKind, StreamPiece};
-use crate::message::{Message, MessageStatus, Part, Role};
+use crate::message::{Message, MessageStatus, Part, Role, ToolState};
 use crate::queue::QueuedMessage;
 use crate::snapshot::RunStatus;
 use crate::stream::{AnswerStream, StreamDelta, StreamOutcome};
@@ -37,6 +38,18 @@ const UNAVAILABLE_TEXT: &str =
     "The agent runtime is unavailable while its service is being reconciled.";
 /// A run stopped before its message left (the engine's choice, docs/interpretations.md).
 const STOPPED_UNSENT_TEXT: &str = "Run cancelled. Your message was not sent.";
+
+/// adr-notes 8, run status details.
+pub(crate) const WORKING_TEXT: &str = "Working on your request.";
+pub(crate) const THINKING_TEXT: &str = "Thinking...";
+pub(crate) const WRITING_TEXT: &str = "Writing a response...";
+pub(crate) const COMPLETED_TEXT: &str = "Run completed.";
+pub(crate) const CANCELLED_TEXT: &str = "Run cancelled.";
+pub(crate) const CANCELLING_TEXT: &str = "Cancelling session...";
+pub(crate) const CANCEL_REQUESTED_TEXT: &str = "Run cancellation requested.";
+pub(crate) const RESTORED_LIVE_TEXT: &str = "Restored live session.";
+/// The prefix under which an Agent runtime registers the tools of the Main Sequence MCP gateway.
+const MCP_TOOL_PREFIX: &str = "mainsequence__";
 
 /// OI-6: the text of a held send that ends undelivered.
 pub(crate) fn not_sent_text(notice: Option<&str>) -> String {
@@ -64,6 +77,14 @@ pub(crate) struct QueuedTurn {
     pub total: usize,
 }
 
+/// The run status a loaded history stands for (adr-notes 8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Restored {
+    pub status: RunStatus,
+    pub detail: Option<String>,
+    pub visible_output: bool,
+}
+
 /// One message on its way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Turn {
@@ -84,11 +105,29 @@ pub(crate) enum RunEnd {
     /// The answer finished.
     Clean,
     /// An error: a guard, a refused or failed request, a failed answer.
-    Failed(String),
-    /// `cancelActiveSession()`.
-    Stopped,
-    /// A terminal decision, with its notice.
-    Blocked(Option<String>),
+    Failed(RunFailure),
+    /// `cancelActiveSession()`; with the reason handed back when the message had not gone out.
+    Stopped(Option<RunFailure>),
+    /// A terminal decision, with its notice (the queue's hold message) and the turn's failure.
+    Blocked {
+        notice: Option<String>,
+        failure: RunFailure,
+    },
+}
+
+impl RunEnd {
+    /// The failure of the turn: the text shown, and handed back when the message did not go out.
+    pub(crate) fn failure(&self) -> Option<&RunFailure> {
+        match self {
+            RunEnd::Failed(f) | RunEnd::Blocked { failure: f, .. } => Some(f),
+            RunEnd::Stopped(f) => f.as_ref(),
+            RunEnd::Clean => None,
+        }
+    }
+}
+
+fn failed(code: FailureCode, message: impl Into<String>) -> RunEnd {
+    RunEnd::Failed(RunFailure::new(code, message))
 }
 
 /// Shared storage: one session's turns.
@@ -103,6 +142,12 @@ pub(crate) struct Run {
     pub answer: Option<AnswerStream>,
     pub status: RunStatus,
     pub detail: Option<String>,
+    /// Why the last turn failed, while the run status says `error` because of it.
+    pub failure: Option<RunFailure>,
+    /// `thinkingSummary`: the latest reasoning delta, or the running tool's status line.
+    pub thinking_summary: Option<String>,
+    /// `hasVisibleAssistantOutput`: the answer shows something (reasoning, text or a tool).
+    pub visible_output: bool,
     /// A turn was attempted (RTA-25: a launched session follows every RTA rule from then on).
     pub has_sent: bool,
 }
@@ -121,10 +166,10 @@ impl std::fmt::Debug for Run {
 pub(crate) enum RunEvent<'a> {
     /// A send that passed the guard (SND-2).
     Start(&'a Turn),
-    /// A send refused by the guard, with its text (SND-2).
+    /// A send refused by the guard, with its failure (SND-2).
     Refuse {
         turn: &'a Turn,
-        text: &'a str,
+        failure: &'a RunFailure,
     },
     Answer(&'a Answer),
     Piece(&'a StreamPiece),
@@ -138,6 +183,10 @@ pub(crate) enum RunEvent<'a> {
     },
     /// The run cancel failed (OI-19).
     CancelFailed(&'a str),
+    /// The run cancel was accepted (a 2xx answer, OI-19).
+    CancelAccepted,
+    /// `cancelActiveSession()` was called: "Cancelling session..." until the run says more.
+    Cancelling,
     /// What the next body is made of.
     Facts {
         facts: &'a BodyFacts,
@@ -145,15 +194,35 @@ pub(crate) enum RunEvent<'a> {
     },
     /// A loaded history replaced the thread (HYD-4): finished local messages go.
     HistoryApplied,
+    /// `clearThread()`: the stopped run's messages go and the status is idle, with no detail.
+    Clear,
+    /// The history says how the session's last run went (adr-notes 8).
+    Restored(&'a Restored),
 }
 
 #[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
 impl Run {
     #[superstate]
     fn any(&mut self, event: &RunEvent<'_>) -> Outcome<State> {
-        if let RunEvent::HistoryApplied = event {
-            self.local
-                .retain(|m| matches!(m.status, MessageStatus::Running));
+        match event {
+            RunEvent::HistoryApplied => {
+                self.local
+                    .retain(|m| matches!(m.status, MessageStatus::Running));
+            }
+            RunEvent::Cancelling => self.set_status(RunStatus::Queued, Some(CANCELLING_TEXT)),
+            RunEvent::Clear => {
+                self.local.clear();
+                self.answer = None;
+                self.set_status(RunStatus::Idle, None);
+                self.thinking_summary = None;
+                self.visible_output = false;
+            }
+            RunEvent::Restored(restored) => {
+                self.set_status(restored.status, restored.detail.as_deref());
+                self.thinking_summary = None;
+                self.visible_output = restored.visible_output;
+            }
+            _ => {}
         }
         Handled
     }
@@ -172,14 +241,17 @@ impl Run {
                 self.begin(turn);
                 self.resolve(context, turn)
             }
-            RunEvent::Refuse { turn, text } => {
+            RunEvent::Refuse { turn, failure } => {
                 self.begin(turn);
-                self.end(context, turn, RunEnd::Failed((*text).to_owned()), false)
+                self.end(context, turn, RunEnd::Failed((*failure).clone()), false)
             }
-            // A late cancel failure shows only while no newer turn runs (OI-19).
+            // A late cancel answer shows only while no newer turn runs (OI-19).
             RunEvent::CancelFailed(text) => {
-                self.status = RunStatus::Error;
-                self.detail = Some((*text).to_owned());
+                self.set_status(RunStatus::Error, Some(text));
+                Handled
+            }
+            RunEvent::CancelAccepted => {
+                self.set_status(RunStatus::Idle, Some(CANCEL_REQUESTED_TEXT));
                 Handled
             }
             _ => Super,
@@ -227,9 +299,9 @@ impl Run {
                 self.begin(turn);
                 self.resolve(context, turn)
             }
-            RunEvent::Refuse { turn, text } => {
+            RunEvent::Refuse { turn, failure } => {
                 self.begin(turn);
-                self.end(context, turn, RunEnd::Failed((*text).to_owned()), false)
+                self.end(context, turn, RunEnd::Failed((*failure).clone()), false)
             }
             _ => Super,
         }
@@ -247,7 +319,7 @@ impl Run {
     ) -> Outcome<State> {
         match event {
             RunEvent::Answer(a) if a.id == *pending => self.on_access(context, turn, a),
-            RunEvent::Stop { .. } => self.end(context, turn, RunEnd::Stopped, false),
+            RunEvent::Stop { .. } => self.end(context, turn, stopped_unsent(), false),
             _ => Super,
         }
     }
@@ -278,7 +350,7 @@ impl Run {
                 context.io.abort(*pending);
                 self.not_serving(context, turn, candidate)
             }
-            RunEvent::Stop { .. } => self.end(context, turn, RunEnd::Stopped, false),
+            RunEvent::Stop { .. } => self.end(context, turn, stopped_unsent(), false),
             _ => Super,
         }
     }
@@ -296,24 +368,30 @@ impl Run {
         match event {
             RunEvent::Tick { decision } if context.now >= *next_check => {
                 let notice = notice_of(*decision);
-                let deadline = turn.hold_deadline_ms.unwrap_or(u64::MAX);
-                if context.io.wall_ms(context.now) >= deadline {
-                    // SND-13: past the deadline.
-                    let text = not_sent_text(notice.as_deref());
-                    return self.end(context, turn, RunEnd::Failed(text), false);
-                }
                 match decision {
-                    // SND-10: no longer transient: the whole send again (a terminal decision
-                    // then fails it, SND-11).
-                    Some(d) if !d.is_starting() => self.resolve(context, turn),
+                    // SND-10: ready again: the whole send again.
+                    Some(d) if d.interaction.can_submit => self.resolve(context, turn),
+                    // SND-11, ADR 093 rule 9: settled to a blocked decision: not sent, in the
+                    // notice's words, with no second attempt.
+                    Some(d) if !d.is_starting() => {
+                        let failure = not_sent(notice.as_deref());
+                        self.end(context, turn, RunEnd::Blocked { notice, failure }, false)
+                    }
+                    // SND-13, OI-4: still transient strictly after the deadline.
+                    _ if context.io.wall_ms(context.now)
+                        > turn.hold_deadline_ms.unwrap_or(u64::MAX) =>
+                    {
+                        let end = RunEnd::Failed(not_sent(notice.as_deref()));
+                        self.end(context, turn, end, false)
+                    }
                     _ => Transition(State::held(context.now + HOLD_SETTLE, turn.clone())),
                 }
             }
             RunEvent::Stop { decision } => {
                 // SND-12.
                 let notice = notice_of(*decision);
-                let text = not_sent_text(notice.as_deref());
-                self.end_with(context, turn, RunEnd::Stopped, false, Some(text))
+                let end = RunEnd::Stopped(Some(not_sent(notice.as_deref())));
+                self.end(context, turn, end, false)
             }
             _ => Super,
         }
@@ -335,6 +413,9 @@ impl Run {
             RunEvent::Piece(p) if p.id == *pending && matches!(p.kind, PieceKind::Head) => {
                 let id = turn.answer_id.clone();
                 self.answer = Some(AnswerStream::new(id, context.io.max_event_bytes));
+                // adr-notes 8: the answer's head has come.
+                self.set_status(RunStatus::Queued, Some(THINKING_TEXT));
+                self.thinking_summary = None;
                 Transition(State::streaming(*pending, turn.clone()))
             }
             RunEvent::Answer(a) if a.id == *pending => match &a.outcome {
@@ -348,18 +429,20 @@ impl Run {
                 }
                 Done::Http { status, body } => {
                     let text = status_text("Chat stream", *status, body);
-                    self.end(context, turn, RunEnd::Failed(text), true)
+                    let end = failed(FailureCode::AgentHttpError, text);
+                    self.end(context, turn, end, true)
                 }
                 Done::Failed(e) => {
                     // SND-14, SND-15: never again; forget the confirmation, check again.
                     context.io.confirmations.forget(endpoint);
-                    let _ = self.end(context, turn, RunEnd::Failed(e.to_string()), true);
+                    let end = failed(FailureCode::AgentUnreachable, e.to_string());
+                    let _ = self.end(context, turn, end, true);
                     self.recheck(context)
                 }
             },
             RunEvent::Stop { .. } => {
                 context.io.abort(*pending);
-                self.end(context, turn, RunEnd::Stopped, true)
+                self.end(context, turn, RunEnd::Stopped(None), true)
             }
             _ => Super,
         }
@@ -396,16 +479,24 @@ impl Run {
                         Some(StreamOutcome::Finished { .. } | StreamOutcome::Aborted { .. }) => {
                             RunEnd::Clean
                         }
-                        Some(_) | None => RunEnd::Failed(self.answer_error()),
+                        Some(StreamOutcome::Failed { error_text }) => {
+                            failed(FailureCode::StreamError, error_text.clone())
+                        }
+                        Some(_) | None => {
+                            failed(FailureCode::StreamInterrupted, self.answer_error())
+                        }
                     };
                     self.end(context, turn, end, true)
                 }
                 PieceKind::Failed(e) => {
-                    let text = e.to_string();
-                    self.end(context, turn, RunEnd::Failed(text), true)
+                    let code = match e {
+                        crate::api::ApiError::BodyTooLarge { .. } => FailureCode::StreamTooLarge,
+                        _ => FailureCode::StreamInterrupted,
+                    };
+                    self.end(context, turn, failed(code, e.to_string()), true)
                 }
             },
-            RunEvent::Stop { .. } => self.end(context, turn, RunEnd::Stopped, true),
+            RunEvent::Stop { .. } => self.end(context, turn, RunEnd::Stopped(None), true),
             _ => Super,
         }
     }
@@ -441,11 +532,25 @@ impl Run {
             provenance: None,
             metadata: None,
         });
-        self.status = RunStatus::Thinking;
-        self.detail = Some(match &turn.queued {
+        // adr-notes 8: `queued` until the answer's head arrives.
+        let detail = match &turn.queued {
             Some(q) => format!("Sending queued message {} of {}", q.n, q.total),
-            None => "Working on your request.".to_owned(),
-        });
+            None => WORKING_TEXT.to_owned(),
+        };
+        self.status = RunStatus::Queued;
+        self.detail = Some(detail);
+        self.failure = None;
+        self.thinking_summary = None;
+        self.visible_output = false;
+    }
+
+    /// A new run status and detail; a failure stays only with an `error` status.
+    pub(crate) fn set_status(&mut self, status: RunStatus, detail: Option<&str>) {
+        self.status = status;
+        self.detail = detail.map(str::to_owned);
+        if status != RunStatus::Error {
+            self.failure = None;
+        }
     }
 
     /// SND-3: a new resolve-runtime-access.
@@ -455,7 +560,12 @@ impl Run {
         };
         match context.send(Owner::Send, call) {
             Ok(pending) => Transition(State::resolving(pending, Box::new(turn.clone()))),
-            Err(e) => self.end(context, turn, RunEnd::Failed(e.to_string()), false),
+            Err(e) => self.end(
+                context,
+                turn,
+                failed(FailureCode::RequestRefused, e.to_string()),
+                false,
+            ),
         }
     }
 
@@ -466,7 +576,10 @@ impl Run {
             .and_then(|body| parse_runtime_access(body, &context.io.base));
         let access = match access {
             Ok(access) => access,
-            Err(e) => return self.end(context, turn, RunEnd::Failed(e.to_string()), false),
+            Err(e) => {
+                let end = failed(FailureCode::RuntimeAccessFailed, e.to_string());
+                return self.end(context, turn, end, false);
+            }
         };
         let unavailable = match &access.mode {
             AccessMode::Unavailable { detail } => Some(detail.clone()),
@@ -481,24 +594,30 @@ impl Run {
             if decision.is_starting() {
                 return self.hold(context, turn, &decision);
             }
-            // SND-11: terminal.
+            // SND-11: terminal; after a hold, "not sent" (OI-6).
             let notice = decision
                 .interaction
                 .notice
                 .as_ref()
                 .map(|n| n.message.clone());
-            let text = if turn.hold_deadline_ms.is_some() {
-                not_sent_text(notice.as_deref())
+            let failure = if turn.hold_deadline_ms.is_some() {
+                not_sent(notice.as_deref())
             } else {
-                notice.clone().unwrap_or_else(|| BLOCKED_TEXT.to_owned())
+                let text = notice.clone().unwrap_or_else(|| BLOCKED_TEXT.to_owned());
+                RunFailure::new(FailureCode::RuntimeInteractionBlocked, text)
             };
-            return self.end_with(context, turn, RunEnd::Blocked(notice), false, Some(text));
+            return self.end(context, turn, RunEnd::Blocked { notice, failure }, false);
         }
         let Some(endpoint) = decision.endpoint.clone() else {
             let text = unavailable
                 .flatten()
                 .unwrap_or_else(|| UNAVAILABLE_TEXT.to_owned());
-            return self.end(context, turn, RunEnd::Failed(text), false);
+            return self.end(
+                context,
+                turn,
+                failed(FailureCode::RuntimeUnavailable, text),
+                false,
+            );
         };
         if context.io.confirmations.remembered(&endpoint, context.now) {
             // SND-4: confirmed by the memory.
@@ -597,7 +716,10 @@ impl Run {
                     Box::new(turn.clone()),
                 ))
             }
-            Err(e) => self.end(context, turn, RunEnd::Failed(e.to_string()), false),
+            Err(e) => {
+                let end = failed(FailureCode::RequestRefused, e.to_string());
+                self.end(context, turn, end, false)
+            }
         }
     }
 
@@ -660,16 +782,7 @@ impl Run {
     /// Hands stream deltas to the host and follows them in the run status.
     fn relay(&mut self, context: &mut Ctx<'_>, deltas: Vec<StreamDelta>) {
         for delta in deltas {
-            match &delta {
-                StreamDelta::TextDelta { .. } => {
-                    self.status = RunStatus::Responding;
-                    self.detail = Some("Writing a response...".to_owned());
-                }
-                StreamDelta::ReasoningDelta { .. } if self.status != RunStatus::Responding => {
-                    self.detail = Some("Thinking...".to_owned());
-                }
-                _ => {}
-            }
+            self.follow(&delta);
             context.emit(Event::Answer {
                 session_uid: self.session_uid.clone(),
                 delta,
@@ -677,14 +790,64 @@ impl Run {
         }
     }
 
+    /// adr-notes 6 and 8: the run status follows the answer chunk by chunk. Only a change of
+    /// status or detail writes anything.
+    fn follow(&mut self, delta: &StreamDelta) {
+        match delta {
+            StreamDelta::ReasoningDelta { delta, .. } => {
+                self.update(RunStatus::Thinking, THINKING_TEXT);
+                self.visible_output = true;
+                let summary = delta.trim();
+                if !summary.is_empty() && self.thinking_summary.as_deref() != Some(summary) {
+                    self.thinking_summary = Some(summary.to_owned());
+                }
+            }
+            StreamDelta::TextDelta { .. } => {
+                self.update(RunStatus::Responding, WRITING_TEXT);
+                self.thinking_summary = None;
+                self.visible_output = true;
+            }
+            StreamDelta::PartAdded {
+                part: Part::Tool(tool),
+                ..
+            } => {
+                let line = tool_status_line(&tool.tool_name);
+                self.update(RunStatus::Thinking, &line);
+                self.thinking_summary = Some(line);
+                self.visible_output = true;
+            }
+            StreamDelta::PartUpdated {
+                part: Part::Tool(tool),
+                ..
+            } if matches!(
+                tool.state,
+                ToolState::OutputAvailable | ToolState::OutputError | ToolState::OutputDenied
+            ) =>
+            {
+                self.update(RunStatus::Thinking, THINKING_TEXT);
+                self.thinking_summary = None;
+            }
+            StreamDelta::Error { error_text } => {
+                self.status = RunStatus::Error;
+                self.detail = Some(error_text.clone());
+                self.failure = Some(RunFailure::new(FailureCode::StreamError, error_text));
+            }
+            _ => {}
+        }
+    }
+
+    /// Sets the status and detail when they differ from what is shown.
+    fn update(&mut self, status: RunStatus, detail: &str) {
+        if self.status != status || self.detail.as_deref() != Some(detail) {
+            self.set_status(status, Some(detail));
+        }
+    }
+
     /// The failure text of an answer that did not finish.
     fn answer_error(&self) -> String {
-        match self.answer.as_ref().map(AnswerStream::outcome) {
-            Some(StreamOutcome::Failed { error_text }) => error_text.clone(),
-            _ => match self.answer.as_ref().map(|a| &a.message().status) {
-                Some(MessageStatus::Failed { error }) => error.clone(),
-                _ => "The answer was interrupted before it finished.".to_owned(),
-            },
+        match self.answer.as_ref().map(|a| &a.message().status) {
+            Some(MessageStatus::Failed { error }) => error.clone(),
+            _ => crate::stream::INTERRUPTED_TEXT.to_owned(),
         }
     }
 
@@ -699,6 +862,7 @@ impl Run {
         }
     }
 
+    /// The turn is over: the thread, the run status, and the queue's news (OI-20).
     fn end(
         &mut self,
         context: &mut Ctx<'_>,
@@ -706,53 +870,67 @@ impl Run {
         end: RunEnd,
         sent: bool,
     ) -> Outcome<State> {
-        self.end_with(context, turn, end, sent, None)
-    }
-
-    /// The turn is over: the thread, the run status, and the queue's news (OI-20).
-    fn end_with(
-        &mut self,
-        context: &mut Ctx<'_>,
-        turn: &Turn,
-        end: RunEnd,
-        sent: bool,
-        text: Option<String>,
-    ) -> Outcome<State> {
-        let text = text.or_else(|| match &end {
-            RunEnd::Failed(t) => Some(t.clone()),
-            RunEnd::Blocked(n) => Some(n.clone().unwrap_or_else(|| BLOCKED_TEXT.to_owned())),
-            RunEnd::Stopped if !sent => Some(STOPPED_UNSENT_TEXT.to_owned()),
-            _ => None,
-        });
         if let Some(answer) = self.answer.take() {
-            let mut message = answer.message().clone();
-            if let (RunEnd::Failed(t), MessageStatus::Running | MessageStatus::Complete) =
-                (&end, &message.status)
-            {
-                message.status = MessageStatus::Failed { error: t.clone() };
-            } else if matches!(message.status, MessageStatus::Running) {
-                message.status = MessageStatus::Complete;
+            let mut message = answer.into_message();
+            match (&end, &message.status) {
+                // SND-16: a cut-short answer is never complete, and nothing in it streams on.
+                (RunEnd::Stopped(_), _) => message.cancel(),
+                (RunEnd::Failed(f), MessageStatus::Running | MessageStatus::Complete) => {
+                    message.status = MessageStatus::Failed {
+                        error: f.message.clone(),
+                    };
+                }
+                (_, MessageStatus::Running) => message.status = MessageStatus::Complete,
+                _ => {}
             }
             self.local.push(message);
         }
         if !sent {
-            let error = text.clone().unwrap_or_default();
+            let error = end.failure().map(|f| f.message.clone()).unwrap_or_default();
             self.mark_user(turn, MessageStatus::Failed { error });
         }
-        (self.status, self.detail) = match &end {
-            RunEnd::Clean => (RunStatus::Complete, Some("Run completed.".to_owned())),
-            RunEnd::Stopped if sent => (RunStatus::Idle, Some("Run cancelled.".to_owned())),
-            _ => (RunStatus::Error, text.clone()),
-        };
+        self.thinking_summary = None;
+        match &end {
+            RunEnd::Clean => self.set_status(RunStatus::Complete, Some(COMPLETED_TEXT)),
+            RunEnd::Stopped(_) => self.set_status(RunStatus::Idle, Some(CANCELLED_TEXT)),
+            RunEnd::Failed(f) | RunEnd::Blocked { failure: f, .. } => {
+                self.status = RunStatus::Error;
+                self.detail = Some(f.message.clone());
+                self.failure = Some(f.clone());
+            }
+        }
         context.io.signals.push_back(Signal::RunEnded {
             session_uid: self.session_uid.clone(),
             end,
             sent,
             turn: Box::new(turn.clone()),
-            text,
         });
         Transition(State::idle())
     }
+}
+
+/// adr-notes 8: the status line of a running tool: "Using MCP tool {name}" for a tool of the
+/// Main Sequence MCP gateway (`mainsequence__{name}`), else "Running {tool}".
+pub(crate) fn tool_status_line(tool_name: &str) -> String {
+    let name = tool_name.trim();
+    match name.strip_prefix(MCP_TOOL_PREFIX).filter(|n| !n.is_empty()) {
+        Some(mcp) => format!("Using MCP tool {mcp}"),
+        None if name.is_empty() => "Running tool".to_owned(),
+        None => format!("Running {name}"),
+    }
+}
+
+/// A stop before the message left (the engine's text, docs/interpretations.md).
+fn stopped_unsent() -> RunEnd {
+    RunEnd::Stopped(Some(RunFailure::new(
+        FailureCode::RunCancelled,
+        STOPPED_UNSENT_TEXT,
+    )))
+}
+
+/// OI-6: a held send that ends undelivered.
+fn not_sent(notice: Option<&str>) -> RunFailure {
+    RunFailure::new(FailureCode::RuntimeRequestNotSent, not_sent_text(notice))
 }
 
 /// Whether a turn runs (from its send, a held send included, to its end: OI-20).
@@ -778,4 +956,17 @@ pub(crate) fn deadline(state: &State) -> Option<Instant> {
         State::Held { next_check, .. } => Some(*next_check),
         _ => None,
     }
+}
+
+/// The queued row a running turn carries, while it is on its way (ADR 087: `sending`).
+pub(crate) fn queued_turn(state: &State) -> Option<&QueuedTurn> {
+    let turn = match state {
+        State::Resolving { turn, .. }
+        | State::Confirming { turn, .. }
+        | State::Held { turn, .. }
+        | State::Posting { turn, .. }
+        | State::Streaming { turn, .. } => turn,
+        State::Idle {} | State::Rechecking { .. } => return None,
+    };
+    turn.queued.as_ref()
 }

@@ -84,6 +84,11 @@ impl Assembler {
         &self.message
     }
 
+    /// The message, taken whole.
+    pub fn into_message(self) -> Message {
+        self.message
+    }
+
     /// The outcome so far.
     pub fn outcome(&self) -> &StreamOutcome {
         &self.outcome

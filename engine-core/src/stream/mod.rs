@@ -111,6 +111,11 @@ impl AnswerStream {
         self.assembler.message()
     }
 
+    /// The assistant message, taken whole when the answer is over.
+    pub fn into_message(self) -> Message {
+        self.assembler.into_message()
+    }
+
     /// Where the stream stands.
     pub fn outcome(&self) -> &StreamOutcome {
         self.assembler.outcome()
