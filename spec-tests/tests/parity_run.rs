@@ -1,0 +1,703 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! Reference parity (issue 11) for a turn's life: the run status step by step (adr-notes 6 "run
+//! status", adr-notes 8 "Run status details"), the stop (adr-notes 8, OI-19, SND-16, SND-17),
+//! typed send failures (a stable code beside every failure text), and `clearThread()`
+//! (adr-notes 6). Each test names the adr-notes section and the rule IDs it checks.
+
+use engine_core::message::{MessageStatus, Part, PartState, ToolState};
+use engine_core::{ApiCall, Command, Config, Event, FailureCode, RunFailure, RunStatus, Snapshot};
+use serde_json::{Value, json};
+use spec_tests::Harness;
+use spec_tests::fixtures::{
+    AGENT, ENV, USER, history, insights, record, runtime_ready, runtime_terminal,
+};
+use spec_tests::turns::{body, is_send, post_on};
+
+const S1: &str = "s-1";
+
+fn post(h: &mut Harness, text: &str) -> engine_core::RequestId {
+    post_on(h, S1, text)
+}
+
+fn status(s: &Snapshot) -> (RunStatus, Option<&str>) {
+    (s.run_status, s.run_status_detail.as_deref())
+}
+
+fn events_since(h: &Harness, from: usize) -> Vec<Event> {
+    h.events()[from..].to_vec()
+}
+
+fn chunk_of(h: &mut Harness, id: engine_core::RequestId, chunk: Value) {
+    h.chunk(id, format!("data: {chunk}\n\n").as_bytes());
+}
+
+/// The failures reported so far, as (code, text, sent).
+fn run_failures(h: &Harness) -> Vec<(FailureCode, String, bool)> {
+    h.events()
+        .iter()
+        .filter_map(|e| match e {
+            Event::RunFailed { failure, sent, .. } => {
+                Some((failure.code, failure.message.clone(), *sent))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The texts handed back so far, as (text, code).
+fn handed_back(h: &Harness) -> Vec<(String, FailureCode)> {
+    h.events()
+        .iter()
+        .filter_map(|e| match e {
+            Event::MessageNotSent { text, code, .. } => Some((text.clone(), *code)),
+            _ => None,
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Point 1: the run status, step by step
+// ---------------------------------------------------------------------------------------------
+
+/// adr-notes 6 (run status), adr-notes 8 (Run status details), SND-3, SND-7: `queued` "Working
+/// on your request." until the answer's head arrives (not while access resolves or the message
+/// request waits), then `queued` "Thinking..."; `thinking` while reasoning streams, with the
+/// reasoning as `thinkingSummary`; `responding` "Writing a response..." while text streams; a
+/// tool status line while a tool runs ("Using MCP tool {name}" for the Main Sequence MCP,
+/// "Running {tool}" otherwise), then "Thinking..." when its output comes; `complete` "Run
+/// completed." after a clean finish. `hasVisibleAssistantOutput` is false until the answer shows
+/// something.
+#[test]
+fn run_status_follows_the_answer_step_by_step() {
+    let mut h = Harness::talking(S1);
+    h.send("Plan Q4");
+    let s = h.snapshot();
+    assert_eq!(status(&s), (RunStatus::Queued, Some("Working on your request.")));
+    assert!(!s.has_visible_assistant_output);
+    assert_eq!(s.thinking_summary, None);
+    let resolve = h.runtime_request(S1);
+    h.reply(resolve, 200, runtime_ready(S1));
+    let id = h.message_request(S1);
+    // The message request is out, its head has not come: still "Working on your request.".
+    assert_eq!(
+        status(&h.snapshot()),
+        (RunStatus::Queued, Some("Working on your request."))
+    );
+    h.stream_head(id);
+    assert_eq!(status(&h.snapshot()), (RunStatus::Queued, Some("Thinking...")));
+    assert!(!h.snapshot().has_visible_assistant_output);
+
+    chunk_of(&mut h, id, json!({"type": "start", "messageId": "msg-1"}));
+    chunk_of(&mut h, id, json!({"type": "reasoning-start", "id": "r-1"}));
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "reasoning-delta", "id": "r-1", "delta": "  Weighing the ledger.  "}),
+    );
+    let s = h.snapshot();
+    assert_eq!(status(&s), (RunStatus::Thinking, Some("Thinking...")));
+    assert_eq!(s.thinking_summary.as_deref(), Some("Weighing the ledger."));
+    assert!(s.has_visible_assistant_output);
+    // A blank reasoning delta keeps the summary.
+    chunk_of(&mut h, id, json!({"type": "reasoning-delta", "id": "r-1", "delta": "  "}));
+    assert_eq!(
+        h.snapshot().thinking_summary.as_deref(),
+        Some("Weighing the ledger.")
+    );
+
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-input-start", "toolCallId": "c-1", "toolName": "mainsequence__list_files"}),
+    );
+    let s = h.snapshot();
+    assert_eq!(
+        status(&s),
+        (RunStatus::Thinking, Some("Using MCP tool list_files"))
+    );
+    assert_eq!(s.thinking_summary.as_deref(), Some("Using MCP tool list_files"));
+    // Input deltas do not change the line.
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-input-delta", "toolCallId": "c-1", "inputTextDelta": "{\"path\":"}),
+    );
+    assert_eq!(
+        status(&h.snapshot()),
+        (RunStatus::Thinking, Some("Using MCP tool list_files"))
+    );
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-output-available", "toolCallId": "c-1", "output": {"files": 2}}),
+    );
+    let s = h.snapshot();
+    assert_eq!(status(&s), (RunStatus::Thinking, Some("Thinking...")));
+    assert_eq!(s.thinking_summary, None);
+
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-input-available", "toolCallId": "c-2", "toolName": "bash", "input": {"cmd": "ls"}}),
+    );
+    assert_eq!(
+        status(&h.snapshot()),
+        (RunStatus::Thinking, Some("Running bash"))
+    );
+
+    chunk_of(&mut h, id, json!({"type": "text-start", "id": "t-1"}));
+    chunk_of(&mut h, id, json!({"type": "text-delta", "id": "t-1", "delta": "Q4 plan."}));
+    let s = h.snapshot();
+    assert_eq!(
+        status(&s),
+        (RunStatus::Responding, Some("Writing a response..."))
+    );
+    assert_eq!(s.thinking_summary, None);
+    chunk_of(&mut h, id, json!({"type": "text-end", "id": "t-1"}));
+    chunk_of(&mut h, id, json!({"type": "finish", "finishReason": "stop"}));
+    h.end(id);
+    let s = h.snapshot();
+    assert_eq!(status(&s), (RunStatus::Complete, Some("Run completed.")));
+    assert_eq!(s.run_failure, None);
+    assert!(s.has_visible_assistant_output);
+    assert!(run_failures(&h).is_empty());
+}
+
+/// adr-notes 8: the status line of a running tool.
+#[test]
+fn tool_status_lines() {
+    let mut h = Harness::talking(S1);
+    let id = post(&mut h, "Go");
+    h.stream_head(id);
+    for (tool, line) in [
+        ("mainsequence__query_table", "Using MCP tool query_table"),
+        ("web_search", "Running web_search"),
+        // The prefix alone names no MCP tool.
+        ("mainsequence__", "Running mainsequence__"),
+    ] {
+        let call = format!("c-{tool}");
+        chunk_of(
+            &mut h,
+            id,
+            json!({"type": "tool-input-start", "toolCallId": call, "toolName": tool}),
+        );
+        assert_eq!(h.snapshot().run_status_detail.as_deref(), Some(line), "{tool}");
+    }
+}
+
+fn history_with(status: &str, error: Option<&str>, messages: Value) -> Value {
+    let mut session = json!({"sessionId": S1, "threadId": S1, "agentName": "Ledger Helper", "status": status});
+    if let Some(e) = error {
+        session["error"] = json!(e);
+    }
+    json!({"version": 1, "session": session, "messages": messages, "inProgressMessage": null})
+}
+
+fn two_messages() -> Value {
+    history(S1)["messages"].clone()
+}
+
+/// Opens S1 with this record and history; returns the snapshot once both have loaded.
+fn opened(record: Value, history: Value) -> Snapshot {
+    let mut h = Harness::visible_in_env();
+    h.answer_list(&[record.clone()]);
+    h.answer_detail(S1, record);
+    let id = h.history_request(S1);
+    h.reply(id, 200, history);
+    h.snapshot()
+}
+
+/// adr-notes 8, HYD-4: a session opened from its history says how its last run went:
+/// `complete` "Run completed." when the history is not empty and the session is not running;
+/// `responding` "Restored live session." when the history says running and the record says
+/// working; `error` with the history's own session error, else "The previous run failed.", when
+/// its last run failed; `idle` with no detail for an empty history. `hasVisibleAssistantOutput`
+/// tells whether the history holds an answer.
+#[test]
+fn a_session_opened_from_its_history_says_how_its_last_run_went() {
+    let idle_record = record(S1, AGENT, ENV, 0);
+    let s = opened(idle_record.clone(), history(S1));
+    assert_eq!(status(&s), (RunStatus::Complete, Some("Run completed.")));
+    assert!(s.has_visible_assistant_output);
+    assert_eq!(s.run_failure, None);
+
+    let mut working = record(S1, AGENT, ENV, 0);
+    working["working"] = json!(true);
+    let s = opened(working, history_with("running", None, two_messages()));
+    assert_eq!(
+        status(&s),
+        (RunStatus::Responding, Some("Restored live session."))
+    );
+
+    // Running in the history but not working on the record: the reference says completed.
+    let s = opened(idle_record.clone(), history_with("running", None, two_messages()));
+    assert_eq!(status(&s), (RunStatus::Complete, Some("Run completed.")));
+
+    let s = opened(
+        idle_record.clone(),
+        history_with("error", Some("The model quota ran out."), two_messages()),
+    );
+    assert_eq!(
+        status(&s),
+        (RunStatus::Error, Some("The model quota ran out."))
+    );
+    let s = opened(
+        idle_record.clone(),
+        history_with("error", None, two_messages()),
+    );
+    assert_eq!(
+        status(&s),
+        (RunStatus::Error, Some("The previous run failed."))
+    );
+
+    let s = opened(idle_record, history_with("completed", None, json!([])));
+    assert_eq!(status(&s), (RunStatus::Idle, None));
+    assert!(!s.has_visible_assistant_output);
+}
+
+/// adr-notes 8, FAIL-11: a history that fails to load shows its error in the run status too.
+#[test]
+fn a_failed_history_shows_in_the_run_status() {
+    let mut h = Harness::selected(S1);
+    h.answer_detail(S1, record(S1, AGENT, ENV, 0));
+    let id = h.history_request(S1);
+    h.reply(id, 503, json!({"detail": "History store down."}));
+    let s = h.snapshot();
+    assert_eq!(status(&s), (RunStatus::Error, Some("History store down.")));
+    assert_eq!(s.run_failure, None, "not a turn of ours");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Point 2: stop
+// ---------------------------------------------------------------------------------------------
+
+/// adr-notes 8, OI-19, SND-16, SND-17: stopping a streaming answer. At once: `idle` "Run
+/// cancelled.", not working, no active stream, `isCancellingSession` true; the message request
+/// is aborted before the cancel request goes out; the cut-short answer is `cancelled` (never
+/// complete) and none of its parts stays streaming; no notify, no failure, nothing handed back,
+/// and no text that mentions an abort. After the cancel route answers 2xx: `idle` "Run
+/// cancellation requested.", `isCancellingSession` false, no `sessionNotice`. A late chunk is
+/// not applied.
+#[test]
+fn stop_at_once_then_after_the_cancel_answers() {
+    let mut h = Harness::talking(S1);
+    let id = post(&mut h, "Write the report");
+    h.stream_head(id);
+    chunk_of(&mut h, id, json!({"type": "start", "messageId": "msg-s"}));
+    chunk_of(&mut h, id, json!({"type": "text-start", "id": "t-1"}));
+    chunk_of(&mut h, id, json!({"type": "text-delta", "id": "t-1", "delta": "The rep"}));
+    chunk_of(&mut h, id, json!({"type": "reasoning-start", "id": "r-1"}));
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-input-start", "toolCallId": "c-1", "toolName": "bash"}),
+    );
+    let mark = h.mark();
+    let events = h.events().len();
+    h.command(Command::CancelActiveSession);
+
+    let s = h.snapshot();
+    assert_eq!(status(&s), (RunStatus::Idle, Some("Run cancelled.")));
+    assert!(!s.is_agent_working);
+    assert!(!s.has_active_chat_stream);
+    assert!(s.is_cancelling_session);
+    assert_eq!(s.run_failure, None);
+    let answer = s.thread.last().unwrap();
+    assert_eq!(answer.id, "msg-s");
+    assert_eq!(answer.status, MessageStatus::Cancelled);
+    for part in &answer.parts {
+        match part {
+            Part::Text(t) => assert_eq!(t.state, PartState::Done),
+            Part::Reasoning(r) => assert_eq!(r.state, PartState::Done),
+            Part::Tool(t) => {
+                assert_ne!(t.state, ToolState::InputStreaming);
+                assert_eq!(t.error_text.as_deref(), Some("Run cancelled."));
+            }
+            _ => {}
+        }
+    }
+    let json = serde_json::to_value(answer).unwrap();
+    assert_eq!(json["status"], "cancelled");
+    assert!(!json.to_string().contains("\"streaming\""));
+    // The abort of the message request comes before the cancel request (SND-17).
+    assert!(h.was_aborted(id));
+    let after = h.sent_since(mark);
+    assert!(matches!(after, [c] if matches!(c.call, ApiCall::CancelRun { .. })));
+    let new_events = events_since(&h, events);
+    assert!(
+        new_events.iter().all(|e| !matches!(
+            e,
+            Event::Notify(_) | Event::RunFailed { .. } | Event::MessageNotSent { .. }
+        )),
+        "{new_events:?}"
+    );
+    let shown = format!("{:?}{:?}", new_events, s.run_status_detail).to_lowercase();
+    assert!(!shown.contains("abort"), "{shown}");
+
+    let cancel = h.cancel_request(S1);
+    h.reply(cancel, 200, json!({"ok": true}));
+    let s = h.snapshot();
+    assert_eq!(
+        status(&s),
+        (RunStatus::Idle, Some("Run cancellation requested."))
+    );
+    assert!(!s.is_cancelling_session);
+    assert_eq!(s.session_notice, None);
+
+    // SND-16: chunks that arrive afterwards are not applied.
+    let thread = s.thread.clone();
+    chunk_of(&mut h, id, json!({"type": "text-delta", "id": "t-1", "delta": "ort ends."}));
+    assert_eq!(h.snapshot().thread, thread);
+}
+
+/// OI-19, adr-notes 8: a 2xx cancel clears the notice a failed cancel left.
+#[test]
+fn an_accepted_cancel_clears_the_notice_of_a_failed_one() {
+    let mut h = Harness::talking(S1);
+    let id = post(&mut h, "One");
+    h.stream_head(id);
+    h.command(Command::CancelActiveSession);
+    let cancel = h.cancel_request(S1);
+    h.reply(cancel, 500, json!({"detail": "Runtime busy."}));
+    let s = h.snapshot();
+    assert_eq!(s.run_status, RunStatus::Error);
+    assert!(s.session_notice.is_some());
+
+    let resolve_then_post = |h: &mut Harness| {
+        h.send("Two");
+        let r = h.runtime_request(S1);
+        h.reply(r, 200, runtime_ready(S1));
+    };
+    resolve_then_post(&mut h);
+    if let Some(c) = h.pending(spec_tests::turns::is_confirm) {
+        h.reply_raw(c, 200, None, b"", None);
+    }
+    let id = h.message_request(S1);
+    h.stream_head(id);
+    h.command(Command::CancelActiveSession);
+    let cancel = h.cancel_request(S1);
+    h.reply(cancel, 204, Value::Null);
+    let s = h.snapshot();
+    assert_eq!(
+        status(&s),
+        (RunStatus::Idle, Some("Run cancellation requested."))
+    );
+    assert_eq!(s.session_notice, None);
+}
+
+/// adr-notes 8, OI-19, SND-16, SND-25: stopping another writer's work (no local run) shows
+/// "Cancelling session..." and no longer counts the session as working, until the cancel
+/// answers.
+#[test]
+fn stopping_another_writers_work() {
+    let mut h = Harness::selected(S1);
+    let mut working = record(S1, AGENT, ENV, 0);
+    working["working"] = json!(true);
+    h.answer_detail(S1, working);
+    h.answer_history(S1);
+    let id = h.insights_request(S1);
+    h.reply(id, 200, insights(S1));
+    h.runtime_ready(S1, 200);
+    assert!(h.snapshot().is_agent_working);
+    h.command(Command::CancelActiveSession);
+    let s = h.snapshot();
+    assert_eq!(
+        status(&s),
+        (RunStatus::Queued, Some("Cancelling session..."))
+    );
+    assert!(!s.is_agent_working);
+    assert!(s.is_cancelling_session);
+    let cancel = h.cancel_request(S1);
+    h.reply(cancel, 200, json!({}));
+    assert_eq!(
+        status(&h.snapshot()),
+        (RunStatus::Idle, Some("Run cancellation requested."))
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Point 3: typed send failures
+// ---------------------------------------------------------------------------------------------
+
+/// Asserts the one failure of the turn: in the snapshot (`runFailure`, `runStatus` error, the
+/// text as `runStatusDetail`) and in `Event::RunFailed`; when unsent, the text handed back with
+/// the same code.
+fn assert_failed(h: &Harness, code: FailureCode, text: &str, sent: bool, written: &str) {
+    let s = h.snapshot();
+    assert_eq!(s.run_status, RunStatus::Error);
+    assert_eq!(s.run_status_detail.as_deref(), Some(text));
+    assert_eq!(s.run_failure, Some(RunFailure::new(code, text)));
+    assert_eq!(
+        run_failures(h),
+        vec![(code, text.to_owned(), sent)],
+        "one RunFailed"
+    );
+    let back = handed_back(h);
+    if sent {
+        assert!(back.is_empty(), "a sent message is not handed back: {back:?}");
+    } else {
+        assert_eq!(back, vec![(written.to_owned(), code)]);
+    }
+}
+
+/// SND-2, OI-6: a send refused by the guard (the session still loading) is `session_not_ready`.
+#[test]
+fn code_session_not_ready() {
+    let mut h = Harness::selected(S1);
+    h.answer_detail(S1, record(S1, AGENT, ENV, 0));
+    let mark = h.mark();
+    h.send("Too early");
+    assert_failed(
+        &h,
+        FailureCode::SessionNotReady,
+        "The session is still loading. Wait for it to finish before sending.",
+        false,
+        "Too early",
+    );
+    assert!(h.sent_since(mark).is_empty(), "no request for a refused send");
+}
+
+/// SND-11, OI-6: a terminal first answer is `runtime_interaction_blocked`, with the notice.
+#[test]
+fn code_runtime_interaction_blocked() {
+    let mut h = Harness::talking(S1);
+    h.send("Hello");
+    let id = h.runtime_request(S1);
+    h.reply(id, 200, runtime_terminal(None));
+    assert_failed(
+        &h,
+        FailureCode::RuntimeInteractionBlocked,
+        "Ledger Helper could not be updated.",
+        false,
+        "Hello",
+    );
+}
+
+/// OI-6: `can_submit` true with mode `unavailable` is `runtime_unavailable`.
+#[test]
+fn code_runtime_unavailable() {
+    let mut h = Harness::talking(S1);
+    h.send("Hello");
+    let id = h.runtime_request(S1);
+    let mut answer = runtime_ready(S1);
+    answer["mode"] = json!("unavailable");
+    answer["rpc_url"] = Value::Null;
+    answer["token"] = Value::Null;
+    answer["detail"] = json!("Reconciling the service.");
+    h.reply(id, 200, answer);
+    assert_failed(
+        &h,
+        FailureCode::RuntimeUnavailable,
+        "Reconciling the service.",
+        false,
+        "Hello",
+    );
+}
+
+/// SND-3: a failed resolve-runtime-access is `runtime_access_failed`.
+#[test]
+fn code_runtime_access_failed() {
+    let mut h = Harness::talking(S1);
+    h.send("Hello");
+    let id = h.runtime_request(S1);
+    h.reply(id, 500, json!({"detail": "Access service down."}));
+    let s = h.snapshot();
+    let text = s.run_status_detail.clone().unwrap();
+    assert!(text.contains("Access service down."), "{text}");
+    assert_failed(&h, FailureCode::RuntimeAccessFailed, &text, false, "Hello");
+}
+
+/// SND-14, SND-15: a message request that got no answer is `agent_unreachable`; it was sent
+/// (the Agent may have it), so it is not handed back, and never requested again.
+#[test]
+fn code_agent_unreachable() {
+    let mut h = Harness::talking(S1);
+    let id = post(&mut h, "Hello");
+    h.fail(id);
+    let text = h.snapshot().run_status_detail.clone().unwrap();
+    assert_failed(&h, FailureCode::AgentUnreachable, &text, true, "Hello");
+    assert_eq!(h.count(is_send), 1);
+}
+
+/// SND-7: a non-2xx answer to the message request is `agent_http_error`.
+#[test]
+fn code_agent_http_error() {
+    let mut h = Harness::talking(S1);
+    let id = post(&mut h, "Hello");
+    h.reply(id, 500, json!({"detail": "Runtime exploded."}));
+    assert_failed(
+        &h,
+        FailureCode::AgentHttpError,
+        "Chat stream failed with status 500. Runtime exploded.",
+        true,
+        "Hello",
+    );
+}
+
+/// adr-notes 8: an error frame is `stream_error`, with its text (or "The agent reported an
+/// error."); the run status says error as soon as the frame arrives.
+#[test]
+fn code_stream_error() {
+    let mut h = Harness::talking(S1);
+    let id = post(&mut h, "Hello");
+    h.stream_head(id);
+    chunk_of(&mut h, id, json!({"type": "error", "errorText": "Tool crashed."}));
+    let s = h.snapshot();
+    assert_eq!(status(&s), (RunStatus::Error, Some("Tool crashed.")));
+    assert_eq!(
+        s.run_failure.as_ref().map(|f| f.code),
+        Some(FailureCode::StreamError)
+    );
+    h.end(id);
+    assert_failed(&h, FailureCode::StreamError, "Tool crashed.", true, "Hello");
+
+    let mut h = Harness::talking(S1);
+    let id = post(&mut h, "Hello");
+    h.stream_head(id);
+    chunk_of(&mut h, id, json!({"type": "error"}));
+    h.end(id);
+    assert_failed(
+        &h,
+        FailureCode::StreamError,
+        "The agent reported an error.",
+        true,
+        "Hello",
+    );
+}
+
+/// A body that ends before the answer finished, or breaks off, is `stream_interrupted`.
+#[test]
+fn code_stream_interrupted() {
+    let mut h = Harness::talking(S1);
+    let id = post(&mut h, "Hello");
+    h.stream_head(id);
+    chunk_of(&mut h, id, json!({"type": "start", "messageId": "m-x"}));
+    h.end(id);
+    assert_failed(
+        &h,
+        FailureCode::StreamInterrupted,
+        "The answer was interrupted before it finished.",
+        true,
+        "Hello",
+    );
+
+    let mut h = Harness::talking(S1);
+    let id = post(&mut h, "Hello");
+    h.stream_head(id);
+    h.broken(id);
+    let text = h.snapshot().run_status_detail.clone().unwrap();
+    assert_failed(&h, FailureCode::StreamInterrupted, &text, true, "Hello");
+}
+
+/// An answer over the engine's limit is `stream_too_large`.
+#[test]
+fn code_stream_too_large() {
+    let mut config = Config::new("https://platform.example.test").unwrap();
+    config.max_answer_bytes = 64;
+    let mut h = Harness::with_config(config);
+    h.person(USER).env(Some(ENV)).visible(true);
+    h.answer_list(&[record(S1, AGENT, ENV, 0)]);
+    h.hydrate(S1, AGENT);
+    let id = h.insights_request(S1);
+    h.reply(id, 200, insights(S1));
+    h.runtime_ready(S1, 200);
+    let id = post(&mut h, "Hello");
+    h.stream_head(id);
+    h.chunk(id, &[b' '; 65]);
+    let text = h.snapshot().run_status_detail.clone().unwrap();
+    assert!(text.contains("64"), "{text}");
+    assert_failed(&h, FailureCode::StreamTooLarge, &text, true, "Hello");
+}
+
+/// SND-16: a stop before the message left hands the text back as `run_cancelled`; the run
+/// shows "Run cancelled." (a stop is not a failure).
+#[test]
+fn code_run_cancelled() {
+    let mut h = Harness::talking(S1);
+    h.send("Hello");
+    h.command(Command::CancelActiveSession);
+    let s = h.snapshot();
+    assert_eq!(status(&s), (RunStatus::Idle, Some("Run cancelled.")));
+    assert_eq!(s.run_failure, None);
+    assert!(run_failures(&h).is_empty());
+    assert_eq!(
+        handed_back(&h),
+        vec![("Hello".to_owned(), FailureCode::RunCancelled)]
+    );
+    assert_eq!(h.count(is_send), 0);
+}
+
+/// SND-2, SND-24: a message with nothing selected, and an eleventh queued message, come back
+/// with `no_session_selected` and `queue_full`; neither is a turn (no `RunFailed`).
+#[test]
+fn codes_without_a_turn() {
+    let mut h = Harness::visible_in_env();
+    h.answer_list(&[]);
+    h.send("Anyone?");
+    assert_eq!(
+        handed_back(&h),
+        vec![("Anyone?".to_owned(), FailureCode::NoSessionSelected)]
+    );
+
+    let mut h = Harness::talking(S1);
+    h.send("Busy");
+    for i in 0..11 {
+        h.command(Command::EnqueueMessage {
+            text: format!("q{i}"),
+        });
+    }
+    assert_eq!(
+        handed_back(&h),
+        vec![("q10".to_owned(), FailureCode::QueueFull)]
+    );
+    assert!(run_failures(&h).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// clearThread()
+// ---------------------------------------------------------------------------------------------
+
+/// adr-notes 6 (`clearThread()`): the local run stops without a cancel request, the thread is
+/// empty, the run status idle with no detail, no notice; the next turn carries the session id as
+/// its thread id (the history's own thread id is set aside).
+#[test]
+fn clear_thread_starts_the_thread_afresh() {
+    let mut h = Harness::visible_in_env();
+    h.answer_list(&[record(S1, AGENT, ENV, 0)]);
+    h.answer_detail(S1, record(S1, AGENT, ENV, 0));
+    let mut hist = history(S1);
+    hist["session"]["threadId"] = json!("thread-9");
+    let id = h.history_request(S1);
+    h.reply(id, 200, hist);
+    let id = h.insights_request(S1);
+    h.reply(id, 200, insights(S1));
+    h.runtime_ready(S1, 200);
+    let first = post(&mut h, "One");
+    assert_eq!(body(&h, first)["threadId"], "thread-9");
+    h.stream_head(first);
+    chunk_of(&mut h, first, json!({"type": "text-start", "id": "t"}));
+    let mark = h.mark();
+    h.command(Command::ClearThread);
+    let s = h.snapshot();
+    assert!(s.thread.is_empty(), "{:?}", s.thread);
+    assert_eq!(status(&s), (RunStatus::Idle, None));
+    assert_eq!(s.thinking_summary, None);
+    assert!(!s.has_visible_assistant_output);
+    assert_eq!(s.session_notice, None);
+    assert!(!s.is_agent_working);
+    assert!(h.was_aborted(first));
+    assert!(
+        h.sent_since(mark).is_empty(),
+        "no cancel request: {:?}",
+        h.sent_since(mark)
+    );
+    let second = post(&mut h, "Two");
+    assert_eq!(body(&h, second)["threadId"], S1);
+    assert_eq!(h.snapshot().thread.len(), 1, "only the new turn");
+}
