@@ -108,7 +108,9 @@ async fn turn(
                     print!("{delta}");
                     let _ = out.flush();
                 }
-                Ok(Event::MessageNotSent { reason, .. }) => return TurnEnd::Failed(reason),
+                Ok(Event::MessageNotSent { reason, code, .. }) => {
+                    return TurnEnd::Failed(format!("[{code}] {reason}"));
+                }
                 Ok(Event::Notify(n)) => {
                     eprintln!("[{}] {}", n.title, n.description.unwrap_or_default());
                 }
@@ -130,9 +132,7 @@ async fn turn(
                 if started && !s.is_agent_working {
                     println!();
                     return match s.run_status {
-                        RunStatus::Error => TurnEnd::Failed(
-                            s.run_status_detail.unwrap_or_else(|| "The answer failed.".into()),
-                        ),
+                        RunStatus::Error => TurnEnd::Failed(failure_line(&s)),
                         _ => TurnEnd::Answered,
                     };
                 }
@@ -209,7 +209,8 @@ Commands:
   /model ID          use model ID (provider::model) for this session
   /effort LEVEL      set the reasoning effort
   /choose ID [LEVEL] create the waiting session with model ID
-  /cancel            stop the Agent's current run
+  /cancel, /stop     stop the Agent's current run
+  /clear             clear the thread on screen (the session stays)
   /check             check the Agent again
   /next              send the next queued message
   /retry             open the default session again
@@ -397,7 +398,8 @@ fn command(handle: &Handle, line: &str, listed: &mut Vec<String>) -> bool {
                 None => println!("Use /choose provider::model [level]."),
             }
         }
-        "/cancel" => send(Command::CancelActiveSession),
+        "/cancel" | "/stop" => send(Command::CancelActiveSession),
+        "/clear" => send(Command::ClearThread),
         "/check" => {
             send(Command::RefreshActiveSessionRuntimeAccess);
             println!("(checking again)");
@@ -421,6 +423,7 @@ async fn print_answers(handle: Handle, mid_line: std::sync::Arc<std::sync::atomi
     let mut events = handle.subscribe();
     let mut rx = handle.snapshots();
     let mut working = rx.borrow().is_agent_working;
+    let mut status_line = rx.borrow().run_status_detail.clone();
     let mut out = std::io::stdout();
     loop {
         tokio::select! {
@@ -430,7 +433,9 @@ async fn print_answers(handle: Handle, mid_line: std::sync::Arc<std::sync::atomi
                     let _ = out.flush();
                     mid_line.store(true, Ordering::Release);
                 }
-                Ok(Event::MessageNotSent { reason, .. }) => eprintln!("(not sent: {reason})"),
+                Ok(Event::MessageNotSent { reason, code, .. }) => {
+                    eprintln!("(not sent [{code}]: {reason})");
+                }
                 Ok(Event::Notify(n)) => {
                     eprintln!("[{}] {}", n.title, n.description.unwrap_or_default());
                 }
@@ -446,10 +451,19 @@ async fn print_answers(handle: Handle, mid_line: std::sync::Arc<std::sync::atomi
                     println!();
                     mid_line.store(false, Ordering::Release);
                     if s.run_status == RunStatus::Error {
-                        let detail = s.run_status_detail.unwrap_or_default();
-                        eprintln!("(failed: {detail})");
+                        eprintln!("(failed {})", failure_line(&s));
+                    } else if let Some(detail) = &s.run_status_detail {
+                        eprintln!("· {detail}");
                     }
+                } else if s.run_status_detail != status_line
+                    && s.run_status != RunStatus::Error
+                    && !mid_line.load(Ordering::Acquire)
+                    && let Some(detail) = &s.run_status_detail
+                {
+                    // adr-notes 8: the run status line, as it changes between answer texts.
+                    eprintln!("· {detail}");
                 }
+                status_line = s.run_status_detail.clone();
                 working = s.is_agent_working;
             }
         }
@@ -492,5 +506,17 @@ async fn spin(handle: Handle) {
             changed = rx.changed() => if changed.is_err() { return },
             _ = tick => {}
         }
+    }
+}
+
+/// A failed turn as the person reads it: its stable code, then its text.
+fn failure_line(s: &Snapshot) -> String {
+    let detail = s
+        .run_status_detail
+        .clone()
+        .unwrap_or_else(|| "The answer failed.".into());
+    match &s.run_failure {
+        Some(f) => format!("[{}] {detail}", f.code),
+        None => detail,
     }
 }

@@ -26,6 +26,45 @@ fn send_prints_the_answer_and_exits_zero() {
     assert!(stdout.contains("You said: hello from the test"), "{stdout}");
 }
 
+/// Issue 11 (typed send failures): `agent-chat send` names the failure's stable code beside
+/// its text and exits 1 when the Agent answers the message request with an error.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_send_names_its_code() {
+    use platform_sim::{DEFAULT_PLATFORM_TOKEN, Fault, FaultKind, Sim, SimConfig};
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    sim.fault(Fault::once(
+        "POST",
+        "/api/chat",
+        FaultKind::Status(500, serde_json::json!({"detail": "Runtime exploded."})),
+    ));
+    let token = std::env::temp_dir().join(format!("agent-chat-code-{}", std::process::id()));
+    std::fs::write(&token, DEFAULT_PLATFORM_TOKEN).unwrap();
+    let config = sim.config();
+    let out = tokio::task::spawn_blocking({
+        let url = sim.url();
+        let token = token.clone();
+        let env = config.environment_uid.clone();
+        let agent = config.agents[0].uid.clone();
+        let user = config.person_uid.clone();
+        move || {
+            agent_chat()
+                .args(["--platform", &url, "--token-file"])
+                .arg(&token)
+                .args(["--environment", &env, "--agent", &agent, "--user", &user])
+                .args(["send", "hello"])
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let _ = std::fs::remove_file(&token);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("[agent_http_error]"), "{stderr}");
+    assert!(stderr.contains("Runtime exploded."), "{stderr}");
+}
+
 #[test]
 fn a_real_platform_needs_a_token_and_never_echoes_it() {
     let out = agent_chat()

@@ -191,3 +191,51 @@ async fn new_moves_the_chat_to_the_new_session() {
         "the message went to another session than the one /new created"
     );
 }
+
+/// adr-notes 8 (run status details, stop), issue 11: the interactive chat shows the run status
+/// line as it changes ("Working on your request.", the end of the run), and a stop shows "Run
+/// cancelled." at once, then "Run cancellation requested." once the cancel route answered.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_run_status_line_and_a_stop() {
+    let sim = Sim::start(SimConfig {
+        answer_delay_ms: 200,
+        ..SimConfig::default()
+    })
+    .await
+    .unwrap();
+    let token = token_file("status");
+    let mut child = chat(&sim, &token, &[]);
+    let mut stdin = child.stdin.take().unwrap();
+    wait_log(&sim, |r| r.is("GET", "/api/chat")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    writeln!(stdin, "first").unwrap();
+    // The short answer ends on its own ("Run completed.").
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    writeln!(stdin, "one two three four five six seven eight nine ten").unwrap();
+    wait_log(&sim, |r| {
+        r.is("POST", "/api/chat")
+            && !r.path.contains("cancel")
+            && r.body
+                .as_ref()
+                .is_some_and(|b| b.to_string().contains("seven"))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    writeln!(stdin, "/stop").unwrap();
+    wait_log(&sim, |r| r.is("POST", "/api/chat/session/cancel")).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    writeln!(stdin, "/quit").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_file(token);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        "· Working on your request.",
+        "· Run completed.",
+        "· Run cancelled.",
+        "· Run cancellation requested.",
+    ] {
+        assert!(stderr.contains(line), "missing {line:?} in:\n{stderr}");
+    }
+    assert!(!stderr.to_lowercase().contains("abort"), "{stderr}");
+}

@@ -9,9 +9,7 @@
 //! status, hold reason and hold message; the row on its way; the strip's and the composer's
 //! texts; and a queued row that a guard refuses inside its run (SND-2, SND-21, SND-22).
 
-use engine_core::{
-    Command, Event, FailureCode, HoldReason, QueueRowStatus, QueueTexts, RunStatus,
-};
+use engine_core::{Command, Event, FailureCode, HoldReason, QueueRowStatus, QueueTexts, RunStatus};
 use serde_json::json;
 use spec_tests::Harness;
 use spec_tests::fixtures::answer;
@@ -71,7 +69,10 @@ fn rows_carry_their_status_and_the_strip_its_texts() {
         Some("Sending queued message 1 of 2")
     );
     assert_eq!(
-        s.message_queue.iter().map(|r| r.text.as_str()).collect::<Vec<_>>(),
+        s.message_queue
+            .iter()
+            .map(|r| r.text.as_str())
+            .collect::<Vec<_>>(),
         ["Third"]
     );
 
@@ -99,7 +100,10 @@ fn rows_carry_their_status_and_the_strip_its_texts() {
         s.message_queue_texts.summary.as_deref(),
         Some("2 queued · will send when Ledger Helper finishes")
     );
-    assert_eq!(s.message_queue_texts.composer_placeholder, None, "not working");
+    assert_eq!(
+        s.message_queue_texts.composer_placeholder, None,
+        "not working"
+    );
     assert_eq!(texts_sent(&h), ["First"]);
 }
 
@@ -121,7 +125,11 @@ fn a_row_refused_by_the_guard_is_spent_and_the_rest_held_failed() {
     h.chunk(first, &answer("msg-1", "One.")).end(first);
     h.advance(1_000);
 
-    assert_eq!(h.count(is_resolve), resolves, "no request for the refused row");
+    assert_eq!(
+        h.count(is_resolve),
+        resolves,
+        "no request for the refused row"
+    );
     assert_eq!(texts_sent(&h), ["First"]);
     let handed: Vec<(String, FailureCode)> = h
         .events()
@@ -131,7 +139,10 @@ fn a_row_refused_by_the_guard_is_spent_and_the_rest_held_failed() {
             _ => None,
         })
         .collect();
-    assert_eq!(handed, [("Second".to_owned(), FailureCode::SessionNotReady)]);
+    assert_eq!(
+        handed,
+        [("Second".to_owned(), FailureCode::SessionNotReady)]
+    );
     let s = h.snapshot();
     assert_eq!(s.run_status, RunStatus::Error);
     assert_eq!(
@@ -141,7 +152,14 @@ fn a_row_refused_by_the_guard_is_spent_and_the_rest_held_failed() {
     let rows: Vec<(&str, QueueRowStatus, Option<HoldReason>, Option<String>)> = s
         .message_queue
         .iter()
-        .map(|r| (r.text.as_str(), r.status, r.hold_reason, r.hold_message.clone()))
+        .map(|r| {
+            (
+                r.text.as_str(),
+                r.status,
+                r.hold_reason,
+                r.hold_message.clone(),
+            )
+        })
         .collect();
     assert_eq!(
         rows,
@@ -172,7 +190,10 @@ fn rows_read_back_from_storage_are_held_away() {
     let row = &s.message_queue[0];
     assert_eq!(row.status, QueueRowStatus::Held);
     assert_eq!(row.hold_reason, Some(HoldReason::Away));
-    assert_eq!(row.hold_message.as_deref(), Some("Held while you were away."));
+    assert_eq!(
+        row.hold_message.as_deref(),
+        Some("Held while you were away.")
+    );
     assert_eq!(
         s.message_queue_texts.hold.as_deref(),
         Some("Held while you were away.")

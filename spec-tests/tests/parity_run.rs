@@ -78,7 +78,10 @@ fn run_status_follows_the_answer_step_by_step() {
     let mut h = Harness::talking(S1);
     h.send("Plan Q4");
     let s = h.snapshot();
-    assert_eq!(status(&s), (RunStatus::Queued, Some("Working on your request.")));
+    assert_eq!(
+        status(&s),
+        (RunStatus::Queued, Some("Working on your request."))
+    );
     assert!(!s.has_visible_assistant_output);
     assert_eq!(s.thinking_summary, None);
     let resolve = h.runtime_request(S1);
@@ -90,7 +93,10 @@ fn run_status_follows_the_answer_step_by_step() {
         (RunStatus::Queued, Some("Working on your request."))
     );
     h.stream_head(id);
-    assert_eq!(status(&h.snapshot()), (RunStatus::Queued, Some("Thinking...")));
+    assert_eq!(
+        status(&h.snapshot()),
+        (RunStatus::Queued, Some("Thinking..."))
+    );
     assert!(!h.snapshot().has_visible_assistant_output);
 
     chunk_of(&mut h, id, json!({"type": "start", "messageId": "msg-1"}));
@@ -105,7 +111,11 @@ fn run_status_follows_the_answer_step_by_step() {
     assert_eq!(s.thinking_summary.as_deref(), Some("Weighing the ledger."));
     assert!(s.has_visible_assistant_output);
     // A blank reasoning delta keeps the summary.
-    chunk_of(&mut h, id, json!({"type": "reasoning-delta", "id": "r-1", "delta": "  "}));
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "reasoning-delta", "id": "r-1", "delta": "  "}),
+    );
     assert_eq!(
         h.snapshot().thinking_summary.as_deref(),
         Some("Weighing the ledger.")
@@ -121,7 +131,10 @@ fn run_status_follows_the_answer_step_by_step() {
         status(&s),
         (RunStatus::Thinking, Some("Using MCP tool list_files"))
     );
-    assert_eq!(s.thinking_summary.as_deref(), Some("Using MCP tool list_files"));
+    assert_eq!(
+        s.thinking_summary.as_deref(),
+        Some("Using MCP tool list_files")
+    );
     // Input deltas do not change the line.
     chunk_of(
         &mut h,
@@ -152,7 +165,11 @@ fn run_status_follows_the_answer_step_by_step() {
     );
 
     chunk_of(&mut h, id, json!({"type": "text-start", "id": "t-1"}));
-    chunk_of(&mut h, id, json!({"type": "text-delta", "id": "t-1", "delta": "Q4 plan."}));
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "text-delta", "id": "t-1", "delta": "Q4 plan."}),
+    );
     let s = h.snapshot();
     assert_eq!(
         status(&s),
@@ -160,7 +177,11 @@ fn run_status_follows_the_answer_step_by_step() {
     );
     assert_eq!(s.thinking_summary, None);
     chunk_of(&mut h, id, json!({"type": "text-end", "id": "t-1"}));
-    chunk_of(&mut h, id, json!({"type": "finish", "finishReason": "stop"}));
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "finish", "finishReason": "stop"}),
+    );
     h.end(id);
     let s = h.snapshot();
     assert_eq!(status(&s), (RunStatus::Complete, Some("Run completed.")));
@@ -187,12 +208,17 @@ fn tool_status_lines() {
             id,
             json!({"type": "tool-input-start", "toolCallId": call, "toolName": tool}),
         );
-        assert_eq!(h.snapshot().run_status_detail.as_deref(), Some(line), "{tool}");
+        assert_eq!(
+            h.snapshot().run_status_detail.as_deref(),
+            Some(line),
+            "{tool}"
+        );
     }
 }
 
 fn history_with(status: &str, error: Option<&str>, messages: Value) -> Value {
-    let mut session = json!({"sessionId": S1, "threadId": S1, "agentName": "Ledger Helper", "status": status});
+    let mut session =
+        json!({"sessionId": S1, "threadId": S1, "agentName": "Ledger Helper", "status": status});
     if let Some(e) = error {
         session["error"] = json!(e);
     }
@@ -236,7 +262,10 @@ fn a_session_opened_from_its_history_says_how_its_last_run_went() {
     );
 
     // Running in the history but not working on the record: the reference says completed.
-    let s = opened(idle_record.clone(), history_with("running", None, two_messages()));
+    let s = opened(
+        idle_record.clone(),
+        history_with("running", None, two_messages()),
+    );
     assert_eq!(status(&s), (RunStatus::Complete, Some("Run completed.")));
 
     let s = opened(
@@ -291,7 +320,11 @@ fn stop_at_once_then_after_the_cancel_answers() {
     h.stream_head(id);
     chunk_of(&mut h, id, json!({"type": "start", "messageId": "msg-s"}));
     chunk_of(&mut h, id, json!({"type": "text-start", "id": "t-1"}));
-    chunk_of(&mut h, id, json!({"type": "text-delta", "id": "t-1", "delta": "The rep"}));
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "text-delta", "id": "t-1", "delta": "The rep"}),
+    );
     chunk_of(&mut h, id, json!({"type": "reasoning-start", "id": "r-1"}));
     chunk_of(
         &mut h,
@@ -352,7 +385,11 @@ fn stop_at_once_then_after_the_cancel_answers() {
 
     // SND-16: chunks that arrive afterwards are not applied.
     let thread = s.thread.clone();
-    chunk_of(&mut h, id, json!({"type": "text-delta", "id": "t-1", "delta": "ort ends."}));
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "text-delta", "id": "t-1", "delta": "ort ends."}),
+    );
     assert_eq!(h.snapshot().thread, thread);
 }
 
@@ -440,7 +477,10 @@ fn assert_failed(h: &Harness, code: FailureCode, text: &str, sent: bool, written
     );
     let back = handed_back(h);
     if sent {
-        assert!(back.is_empty(), "a sent message is not handed back: {back:?}");
+        assert!(
+            back.is_empty(),
+            "a sent message is not handed back: {back:?}"
+        );
     } else {
         assert_eq!(back, vec![(written.to_owned(), code)]);
     }
@@ -460,7 +500,10 @@ fn code_session_not_ready() {
         false,
         "Too early",
     );
-    assert!(h.sent_since(mark).is_empty(), "no request for a refused send");
+    assert!(
+        h.sent_since(mark).is_empty(),
+        "no request for a refused send"
+    );
 }
 
 /// SND-11, OI-6: a terminal first answer is `runtime_interaction_blocked`, with the notice.
@@ -547,7 +590,11 @@ fn code_stream_error() {
     let mut h = Harness::talking(S1);
     let id = post(&mut h, "Hello");
     h.stream_head(id);
-    chunk_of(&mut h, id, json!({"type": "error", "errorText": "Tool crashed."}));
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "error", "errorText": "Tool crashed."}),
+    );
     let s = h.snapshot();
     assert_eq!(status(&s), (RunStatus::Error, Some("Tool crashed.")));
     assert_eq!(
