@@ -232,7 +232,7 @@ fn two_messages() -> Value {
 /// Opens S1 with this record and history; returns the snapshot once both have loaded.
 fn opened(record: Value, history: Value) -> Snapshot {
     let mut h = Harness::visible_in_env();
-    h.answer_list(&[record.clone()]);
+    h.answer_list(std::slice::from_ref(&record));
     h.answer_detail(S1, record);
     let id = h.history_request(S1);
     h.reply(id, 200, history);
