@@ -72,6 +72,24 @@ fn start_new(h: &Harness) -> RequestId {
     h.expect_pending("start-new-session", is_start_new)
 }
 
+/// Refuses the open start-new-session for want of a model: the choice waits.
+fn refuse_start(h: &mut Harness) -> SessionModelSelectionRequest {
+    let id = start_new(h);
+    refuse(h, id);
+    request_of(h)
+}
+
+/// [`ready`], then startAgentSessionById(AGENT2, `label`) refused for want of a model.
+fn start_by_id_refused(label: Option<&str>) -> Harness {
+    let mut h = ready();
+    h.command(Command::StartAgentSessionById {
+        agent_id: AGENT2.into(),
+        label: label.map(str::to_owned),
+    });
+    refuse_start(&mut h);
+    h
+}
+
 fn resolve(h: &mut Harness, provider: &str, model: &str, thinking: Option<&str>) {
     h.command(Command::ResolveSessionModelSelection {
         choice: engine_core::api::ModelChoice {
@@ -157,14 +175,7 @@ fn mod_1_request_names_the_missing_fields() {
 #[test]
 fn adr6_agent_label_is_the_actions_label() {
     // startAgentSessionById
-    let mut h = ready();
-    h.command(Command::StartAgentSessionById {
-        agent_id: AGENT2.into(),
-        label: Some("Ops Helper".into()),
-    });
-    let id = start_new(&h);
-    refuse(&mut h, id);
-    let r = request_of(&h);
+    let r = request_of(&start_by_id_refused(Some("Ops Helper")));
     assert_eq!(
         (r.agent_label.as_deref(), r.agent_uid.as_deref()),
         (Some("Ops Helper"), Some(AGENT2))
@@ -177,17 +188,16 @@ fn adr6_agent_label_is_the_actions_label() {
         label: Some("Ops Latest".into()),
     });
     answer_lookup(&mut h, &[]);
-    let id = start_new(&h);
-    refuse(&mut h, id);
-    assert_eq!(request_of(&h).agent_label.as_deref(), Some("Ops Latest"));
+    assert_eq!(
+        refuse_start(&mut h).agent_label.as_deref(),
+        Some("Ops Latest")
+    );
 
     // the launch target
     let mut h = ready();
     h.input(launch_target(AGENT2, Some("Ops Launch"), 1));
     answer_lookup(&mut h, &[]);
-    let id = start_new(&h);
-    refuse(&mut h, id);
-    let r = request_of(&h);
+    let r = refuse_start(&mut h);
     assert_eq!(
         (r.agent_label.as_deref(), r.agent_uid.as_deref()),
         (Some("Ops Launch"), Some(AGENT2))
@@ -202,9 +212,10 @@ fn adr6_agent_label_is_the_actions_label() {
             name: Some("Ops Record".into()),
         },
     });
-    let id = start_new(&h);
-    refuse(&mut h, id);
-    assert_eq!(request_of(&h).agent_label.as_deref(), Some("Ops Record"));
+    assert_eq!(
+        refuse_start(&mut h).agent_label.as_deref(),
+        Some("Ops Record")
+    );
 }
 
 /// adr-notes 6: a label is trimmed and a blank one is null; an action without a label (or an
@@ -216,13 +227,7 @@ fn adr6_agent_label_trimmed_blank_or_absent_is_null() {
         (Some("   "), None),
         (None, None),
     ] {
-        let mut h = ready();
-        h.command(Command::StartAgentSessionById {
-            agent_id: AGENT2.into(),
-            label: label.map(str::to_owned),
-        });
-        let id = start_new(&h);
-        refuse(&mut h, id);
+        let h = start_by_id_refused(label);
         assert_eq!(request_of(&h).agent_label.as_deref(), expected, "{label:?}");
     }
     let mut h = ready();
@@ -233,9 +238,7 @@ fn adr6_agent_label_trimmed_blank_or_absent_is_null() {
             name: None,
         },
     });
-    let id = start_new(&h);
-    refuse(&mut h, id);
-    assert_eq!(request_of(&h).agent_label, None);
+    assert_eq!(refuse_start(&mut h).agent_label, None);
 }
 
 /// adr-notes 6: the default session's creation has no Agent label: null, not the default
@@ -260,9 +263,7 @@ fn adr6_default_session_agent_label_is_null() {
 fn adr6_create_agent_session_without_launch_target_has_no_label() {
     let mut h = ready();
     h.command(Command::CreateAgentSession);
-    let id = start_new(&h);
-    refuse(&mut h, id);
-    let r = request_of(&h);
+    let r = refuse_start(&mut h);
     assert_eq!(r.agent_label, None);
     assert_eq!(r.agent_uid.as_deref(), Some(AGENT));
 }
@@ -297,9 +298,7 @@ fn adr6_create_agent_session_takes_the_launch_targets_label_for_its_agent() {
     h.requested(Some(S1));
     assert_eq!(h.current().as_deref(), Some(S1), "{}", h.transcript());
     h.command(Command::CreateAgentSession);
-    let id = start_new(&h);
-    refuse(&mut h, id);
-    let r = request_of(&h);
+    let r = refuse_start(&mut h);
     assert_eq!(
         (r.agent_label.as_deref(), r.agent_uid.as_deref()),
         (None, Some(AGENT))
@@ -316,13 +315,7 @@ fn adr6_create_agent_session_takes_the_launch_targets_label_for_its_agent() {
 #[test]
 fn mod_11_choice_without_level_sends_no_llm_thinking() {
     for model in ["acme-large", "acme-small"] {
-        let mut h = ready();
-        h.command(Command::StartAgentSessionById {
-            agent_id: AGENT2.into(),
-            label: None,
-        });
-        let id = start_new(&h);
-        refuse(&mut h, id);
+        let mut h = start_by_id_refused(None);
         resolve(&mut h, "acme-cloud", model, None);
         let (_, body) = last_goc(&h);
         assert_eq!(
@@ -382,13 +375,7 @@ fn mod_10_11_named_levels_are_sent() {
 /// while nothing was sent for it.
 #[test]
 fn mod_13_created_without_level_opens_without_patch() {
-    let mut h = ready();
-    h.command(Command::StartAgentSessionById {
-        agent_id: AGENT2.into(),
-        label: Some("Ops Helper".into()),
-    });
-    let id = start_new(&h);
-    refuse(&mut h, id);
+    let mut h = start_by_id_refused(Some("Ops Helper"));
     resolve(&mut h, "acme-cloud", "acme-large", None);
     let (goc, body) = last_goc(&h);
     assert!(body.get("llm_thinking").is_none(), "{body}");
