@@ -124,10 +124,16 @@ impl std::fmt::Debug for Outcome {
 
 impl Outcome {
     /// The model-required refusal of a creation (MOD-1, `platform-api.md`): exactly a 400 whose
-    /// JSON body names `llm_provider` and/or `llm_model` as required.
-    pub(crate) fn model_required(&self) -> bool {
-        matches!(self, Outcome::Http { status, body }
-            if crate::api::model_required_fields(*status, body).is_some())
+    /// JSON body names `llm_provider` and/or `llm_model` as required; the fields it named.
+    pub(crate) fn model_required(&self) -> Option<crate::snapshot::MissingModelFields> {
+        let Outcome::Http { status, body } = self else {
+            return None;
+        };
+        let fields = crate::api::model_required_fields(*status, body)?;
+        Some(crate::snapshot::MissingModelFields {
+            provider: fields.iter().any(|f| f == "llm_provider"),
+            model: fields.iter().any(|f| f == "llm_model"),
+        })
     }
 
     /// An Agent confirmation's verdict (RTA-16, RTA-17): any HTTP answer but 502, 503 and 504

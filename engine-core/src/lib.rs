@@ -39,7 +39,7 @@ pub use queue::{
 };
 pub use response::{FailureKind, ResponseHead, TransportFailure};
 pub use snapshot::{
-    DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness, ReadinessStatus,
-    RunStatus, SessionModelSelectionRequest, Snapshot,
+    DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, MissingModelFields,
+    Readiness, ReadinessStatus, RunStatus, SessionModelSelectionRequest, Snapshot,
 };
 pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};

@@ -243,6 +243,17 @@ pub struct SessionModelSelectionRequest {
     pub agent_label: Option<String>,
     /// The Agent's uid.
     pub agent_uid: Option<String>,
+    /// Which model fields the platform's refusal named as required (MOD-1).
+    pub missing: MissingModelFields,
+}
+
+/// The fields a model-required refusal named (`llm_provider`, `llm_model`; at least one).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct MissingModelFields {
+    /// `llm_provider` was reported as required.
+    pub provider: bool,
+    /// `llm_model` was reported as required.
+    pub model: bool,
 }
 
 /// One entry of `sessionModelLastUsed`.

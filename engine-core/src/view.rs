@@ -254,7 +254,8 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             SessionModelSelectionRequest {
                 id: r.id,
                 agent_label: r.agent_label.clone(),
-                agent_uid: Some(r.agent_uid.clone()),
+                agent_uid: crate::inputs::non_blank(Some(&r.agent_uid)),
+                missing: r.missing,
             }
         }),
         session_model_last_used: engine

@@ -1,6 +1,6 @@
 //! Helpers for tests about turns: request predicates, bodies, and answering access ready.
 
-use engine_core::{ApiCall, RequestId};
+use engine_core::{ApiCall, Event, RequestId, StreamDelta};
 use serde_json::Value;
 
 use crate::fixtures::runtime_ready;
@@ -62,4 +62,18 @@ pub fn all_ready_on(h: &mut Harness, uid: &str) {
             return;
         }
     }
+}
+
+/// The text of every `Event::Answer` text delta in `events`, joined.
+pub fn streamed_text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Answer {
+                delta: StreamDelta::TextDelta { delta, .. },
+                ..
+            } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
 }

@@ -981,19 +981,6 @@ fn mod_10_default_retry_keeps_handle_and_name() {
     assert_eq!(h.count(is_start_new), 0);
 }
 
-/// MOD-10: a choice without a thinking level sends llm_thinking "" (the P3 convention).
-#[test]
-fn mod_10_default_retry_without_level_sends_empty_thinking() {
-    let mut h = default_waiting();
-    resolve(&mut h, "acme-cloud", "acme-small", None);
-    let retry = *gocs(&h).last().unwrap();
-    assert_eq!(
-        json_body(retry),
-        json!({"handle_unique_id": HANDLE, "name": "Ledger chat",
-            "llm_provider": "acme-cloud", "llm_model": "acme-small", "llm_thinking": ""})
-    );
-}
-
 /// MOD-12, MOD-13, SHR-6: the default retry's success clears the request, selects the default
 /// session (defaultSessionStatus ready), and the picker shows the stored choice, its level
 /// included (high, not tm-1's default off), through hydration and an identical catalog reload,

@@ -10,12 +10,12 @@
 
 use std::time::Duration;
 
-use engine_core::stream::StreamDelta;
 use engine_core::{
     Command, Config, DefaultSession, Event, Input, Person, ReadinessStatus, RunStatus, Secret,
     Snapshot, SourceStatus,
 };
 use platform_sim::{AgentSpec, AnswerStyle, Fault, FaultKind, RuntimeBehaviour, SimConfig};
+use spec_tests::turns::streamed_text;
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -179,19 +179,6 @@ fn posts(sim: &platform_sim::BlockingSim, path_end: &str) -> usize {
         .iter()
         .filter(|r| r.method == "POST" && r.path.ends_with(path_end))
         .count()
-}
-
-fn streamed_text(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Answer {
-                delta: StreamDelta::TextDelta { delta, .. },
-                ..
-            } => Some(delta.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 fn answered(s: &Snapshot) -> bool {

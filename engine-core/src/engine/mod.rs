@@ -568,7 +568,14 @@ impl Engine {
             }
             Command::CreateAgentSession => {
                 let agent = self.selected_agent();
-                let label = self.selected_uid().and_then(|u| self.agent_name_of(&u));
+                // adr-notes 6: the action names no label; the launch target's label stands in
+                // when it is for the same Agent (never the session's or its record's names).
+                let label = self
+                    .inputs
+                    .launch_target
+                    .as_ref()
+                    .filter(|t| agent.as_deref() == Some(t.agent_id.trim()))
+                    .and_then(|t| t.label.clone());
                 self.open(OpenKind::Create, agent, label, now);
             }
             Command::ArchiveAgentSession { session_uid } => self.remove(session_uid, true, now),
@@ -651,19 +658,25 @@ impl Engine {
             Command::ResolveSessionModelSelection { choice } => {
                 // OI-21: with no catalog data nothing can be chosen; no creation request.
                 if let Some(catalog) = self.person_catalog() {
-                    // MOD-19: the one resolver settles the level (and the ids' letter case).
+                    // MOD-19: the one resolver settles a named level (and the ids' letter
+                    // case). A choice naming no level keeps none, and `""` stays "none":
+                    // the engine invents no level (MOD-11, as the reference sends the choice).
                     let r = crate::api::resolve_selection(
                         &catalog,
                         Some(&choice.provider),
                         Some(&choice.model),
                         choice.thinking.as_deref(),
                     );
+                    let thinking = match choice.thinking.as_deref() {
+                        Some(level) if !level.trim().is_empty() => r.thinking,
+                        _ => choice.thinking.clone(),
+                    };
                     let choice = match (r.provider, r.model) {
                         (Some(provider), Some(model)) if !r.model_missing => {
                             crate::api::ModelChoice {
                                 provider,
                                 model,
-                                thinking: r.thinking,
+                                thinking,
                             }
                         }
                         _ => choice,
@@ -1115,11 +1128,13 @@ impl Engine {
                     origin,
                     agent_uid,
                     agent_label,
+                    missing,
                 } => {
                     let event = ChoiceEvent::Required {
                         origin: &origin,
                         agent_uid: &agent_uid,
                         agent_label: agent_label.as_deref(),
+                        missing,
                     };
                     p.choice.handle_with_context(&event, &mut ctx);
                 }

@@ -153,18 +153,21 @@ impl DefaultSessionMachine {
             DefaultEvent::Answer(a) if a.id == *pending => {
                 // MOD-1, MOD-4: the model-required refusal waits for the person's choice; the
                 // status stays `opening` meanwhile (OI-23).
-                if a.outcome.model_required() {
+                if let Some(missing) = a.outcome.model_required() {
                     let name = match &a.call {
                         ApiCall::GetOrCreateSession { body, .. } => body.name.clone(),
                         _ => None,
                     };
+                    // adr-notes 6: `agentLabel` is an Agent's label; the default session gives
+                    // none (its `name` is the session's, not the Agent's).
                     context.io.signals.push_back(Signal::ModelRequired {
                         origin: super::model_choice::Origin::Default {
                             key: key.clone(),
-                            name: name.clone(),
+                            name,
                         },
                         agent_uid: key.agent_uid.clone(),
-                        agent_label: name,
+                        agent_label: None,
+                        missing,
                     });
                     return Transition(State::idle());
                 }

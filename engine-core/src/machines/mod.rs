@@ -62,6 +62,7 @@ pub(crate) enum Signal {
         origin: model_choice::Origin,
         agent_uid: String,
         agent_label: Option<String>,
+        missing: crate::snapshot::MissingModelFields,
     },
     /// The default session was created with a chosen model (MOD-12).
     DefaultCreated {

@@ -11,9 +11,10 @@ use super::opening::{self, OpenOp};
 use crate::api::{ModelChoice, parse_get_or_create_session};
 use crate::event::Event;
 use crate::input::SessionSummary;
-use crate::inputs::DefaultKey;
+use crate::inputs::{DefaultKey, non_blank};
 use crate::intent::{ApiCall, GetOrCreateBody, RequestId};
 use crate::io::{Answer, Ctx, Owner};
+use crate::snapshot::MissingModelFields;
 
 /// OI-6: the default session's error after a cancelled choice (MOD-16).
 pub(crate) const SESSION_MODEL_NEEDED_MESSAGE: &str =
@@ -38,6 +39,7 @@ pub(crate) struct ChoiceRequest {
     pub origin: Origin,
     pub agent_uid: String,
     pub agent_label: Option<String>,
+    pub missing: MissingModelFields,
 }
 
 /// A creation retried with a chosen model, in flight.
@@ -62,6 +64,7 @@ pub(crate) enum ChoiceEvent<'a> {
         origin: &'a Origin,
         agent_uid: &'a str,
         agent_label: Option<&'a str>,
+        missing: MissingModelFields,
     },
     /// `resolveSessionModelSelection(choice)`.
     Resolve(&'a ModelChoice),
@@ -87,13 +90,16 @@ impl ModelChoiceMachine {
                 origin,
                 agent_uid,
                 agent_label,
+                missing,
             } => {
                 self.last_id += 1;
+                // adr-notes 6: the label trimmed, a blank one none.
                 let request = ChoiceRequest {
                     id: self.last_id,
                     origin: (*origin).clone(),
                     agent_uid: (*agent_uid).to_owned(),
-                    agent_label: agent_label.map(str::to_owned),
+                    agent_label: non_blank(*agent_label),
+                    missing: *missing,
                 };
                 // MOD-7: the application is asked to show the chat once, when it is hidden.
                 if !context.inputs.visible {
@@ -190,7 +196,8 @@ impl ModelChoiceMachine {
                 name,
                 llm_provider: Some(choice.provider.clone()),
                 llm_model: Some(choice.model.clone()),
-                llm_thinking: Some(choice.thinking.clone().unwrap_or_default()),
+                // MOD-10, MOD-11: a choice that names no level sends no `llm_thinking`.
+                llm_thinking: choice.thinking.clone(),
             },
         };
         match context.send(Owner::ModelChoice, call) {
@@ -243,9 +250,11 @@ fn answered(context: &mut Ctx<'_>, retry: &Retry, a: &Answer) {
         .and_then(|r| r.check_created_in(&env).map(|()| r));
     match created {
         Ok(record) => {
+            let mut choice = retry.choice.clone();
+            choice.thinking = choice.thinking.filter(|level| !level.trim().is_empty());
             context.io.signals.push_back(Signal::PickerChoice {
                 session_uid: record.uid.clone(),
-                choice: retry.choice.clone(),
+                choice,
             });
             match &retry.request.origin {
                 Origin::Default { key, .. } => {

@@ -144,12 +144,13 @@ impl Opening {
         match event {
             OpenEvent::Answer(a) if a.id == *pending => {
                 // MOD-1, MOD-4: the model-required refusal waits for the person's choice.
-                if a.outcome.model_required() {
+                if let Some(missing) = a.outcome.model_required() {
                     let agent_uid = op.agent.clone().unwrap_or_default();
                     context.io.signals.push_back(Signal::ModelRequired {
                         origin: super::model_choice::Origin::Open(op.clone()),
                         agent_uid,
                         agent_label: op.label.clone(),
+                        missing,
                     });
                     return Transition(State::idle());
                 }

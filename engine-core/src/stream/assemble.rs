@@ -17,6 +17,7 @@ use super::chunk::{Chunk, InputEncoding};
 use super::delta::StreamDelta;
 use super::metadata::deep_merge;
 use super::outcome::StreamOutcome;
+use super::surrogates::{self, SplitSurrogates};
 use crate::message::{DataPart, Message, Part, PartState, ReasoningPart, TextPart};
 
 /// A text-like part: text or reasoning (separate id namespaces, mirrored rules).
@@ -32,6 +33,8 @@ struct PartialTool {
     /// The index of its part.
     index: usize,
     encoding: InputEncoding,
+    /// A high surrogate half that ended the last delta (see [`surrogates`]).
+    pending: Option<u16>,
 }
 
 /// Turns chunks into one assistant message.
@@ -44,6 +47,10 @@ pub struct Assembler {
     open_text: HashMap<String, usize>,
     /// Open reasoning parts by chunk id.
     open_reasoning: HashMap<String, usize>,
+    /// The high surrogate half that ended an open text part's last delta, by chunk id.
+    pending_text: HashMap<String, u16>,
+    /// The same for reasoning parts.
+    pending_reasoning: HashMap<String, u16>,
     /// Tool calls whose input streams, by call id.
     partial_tools: HashMap<String, PartialTool>,
     /// The indices of the tool parts of each call id, ascending.
@@ -68,6 +75,8 @@ impl Assembler {
             started: false,
             open_text: HashMap::new(),
             open_reasoning: HashMap::new(),
+            pending_text: HashMap::new(),
+            pending_reasoning: HashMap::new(),
             partial_tools: HashMap::new(),
             tool_parts: HashMap::new(),
             approvals: HashMap::new(),
@@ -161,7 +170,8 @@ impl Assembler {
                 id,
                 delta,
                 provider_metadata,
-            } => self.text_delta(TextKind::Text, id, delta, provider_metadata, out),
+                split,
+            } => self.text_delta(TextKind::Text, id, (delta, split), provider_metadata, out),
             Chunk::TextEnd {
                 id,
                 provider_metadata,
@@ -175,7 +185,14 @@ impl Assembler {
                 id,
                 delta,
                 provider_metadata,
-            } => self.text_delta(TextKind::Reasoning, id, delta, provider_metadata, out),
+                split,
+            } => self.text_delta(
+                TextKind::Reasoning,
+                id,
+                (delta, split),
+                provider_metadata,
+                out,
+            ),
             Chunk::ReasoningEnd {
                 id,
                 provider_metadata,
@@ -187,7 +204,8 @@ impl Assembler {
             Chunk::ToolInputDelta {
                 tool_call_id,
                 input_text_delta,
-            } => self.tool_input_delta(&tool_call_id, &input_text_delta, out),
+                split,
+            } => self.tool_input_delta(&tool_call_id, input_text_delta, split, out),
             Chunk::ToolInputAvailable { call, input } => {
                 self.tool_input_available(call, input, out);
             }
@@ -240,9 +258,11 @@ impl Assembler {
         }
     }
 
-    /// The `[DONE]` terminator: finishes an open answer.
+    /// The `[DONE]` terminator: finishes an open answer. Nothing can complete a pending
+    /// surrogate half any more: each becomes U+FFFD.
     pub fn done(&mut self, out: &mut Vec<StreamDelta>) {
         self.ensure_started(out);
+        self.flush_pending(out);
         self.terminate(
             StreamOutcome::Finished {
                 finish_reason: None,
@@ -255,6 +275,7 @@ impl Assembler {
     /// message takes its final status. Parts left streaming stay as they are.
     pub fn end(&mut self, out: &mut Vec<StreamDelta>) {
         self.ensure_started(out);
+        self.flush_pending(out);
         if self.outcome == StreamOutcome::Open {
             self.outcome = match &self.error_text {
                 Some(error_text) => StreamOutcome::Failed {
@@ -346,6 +367,70 @@ impl Assembler {
         }
     }
 
+    fn pending_halves(&mut self, kind: TextKind) -> &mut HashMap<String, u16> {
+        match kind {
+            TextKind::Text => &mut self.pending_text,
+            TextKind::Reasoning => &mut self.pending_reasoning,
+        }
+    }
+
+    /// `delta` joined to the pending half of the part `id` (see [`surrogates::join`]).
+    fn joined(
+        &mut self,
+        kind: TextKind,
+        id: &str,
+        delta: String,
+        split: SplitSurrogates,
+    ) -> String {
+        let halves = self.pending_halves(kind);
+        if halves.is_empty() && split == SplitSurrogates::default() {
+            return delta;
+        }
+        let mut pending = halves.remove(id);
+        let text = surrogates::join(&mut pending, delta, split);
+        if let Some(high) = pending {
+            halves.insert(id.to_owned(), high);
+        }
+        text
+    }
+
+    /// A half the part `id` still waits on becomes U+FFFD: the part is ending, or its id opens
+    /// another part.
+    fn flush_text(&mut self, kind: TextKind, id: &str, out: &mut Vec<StreamDelta>) {
+        let mut pending = self.pending_halves(kind).remove(id);
+        let Some(text) = surrogates::flush(&mut pending) else {
+            return;
+        };
+        if let Some((index, fields)) = self.open_text_part(kind, id) {
+            fields.text.push_str(&text);
+            out.push(match kind {
+                TextKind::Text => StreamDelta::TextDelta { index, delta: text },
+                TextKind::Reasoning => StreamDelta::ReasoningDelta { index, delta: text },
+            });
+        }
+    }
+
+    /// Every pending half becomes U+FFFD, in part order.
+    fn flush_pending(&mut self, out: &mut Vec<StreamDelta>) {
+        let mut waiting: Vec<(usize, TextKind, String)> = Vec::new();
+        for kind in [TextKind::Text, TextKind::Reasoning] {
+            let ids: Vec<String> = self.pending_halves(kind).keys().cloned().collect();
+            for id in ids {
+                let index = self
+                    .open_parts(kind)
+                    .get(&id)
+                    .copied()
+                    .unwrap_or(usize::MAX);
+                waiting.push((index, kind, id));
+            }
+        }
+        waiting.sort_unstable_by_key(|(index, _, _)| *index);
+        for (_, kind, id) in waiting {
+            self.flush_text(kind, &id, out);
+        }
+        self.flush_tool_inputs(out);
+    }
+
     fn new_text_part(
         kind: TextKind,
         id: &str,
@@ -375,6 +460,7 @@ impl Assembler {
         provider_metadata: Option<Value>,
         out: &mut Vec<StreamDelta>,
     ) {
+        self.flush_text(kind, &id, out);
         let part = Self::new_text_part(kind, &id, String::new(), provider_metadata);
         let index = self.push_part(part, out);
         self.open_parts(kind).insert(id, index);
@@ -391,10 +477,11 @@ impl Assembler {
         &mut self,
         kind: TextKind,
         id: String,
-        delta: String,
+        (delta, split): (String, SplitSurrogates),
         provider_metadata: Option<Value>,
         out: &mut Vec<StreamDelta>,
     ) {
+        let delta = self.joined(kind, &id, delta, split);
         let Some((index, fields)) = self.open_text_part(kind, &id) else {
             // Lenient: a delta for an id with no open part opens one.
             self.protocol_errors += 1;
@@ -423,6 +510,7 @@ impl Assembler {
         citations: Option<Value>,
         out: &mut Vec<StreamDelta>,
     ) {
+        self.flush_text(kind, id, out);
         let Some((index, fields)) = self.open_text_part(kind, id) else {
             self.protocol_errors += 1;
             return;
@@ -441,6 +529,7 @@ impl Assembler {
     /// `reset-step`: drops the parts after the last `step-start` (all when there is none) and
     /// forgets open text, reasoning and partial tool calls.
     fn reset_step(&mut self, out: &mut Vec<StreamDelta>) {
+        self.flush_pending(out);
         self.open_text.clear();
         self.open_reasoning.clear();
         self.partial_tools.clear();

@@ -9,6 +9,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::surrogates::{self, Repaired, SplitSurrogates};
 use crate::message::OtherPart;
 
 /// One parsed event payload: the chunk, and the frame's `agent_id` when it carries one.
@@ -172,6 +173,8 @@ pub enum Chunk {
         delta: String,
         /// `providerMetadata`.
         provider_metadata: Option<Value>,
+        /// Lone surrogate halves taken from the edges of `delta` (a pair split across deltas).
+        split: SplitSurrogates,
     },
     /// `text-end`.
     TextEnd {
@@ -197,6 +200,8 @@ pub enum Chunk {
         delta: String,
         /// `providerMetadata`.
         provider_metadata: Option<Value>,
+        /// See [`Chunk::TextDelta`].
+        split: SplitSurrogates,
     },
     /// `reasoning-end`.
     ReasoningEnd {
@@ -218,6 +223,8 @@ pub enum Chunk {
         tool_call_id: String,
         /// `inputTextDelta`.
         input_text_delta: String,
+        /// See [`Chunk::TextDelta`].
+        split: SplitSurrogates,
     },
     /// `tool-input-available`.
     ToolInputAvailable {
@@ -304,19 +311,37 @@ pub enum Chunk {
 /// The default text of an `error` frame that gives none.
 pub const DEFAULT_ERROR_TEXT: &str = "The agent reported an error.";
 
-/// Parses one event payload.
+/// Parses one event payload. A payload with lone UTF-16 surrogate escapes is repaired first
+/// (see [`surrogates`]): the halves at a top-level string's edges are kept apart, others become
+/// U+FFFD.
 pub fn parse_frame(payload: &str) -> Frame {
     let not_a_chunk = Frame {
         agent_id: None,
         chunk: Err(ChunkError::NotAChunk),
     };
-    let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(payload) else {
+    let (value, splits) = match serde_json::from_str::<Value>(payload) {
+        Ok(value) => (value, Vec::new()),
+        Err(_) => {
+            let repaired = surrogates::repair(payload);
+            let parsed = repaired
+                .map(|r| serde_json::from_str::<Value>(&r.json).map(|value| (value, r.splits)));
+            match parsed {
+                Some(Ok(parsed)) => parsed,
+                _ => return not_a_chunk,
+            }
+        }
+    };
+    let Value::Object(mut map) = value else {
         return not_a_chunk;
     };
     let Some(Value::String(chunk_type)) = map.remove("type") else {
         return not_a_chunk;
     };
-    let mut fields = Fields { chunk_type, map };
+    let mut fields = Fields {
+        chunk_type,
+        map,
+        splits,
+    };
     let agent_id = fields.nonblank("agent_id");
     Frame {
         agent_id,
@@ -328,6 +353,8 @@ pub fn parse_frame(payload: &str) -> Frame {
 struct Fields {
     chunk_type: String,
     map: Map<String, Value>,
+    /// Lone surrogate halves at the edges of top-level strings, by key (rarely any).
+    splits: Vec<(String, SplitSurrogates)>,
 }
 
 impl Fields {
@@ -477,6 +504,7 @@ impl Fields {
                 id: self.string("id")?,
                 delta: self.string("delta")?,
                 provider_metadata: self.provider_metadata(),
+                split: Repaired::split(&self.splits, "delta"),
             },
             "text-end" => Chunk::TextEnd {
                 id: self.string("id")?,
@@ -491,6 +519,7 @@ impl Fields {
                 id: self.string("id")?,
                 delta: self.string("delta")?,
                 provider_metadata: self.provider_metadata(),
+                split: Repaired::split(&self.splits, "delta"),
             },
             "reasoning-end" => Chunk::ReasoningEnd {
                 id: self.string("id")?,
@@ -509,6 +538,7 @@ impl Fields {
             "tool-input-delta" => Chunk::ToolInputDelta {
                 tool_call_id: self.string("toolCallId")?,
                 input_text_delta: self.string("inputTextDelta")?,
+                split: Repaired::split(&self.splits, "inputTextDelta"),
             },
             "tool-input-available" => Chunk::ToolInputAvailable {
                 call: self.tool_call()?,
@@ -614,6 +644,7 @@ impl Fields {
             Some(Value::Object(map)) => Fields {
                 chunk_type: self.chunk_type,
                 map,
+                splits: Vec::new(),
             },
             _ => self,
         };

@@ -12,6 +12,7 @@ pub mod metadata;
 pub mod outcome;
 pub mod partial_json;
 pub mod sse;
+pub mod surrogates;
 
 use serde::Serialize;
 
@@ -21,6 +22,7 @@ use self::chunk::{Chunk, ChunkError, parse_frame};
 pub use self::delta::StreamDelta;
 pub use self::outcome::{INTERRUPTED_TEXT, StreamOutcome};
 use self::sse::{SseDecoder, SseEvent};
+pub use self::surrogates::SplitSurrogates;
 use crate::message::Message;
 
 /// What an answer stream skipped or found wrong, and how much it processed.

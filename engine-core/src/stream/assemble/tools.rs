@@ -15,6 +15,7 @@ use crate::message::{Part, ToolApproval, ToolPart, ToolState};
 use crate::stream::chunk::{InputEncoding, ToolCall, ToolResult};
 use crate::stream::delta::StreamDelta;
 use crate::stream::partial_json::parse_partial_json;
+use crate::stream::surrogates::{self, SplitSurrogates};
 
 /// The values an update gives the part's progress fields.
 struct Progress {
@@ -148,8 +149,14 @@ impl Assembler {
             preliminary: None,
         };
         let index = self.upsert_call(call, dynamic, progress, out);
-        self.partial_tools
-            .insert(call_id, PartialTool { index, encoding });
+        self.partial_tools.insert(
+            call_id,
+            PartialTool {
+                index,
+                encoding,
+                pending: None,
+            },
+        );
     }
 
     /// Appends to the call's raw input; `input` becomes its best-effort parse (or the raw text
@@ -157,13 +164,41 @@ impl Assembler {
     pub(super) fn tool_input_delta(
         &mut self,
         call_id: &str,
-        delta: &str,
+        delta: String,
+        split: SplitSurrogates,
         out: &mut Vec<StreamDelta>,
     ) {
-        let Some(partial) = self.partial_tools.get(call_id).copied() else {
+        let Some(partial) = self.partial_tools.get_mut(call_id) else {
             self.protocol_errors += 1;
             return;
         };
+        let delta = surrogates::join(&mut partial.pending, delta, split);
+        let partial = *partial;
+        self.append_tool_input(call_id, partial, &delta, out);
+    }
+
+    /// A half a streaming input still waits on becomes U+FFFD (the stream ends).
+    pub(super) fn flush_tool_inputs(&mut self, out: &mut Vec<StreamDelta>) {
+        let mut waiting: Vec<(String, PartialTool, String)> = Vec::new();
+        for (call_id, partial) in &mut self.partial_tools {
+            if let Some(text) = surrogates::flush(&mut partial.pending) {
+                waiting.push((call_id.clone(), *partial, text));
+            }
+        }
+        waiting.sort_unstable_by_key(|(_, partial, _)| partial.index);
+        for (call_id, partial, text) in waiting {
+            self.append_tool_input(&call_id, partial, &text, out);
+        }
+    }
+
+    /// Appends `delta` to the call's raw input and parses it again.
+    fn append_tool_input(
+        &mut self,
+        call_id: &str,
+        partial: PartialTool,
+        delta: &str,
+        out: &mut Vec<StreamDelta>,
+    ) {
         let Some(part) = self.tool_mut(partial.index) else {
             self.protocol_errors += 1;
             self.partial_tools.remove(call_id);
