@@ -215,6 +215,11 @@ pub struct Snapshot {
     pub session_model_last_used: Vec<LastUsedModel>,
     /// `isUpdatingSessionModel`: a model change (PATCH) is in flight.
     pub is_updating_session_model: bool,
+    /// `agentId` (adr-notes 6): the Agent id last reported for the selected session, by its
+    /// history (`session.agentUid`, legacy `agentId`) or by a frame of its streamed answer
+    /// (a top-level `agent_id`, or the `agent_id` of a `data-*` part's data); null after a new
+    /// selection until one reports it.
+    pub agent_id: Option<String>,
 }
 
 /// `sessionModelSelectionRequest`.

@@ -11,6 +11,7 @@ mod history;
 mod insights;
 mod runtime;
 mod session;
+mod provenance;
 
 pub use catalog::{
     Catalog, CatalogModel, CatalogProvider, ConfiguredCredential, CredentialStatus, EffortOption,
@@ -29,3 +30,5 @@ pub use session::{
     SessionRecord, parse_created_session, parse_get_or_create_session, parse_session_list,
     parse_session_list_in, parse_session_record,
 };
+pub(crate) use provenance::id_like;
+pub use provenance::{PROVENANCE_PART_TYPE, normalize_provenance, provenance_metadata};
