@@ -230,7 +230,10 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             .map(|(provider, model)| LastUsedModel { provider, model })
             .collect(),
         is_updating_session_model: picker::is_updating(picker.state()),
-        agent_id: h.agent_id.clone().filter(|_| h.session_uid.as_deref() == uid),
+        agent_id: h
+            .agent_id
+            .clone()
+            .filter(|_| h.session_uid.as_deref() == uid),
     }
 }
 

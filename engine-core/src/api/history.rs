@@ -670,7 +670,9 @@ mod tests {
         let valid = message(
             json!({"origin": "agent", "channel": "api", "actorKind": "agent", "unknown": [1]}),
         );
-        let normalized = normalize_provenance(&json!({"origin": "agent", "channel": "api", "actorKind": "agent"}));
+        let normalized = normalize_provenance(
+            &json!({"origin": "agent", "channel": "api", "actorKind": "agent"}),
+        );
         assert_eq!(valid.provenance, normalized);
         assert_eq!(valid.parts.len(), 2);
         for invalid in [

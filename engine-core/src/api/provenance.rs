@@ -44,7 +44,8 @@ pub fn normalize_provenance(raw: &Value) -> Option<Value> {
         .as_ref()
         .and_then(|_| id_like(map.get("actorUid")));
     let actor_name = actor_uid.as_ref().and_then(|_| text(map.get("actorName")));
-    let either = |key: &str, legacy: &str| id_like(map.get(key)).or_else(|| id_like(map.get(legacy)));
+    let either =
+        |key: &str, legacy: &str| id_like(map.get(key)).or_else(|| id_like(map.get(legacy)));
     Some(json!({
         "origin": origin,
         "channel": text(map.get("channel")),
@@ -66,7 +67,7 @@ pub fn provenance_metadata(provenance: &Value) -> Value {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 
@@ -104,9 +105,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p["actorKind"], json!("user"));
-        assert_eq!((&p["actorUid"], &p["actorName"]), (&Value::Null, &Value::Null));
-        let p = normalize_provenance(&json!({"origin": "user", "actorKind": "agent", "actorUid": 7}))
-            .unwrap();
+        assert_eq!(
+            (&p["actorUid"], &p["actorName"]),
+            (&Value::Null, &Value::Null)
+        );
+        let p =
+            normalize_provenance(&json!({"origin": "user", "actorKind": "agent", "actorUid": 7}))
+                .unwrap();
         assert_eq!(p["actorUid"], json!("7"));
     }
 

@@ -276,7 +276,9 @@ impl Engine {
                 let (mut ctx, p) = self.ctx(now);
                 p.works.each_run(&mut ctx, &RunEvent::Piece(&piece));
                 // adr-notes 6: a frame of the shown session's answer reported the Agent.
-                if let Some(agent_id) = self.streamed_agent_id().filter(|a| Some(a) != before.as_ref())
+                if let Some(agent_id) = self
+                    .streamed_agent_id()
+                    .filter(|a| Some(a) != before.as_ref())
                 {
                     let (mut ctx, p) = self.ctx(now);
                     let event = HydEvent::AgentIdReported(&agent_id);
