@@ -60,7 +60,8 @@ pub struct Message {
     /// Creation time as the platform gave it (ISO-8601), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
-    /// The platform's provenance object, passed through when valid.
+    /// The history's provenance, normalized (P9); the same value is the message's leading
+    /// `data-main_sequence_ai_provenance` part and its metadata `custom.mainSequenceAi`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Value>,
 }

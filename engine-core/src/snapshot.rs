@@ -231,6 +231,11 @@ pub struct Snapshot {
     pub message_queue_sending: Option<QueueRow>,
     /// The queue strip's and the composer's texts (ADR 087), ready to render.
     pub message_queue_texts: QueueTexts,
+    /// `agentId` (adr-notes 6): the Agent id last reported for the selected session, by its
+    /// history (`session.agentUid`, legacy `agentId`) or by a frame of its streamed answer
+    /// (a top-level `agent_id`, or the `agent_id` of a `data-*` part's data); null after a new
+    /// selection until one reports it.
+    pub agent_id: Option<String>,
 }
 
 /// `sessionModelSelectionRequest`.

@@ -276,6 +276,10 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             working,
             agent_name.as_deref(),
         ),
+        agent_id: h
+            .agent_id
+            .clone()
+            .filter(|_| h.session_uid.as_deref() == uid),
     }
 }
 

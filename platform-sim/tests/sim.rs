@@ -612,7 +612,12 @@ async fn a_turn_streams_sse_that_engine_core_assembles() {
         .get(&format!("/api/v1/agent-sessions/{session}/history/"))
         .await;
     let parsed = parse_history(&history.body).unwrap();
-    assert_eq!(parsed.messages[1].parts.len(), 3);
+    // P9: the provenance leads the reasoning, the tool call and the text as a data part.
+    assert_eq!(parsed.messages[1].parts.len(), 4);
+    assert_eq!(
+        parsed.messages[1].parts[0].part_type(),
+        "data-main_sequence_ai_provenance"
+    );
     sim.shutdown().await;
 }
 

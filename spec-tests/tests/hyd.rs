@@ -564,22 +564,25 @@ fn hyd_12_no_insights_request_while_hidden() {
 // HYD-13
 
 /// HYD-13: when the chat becomes visible again on the same session, the detail is read again and
-/// readiness is ready from that step on; history (and, OI-26, insights) are not read again.
+/// readiness is ready from that step on; history is not read again (the latest-sessions list and
+/// the insights are, OI-26, OI-7: see `parity_hydration.rs`).
 #[test]
-fn hyd_13_return_to_view_rereads_detail_only() {
+fn hyd_13_return_to_view_rereads_detail_not_history() {
     let mut h = Harness::ready("s-1");
     h.visible(false);
     assert_eq!(h.readiness(), ReadinessStatus::Idle);
     let mark = h.mark();
     h.visible(true);
-    let step = hydration_calls(h.sent_since(mark));
+    let step: Vec<&ApiCall> = hydration_calls(h.sent_since(mark))
+        .into_iter()
+        .filter(|c| is_detail(c, "s-1") || is_history(c, "s-1"))
+        .collect();
     assert_eq!(step.len(), 1, "{step:?}");
     assert!(is_detail(step[0], "s-1"));
     assert_eq!(h.readiness(), ReadinessStatus::Ready);
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
     assert_eq!(h.readiness(), ReadinessStatus::Ready);
     assert_eq!(histories(&h, "s-1"), 1);
-    assert_eq!(insights_reqs(&h, "s-1"), 1);
     assert_eq!(thread_ids(&h), ["m-1", "m-2"]);
     // Several more round trips change nothing about history.
     for _ in 0..3 {
@@ -607,13 +610,17 @@ fn hyd_13_new_selection_reads_history_again() {
 // Transcripts
 
 /// HYD-1, HYD-2, HYD-3, HYD-5, HYD-6, HYD-7, HYD-13: the full hydration of one session, hidden and
-/// shown again.
+/// shown again; coming back into view reads the list, the detail and the insights again, not the
+/// history (OI-26, OI-7).
 #[test]
 fn hyd_transcript_hydrate_hide_and_return() {
     let mut h = Harness::ready("s-1");
     h.visible(false);
     h.visible(true);
+    h.answer_list(&[record("s-1", AGENT, ENV, 0)]);
     h.answer_detail("s-1", record("s-1", AGENT, ENV, 0));
+    let id = h.insights_request("s-1");
+    h.reply(id, 200, insights("s-1"));
     insta::assert_snapshot!(h.transcript());
 }
 

@@ -720,6 +720,7 @@ fn clear_thread_starts_the_thread_afresh() {
     h.answer_detail(S1, record(S1, AGENT, ENV, 0));
     let mut hist = history(S1);
     hist["session"]["threadId"] = json!("thread-9");
+    hist["session"]["agentUid"] = json!(AGENT);
     let id = h.history_request(S1);
     h.reply(id, 200, hist);
     let id = h.insights_request(S1);
@@ -727,12 +728,14 @@ fn clear_thread_starts_the_thread_afresh() {
     h.runtime_ready(S1, 200);
     let first = post(&mut h, "One");
     assert_eq!(body(&h, first)["threadId"], "thread-9");
+    assert_eq!(h.snapshot().agent_id.as_deref(), Some(AGENT));
     h.stream_head(first);
     chunk_of(&mut h, first, json!({"type": "text-start", "id": "t"}));
     let mark = h.mark();
     h.command(Command::ClearThread);
     let s = h.snapshot();
     assert!(s.thread.is_empty(), "{:?}", s.thread);
+    assert_eq!(s.agent_id, None, "agentId starts afresh too");
     assert_eq!(status(&s), (RunStatus::Idle, None));
     assert_eq!(s.thinking_summary, None);
     assert!(!s.has_visible_assistant_output);

@@ -429,7 +429,8 @@ fn done_and_finish() {
 }
 
 /// Platform chat answer: `new_session` announces the Agent's session (id fallbacks), and any
-/// frame's `agent_id` names the Agent; neither touches the message.
+/// frame's top-level `agent_id` names the Agent (not the `agent_id` inside `new_session`,
+/// adr-notes 6); neither touches the message.
 #[test]
 fn engine_frames() {
     let done = run(&body(&[
@@ -453,7 +454,7 @@ fn engine_frames() {
         .iter()
         .filter(|delta| matches!(delta, StreamDelta::AgentId { .. }))
         .collect();
-    assert_eq!(agent_ids.len(), 2);
+    assert_eq!(agent_ids.len(), 1);
     assert_eq!(done.stream.message().parts.len(), 1);
 }
 

@@ -5,7 +5,8 @@ use serde_json::{Map, Value};
 
 use super::ApiError;
 use super::error::parse_json;
-use crate::message::{Message, MessageStatus, Part, Role, ToolPart, ToolState};
+use super::provenance::{PROVENANCE_PART_TYPE, id_like, normalize_provenance, provenance_metadata};
+use crate::message::{DataPart, Message, MessageStatus, Part, Role, ToolPart, ToolState};
 
 /// The run status the history reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -35,6 +36,10 @@ pub struct History {
     pub error: Option<String>,
     /// `messages` then `inProgressMessage`, normalized.
     pub messages: Vec<Message>,
+    /// `session.agentUid` (legacy `agentId`): a string, or a number read as its digits.
+    pub agent_uid: Option<String>,
+    /// `session.agentSessionUid` (legacy `agentSessionId`), the same way.
+    pub agent_session_uid: Option<String>,
 }
 
 impl History {
@@ -47,6 +52,8 @@ impl History {
             status: HistoryStatus::Completed,
             error: None,
             messages: Vec::new(),
+            agent_uid: None,
+            agent_session_uid: None,
         }
     }
 }
@@ -65,6 +72,10 @@ pub fn parse_history(body: &[u8]) -> Result<History, ApiError> {
     };
     let session = root.get("session").and_then(Value::as_object);
     let field = |key: &str| session.and_then(|session| text(session, key));
+    // P9: the platform's names first, the legacy ones as fallbacks.
+    let id_field = |key: &str, legacy: &str| {
+        session.and_then(|s| id_like(s.get(key)).or_else(|| id_like(s.get(legacy))))
+    };
     let status = match session
         .and_then(|session| session.get("status"))
         .and_then(Value::as_str)
@@ -106,6 +117,8 @@ pub fn parse_history(body: &[u8]) -> Result<History, ApiError> {
         status,
         error,
         messages,
+        agent_uid: id_field("agentUid", "agentId"),
+        agent_session_uid: id_field("agentSessionUid", "agentSessionId"),
     })
 }
 
@@ -148,18 +161,23 @@ fn parse_message(raw: &Value, index: usize, status: MessageStatus) -> Option<Mes
         Some(Value::Number(id)) => id.to_string(),
         _ => format!("history-{index}"),
     };
-    let provenance = map
-        .get("provenance")
-        .filter(|provenance| {
-            provenance
-                .as_object()
-                .is_some_and(|object| text(object, "origin").is_some())
-        })
-        .cloned();
+    // P9: a valid provenance leads the parts as a data part and is the message's metadata.
+    let provenance = map.get("provenance").and_then(normalize_provenance);
+    let mut parts = parts;
+    if let Some(provenance) = &provenance {
+        parts.insert(
+            0,
+            Part::Data(DataPart {
+                data_type: PROVENANCE_PART_TYPE.to_owned(),
+                id: None,
+                data: provenance.clone(),
+            }),
+        );
+    }
     Some(Message {
         id,
         role,
-        metadata: None,
+        metadata: provenance.as_ref().map(provenance_metadata),
         parts,
         status,
         created_at: text(map, "createdAt"),
@@ -312,11 +330,29 @@ mod tests {
             .unwrap_or_default()
     }
 
+    /// The example's provenance, normalized.
+    fn example_provenance() -> Value {
+        json!({
+            "origin": "user", "channel": null, "actorKind": null, "actorUid": null,
+            "actorName": null, "callerAgentName": null, "handleUniqueId": null,
+            "callerAgentSessionUid": null,
+            "targetAgentUid": "7d2f0c4a-2222-4b1f-8e3a-000000000b01"
+        })
+    }
+
+    fn provenance_part() -> Part {
+        Part::Data(DataPart {
+            data_type: PROVENANCE_PART_TYPE.to_owned(),
+            id: None,
+            data: example_provenance(),
+        })
+    }
+
     #[test]
     fn history_example() {
         let loaded = parse_history(HISTORY_EXAMPLE.as_bytes()).unwrap();
-        let provenance =
-            json!({"origin": "user", "targetAgentUid": "7d2f0c4a-2222-4b1f-8e3a-000000000b01"});
+        let provenance = example_provenance();
+        let metadata = json!({"custom": {"mainSequenceAi": {"provenance": provenance}}});
         assert_eq!(
             loaded,
             History {
@@ -329,8 +365,8 @@ mod tests {
                     Message {
                         id: "m-1".to_owned(),
                         role: Role::User,
-                        metadata: None,
-                        parts: vec![text("Total for Q3?")],
+                        metadata: Some(metadata.clone()),
+                        parts: vec![provenance_part(), text("Total for Q3?")],
                         status: MessageStatus::Complete,
                         created_at: Some("2026-10-02T08:16:00Z".to_owned()),
                         provenance: Some(provenance.clone()),
@@ -338,8 +374,9 @@ mod tests {
                     Message {
                         id: "m-2".to_owned(),
                         role: Role::Assistant,
-                        metadata: None,
+                        metadata: Some(metadata),
                         parts: vec![
+                            provenance_part(),
                             reasoning("Sum the ledger."),
                             Part::Tool(Box::new(ToolPart {
                                 tool_name: "ledger_sum".to_owned(),
@@ -356,6 +393,8 @@ mod tests {
                         provenance: Some(provenance),
                     },
                 ],
+                agent_uid: Some("7d2f0c4a-2222-4b1f-8e3a-000000000b01".to_owned()),
+                agent_session_uid: Some("5b0c7e1e-1111-4a6e-9c6f-000000000a01".to_owned()),
             }
         );
     }
@@ -366,12 +405,27 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&loaded.messages[1].parts).unwrap(),
             json!([
+                {"type": "data-main_sequence_ai_provenance", "data": example_provenance()},
                 {"type": "reasoning", "text": "Sum the ledger.", "state": "done"},
                 {"type": "tool-ledger_sum", "toolCallId": "c-1", "state": "output-available",
                  "input": {"quarter": 3}, "output": {"total": 4120}},
                 {"type": "text", "text": "Q3 totals 4120.", "state": "done"}
             ])
         );
+    }
+
+    #[test]
+    fn legacy_session_names_read_as_uids() {
+        let loaded = history(json!({"session": {"agentId": 25, "agentSessionId": "87"}}));
+        assert_eq!(loaded.agent_uid.as_deref(), Some("25"));
+        assert_eq!(loaded.agent_session_uid.as_deref(), Some("87"));
+        let loaded = history(json!({"session": {
+            "agentUid": "a-1", "agentId": 25, "agentSessionUid": " ", "agentSessionId": 87
+        }}));
+        assert_eq!(loaded.agent_uid.as_deref(), Some("a-1"));
+        assert_eq!(loaded.agent_session_uid.as_deref(), Some("87"));
+        let loaded = history(json!({"session": {"agentUid": true, "agentSessionUid": null}}));
+        assert_eq!((loaded.agent_uid, loaded.agent_session_uid), (None, None));
     }
 
     #[test]
@@ -608,20 +662,39 @@ mod tests {
 
     #[test]
     fn provenance_needs_a_string_origin() {
-        let provenance = |value: Value| {
+        let message = |value: Value| {
             history(json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "t"}], "provenance": value}]}))
                 .messages[0]
-                .provenance
                 .clone()
         };
-        let valid =
-            json!({"origin": "agent", "channel": "api", "actorKind": "agent", "unknown": [1]});
-        assert_eq!(provenance(valid.clone()), Some(valid));
-        assert_eq!(provenance(json!({"origin": 5})), None);
-        assert_eq!(provenance(json!({"origin": ""})), None);
-        assert_eq!(provenance(json!({"channel": "api"})), None);
-        assert_eq!(provenance(json!("user")), None);
-        assert_eq!(provenance(Value::Null), None);
+        let valid = message(
+            json!({"origin": "agent", "channel": "api", "actorKind": "agent", "unknown": [1]}),
+        );
+        let normalized = normalize_provenance(
+            &json!({"origin": "agent", "channel": "api", "actorKind": "agent"}),
+        );
+        assert_eq!(valid.provenance, normalized);
+        assert_eq!(valid.parts.len(), 2);
+        for invalid in [
+            json!({"origin": 5}),
+            json!({"origin": ""}),
+            json!({"channel": "api"}),
+            json!("user"),
+            Value::Null,
+        ] {
+            let m = message(invalid.clone());
+            assert_eq!(m.provenance, None, "{invalid}");
+            assert_eq!(m.metadata, None, "{invalid}");
+            assert_eq!(m.parts, vec![text("t")], "{invalid}");
+        }
+    }
+
+    #[test]
+    fn a_provenance_alone_does_not_keep_a_message() {
+        let loaded = history(json!({"messages": [
+            {"role": "user", "content": [], "provenance": {"origin": "user"}}
+        ]}));
+        assert!(loaded.messages.is_empty());
     }
 
     #[test]

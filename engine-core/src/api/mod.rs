@@ -9,6 +9,7 @@ pub(crate) mod chat;
 mod error;
 mod history;
 mod insights;
+mod provenance;
 mod runtime;
 mod session;
 
@@ -21,6 +22,8 @@ pub use catalog::{
 pub use error::{ApiError, Operation, error_message, model_required_fields};
 pub use history::{History, HistoryStatus, parse_history};
 pub use insights::{Insights, parse_insights};
+pub(crate) use provenance::id_like;
+pub use provenance::{PROVENANCE_PART_TYPE, normalize_provenance, provenance_metadata};
 pub use runtime::{
     AccessMode, InteractionState, PresencePhase, RuntimeAccess, RuntimeEndpoint,
     RuntimeInteraction, RuntimeNotice, RuntimePresence, Severity, Wake, parse_runtime_access,

@@ -275,13 +275,30 @@ impl Engine {
             Some(Delivery::Finished(answer)) => self.route(&answer, now),
             // Only message requests stream (BodyMode::Streamed).
             Some(Delivery::Stream(piece)) if piece.owner == Owner::Send => {
+                let before = self.streamed_agent_id();
                 let (mut ctx, p) = self.ctx(now);
                 p.works.each_run(&mut ctx, &RunEvent::Piece(&piece));
+                // adr-notes 6: a frame of the shown session's answer reported the Agent.
+                if let Some(agent_id) = self
+                    .streamed_agent_id()
+                    .filter(|a| Some(a) != before.as_ref())
+                {
+                    let (mut ctx, p) = self.ctx(now);
+                    let event = HydEvent::AgentIdReported(&agent_id);
+                    p.hydration.handle_with_context(&event, &mut ctx);
+                }
             }
             Some(Delivery::Stream(_)) => {}
             None => return,
         }
         self.settle(now);
+    }
+
+    /// The Agent id the streaming answer of the hydrated session reports so far (adr-notes 6).
+    fn streamed_agent_id(&self) -> Option<String> {
+        let uid = self.hydration.inner().session_uid.as_deref()?;
+        let answer = self.works.get(uid)?.run.inner().answer.as_ref()?;
+        answer.agent_id().map(str::to_owned)
     }
 
     /// Time has reached a deadline of [`Engine::poll_timeout`]. Early or repeated calls are harmless.
@@ -380,7 +397,16 @@ impl Engine {
                     self.scope_changed(now);
                 }
             }
-            Input::IsVisible(v) => self.inputs.visible = v,
+            Input::IsVisible(v) => {
+                let returned = v && !self.inputs.visible;
+                self.inputs.visible = v;
+                if returned {
+                    // OI-26, OI-7: coming back into view reads the latest-sessions list again
+                    // (not for a launched session: the settle loop does not want the read then).
+                    let (mut ctx, p) = self.ctx(now);
+                    p.env.handle_with_context(&EnvEvent::Reread, &mut ctx);
+                }
+            }
             Input::PageVisible(visible) => {
                 let was_hidden = self.inputs.page_hidden;
                 self.inputs.page_hidden = !visible;

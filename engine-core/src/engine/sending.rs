@@ -241,6 +241,8 @@ impl Engine {
         work.own_working = true;
         p.selection
             .handle(&crate::machines::selection::SelEvent::Notice(None));
+        p.hydration
+            .handle_with_context(&HydEvent::AgentIdForgotten, &mut ctx);
     }
 
     /// ADR 087: each queue change is written to the storage port; an emptied queue's copy is

@@ -86,6 +86,9 @@ pub(crate) struct Hydration {
     insights_requested: bool,
     /// The selected session's answer streams: no history is read or applied (HYD-10, HYD-11).
     streaming: bool,
+    /// `agentId` (adr-notes 6): the Agent id last reported for this selection, by its history
+    /// (`session.agentUid`) or by a frame of its streamed answer.
+    pub agent_id: Option<String>,
 }
 
 pub(crate) enum HydEvent<'a> {
@@ -103,6 +106,10 @@ pub(crate) enum HydEvent<'a> {
     /// A model change was stored: the record the platform returned replaces the loaded one
     /// (CAT-18).
     RecordUpdated(&'a SessionRecord),
+    /// A frame of the selected session's streamed answer reported this Agent id (adr-notes 6).
+    AgentIdReported(&'a str),
+    /// `clearThread()`: the thread starts afresh, and so does `agentId` (adr-notes 6).
+    AgentIdForgotten,
 }
 
 #[state_machine(
@@ -146,6 +153,14 @@ impl Hydration {
                 self.reset(context, None);
                 Transition(State::unselected())
             }
+            HydEvent::AgentIdReported(agent_id) => {
+                self.agent_id = Some((*agent_id).to_owned());
+                Handled
+            }
+            HydEvent::AgentIdForgotten => {
+                self.agent_id = None;
+                Handled
+            }
         }
     }
 
@@ -180,7 +195,8 @@ impl Hydration {
         }
     }
 
-    /// Selected and visible: the detail is read on entry (again on every return, HYD-13) and the
+    /// Selected and visible: the detail is read on entry (again on every return, HYD-13), the
+    /// insights with it when a detail has loaded (OI-26, OI-7: coming back into view), and the
     /// history once per selection.
     #[state(superstate = "any", entry_action = "load")]
     fn visible(&mut self, context: &mut Ctx<'_>, event: &HydEvent<'_>) -> Outcome<State> {
@@ -221,11 +237,14 @@ impl Hydration {
         if context.inputs.environment_uid.is_none() {
             return;
         }
-        // A detail that loaded while the chat was hidden still owes its insights (HYD-3).
-        if self.detail.value().is_some() && !self.insights_requested {
+        self.request_detail(context);
+        // OI-26, OI-7: coming back into view reads the insights of a loaded detail again at
+        // once, beside the detail (which stays ready meanwhile, HYD-9); a detail that loaded
+        // while the chat was hidden owes them anyway (HYD-3). Without a loaded detail they wait
+        // for it.
+        if self.detail.value().is_some() {
             self.request_insights(context);
         }
-        self.request_detail(context);
         // A session whose detail read was refused (an invalid id) is not loadable at all.
         let refused = matches!(self.detail, Load::Failed(ApiError::Refused { .. }));
         // HYD-10: not while the session's answer streams.
@@ -312,6 +331,9 @@ impl Hydration {
             return;
         };
         self.insights_requested = true;
+        if let Some(id) = self.insights.pending() {
+            context.io.abort(id);
+        }
         match context.send(
             Owner::Hydration,
             ApiCall::GetSessionInsights { session_uid },
@@ -321,7 +343,15 @@ impl Hydration {
         }
     }
 
+    /// A failed detail read, a refetch included: readiness owns the error (`not_found` for a
+    /// 404), the record goes, and so do the insights: dropped, an open read aborted, and not
+    /// asked for again until a detail loads again (HYD-3).
     fn detail_failed(&mut self, context: &mut Ctx<'_>, error: ApiError) {
+        if let Some(id) = self.insights.pending() {
+            context.io.abort(id);
+        }
+        self.insights = Load::Idle;
+        self.insights_requested = false;
         if let Some(session_uid) = self.session_uid.clone() {
             context.io.signals.push_back(Signal::DetailFailed {
                 session_uid,
@@ -387,6 +417,8 @@ impl Hydration {
                 }
                 Ok(history) => {
                     self.thread = history.messages.clone();
+                    // adr-notes 6: the history reports the Agent (or none).
+                    self.agent_id = history.agent_uid.clone();
                     self.history = Load::Loaded(history);
                     if let Some(session_uid) = self.session_uid.clone() {
                         context

@@ -15,7 +15,8 @@ use crate::message::OtherPart;
 /// One parsed event payload: the chunk, and the frame's `agent_id` when it carries one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
-    /// The frame's top-level `agent_id` (a non-blank string, trimmed), whatever its type.
+    /// The frame's top-level `agent_id` (a non-blank string, trimmed, or a number as its
+    /// digits), whatever its type.
     pub agent_id: Option<String>,
     /// The chunk, or why there is none.
     pub chunk: Result<Chunk, ChunkError>,
@@ -342,7 +343,8 @@ pub fn parse_frame(payload: &str) -> Frame {
         map,
         splits,
     };
-    let agent_id = fields.nonblank("agent_id");
+    // adr-notes 6: a non-blank string, or a number read as its digits.
+    let agent_id = crate::api::id_like(fields.map.remove("agent_id").as_ref());
     Frame {
         agent_id,
         chunk: fields.into_chunk(),

@@ -128,7 +128,8 @@ impl AnswerStream {
         self.assembler.error_text()
     }
 
-    /// The agent id the latest frame carrying one gave.
+    /// The agent id the latest frame carrying one gave: its top-level `agent_id`, or the
+    /// `agent_id` of a `data-*` part's data (adr-notes 6).
     pub fn agent_id(&self) -> Option<&str> {
         self.agent_id.as_deref()
     }
@@ -164,19 +165,24 @@ impl AnswerStream {
                     Err(ChunkError::NotAChunk) => self.stats.dropped_payloads += 1,
                     Err(ChunkError::UnknownType { .. }) => self.stats.unknown_chunks += 1,
                     Err(ChunkError::Invalid { .. }) => self.stats.invalid_chunks += 1,
+                    // The inner `new_session.agent_id` only names the session's Agent; it does
+                    // not report the chat's `agentId` (the reference's choice).
                     Ok(Chunk::NewSession(session)) => {
                         self.stats.chunks += 1;
-                        if let Some(agent_id) = &session.agent_id
-                            && self.agent_id.is_none()
-                        {
-                            self.set_agent_id(agent_id.clone(), out);
-                        }
                         self.new_session = Some(session.clone());
                         out.push(StreamDelta::NewSession(session));
                     }
                     Ok(chunk) => {
                         self.stats.chunks += 1;
+                        // adr-notes 6: a data part whose data carries `agent_id` reports it too.
+                        let reported = match &chunk {
+                            Chunk::Data { data, .. } => crate::api::id_like(data.get("agent_id")),
+                            _ => None,
+                        };
                         self.assembler.apply(chunk, out);
+                        if let Some(agent_id) = reported {
+                            self.set_agent_id(agent_id, out);
+                        }
                     }
                 }
             }
