@@ -318,4 +318,26 @@ pub enum Command {
     RequestAvailableModels,
     /// `invalidateModelProviderCatalog()`: drop every catalog entry (CAT-10).
     InvalidateModelProviderCatalog,
+    /// The session explorer's archived list (`fetchArchivedAgentSessions`): one Agent's archived
+    /// sessions of the person, most recently archived first, into `archivedSessions`. The Agent
+    /// is the selected session's (else the default session's) when none is named. A newer read
+    /// aborts the one in flight; the latest list and the selection are not touched.
+    FetchArchivedAgentSessions {
+        /// The Agent uid.
+        agent_uid: Option<String>,
+        /// The page size: 20 when absent, clamped to 1 to 100.
+        limit: Option<u32>,
+    },
+    /// The session explorer's search (`searchAgentSessions`): the person's active sessions
+    /// matching `query` (trimmed), newest first, into `sessionSearchResults`. A blank query
+    /// clears the search without a request. A newer search aborts the one in flight.
+    SearchAgentSessions {
+        /// What the person typed.
+        query: String,
+        /// The page size: 20 when absent, clamped to 1 to 100.
+        limit: Option<u32>,
+    },
+    /// Read the latest-sessions list again now (while it is wanted: the chat visible, an
+    /// Environment active, no launched session); a read in flight is replaced.
+    RefreshLatestSessions,
 }

@@ -36,6 +36,6 @@ pub use queue::{Hold, HoldReason, QUEUE_LIMIT, QueuedMessage};
 pub use response::{FailureKind, ResponseHead, TransportFailure};
 pub use snapshot::{
     DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness, ReadinessStatus,
-    RunStatus, SessionModelSelectionRequest, Snapshot,
+    RunStatus, SessionModelSelectionRequest, Snapshot, ArchivedSession,
 };
 pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};
