@@ -340,4 +340,7 @@ pub enum Command {
     /// Read the latest-sessions list again now (while it is wanted: the chat visible, an
     /// Environment active, no launched session); a read in flight is replaced.
     RefreshLatestSessions,
+    /// Forget the archived list (the reference explorer's "Show less"): a read in flight is
+    /// aborted, the rows and error go, and archives or restores no longer read it again.
+    ClearArchivedSessions,
 }

@@ -414,8 +414,15 @@ fn failures_set_only_their_own_error() {
     let before = untouched(&h.snapshot());
     search(&mut h, "ledger", None);
     let id = h.expect_pending("search", is_search);
+    h.reply(id, 200, page(&[record("s-2", AGENT, ENV, 2)]));
+    assert_eq!(result_uids(&h.snapshot()), ["s-2"]);
+    // The rows of an older read do not show while a newer one runs, nor after it fails.
+    search(&mut h, "ledger", None);
+    assert!(h.snapshot().session_search_results.is_empty());
+    let id = h.expect_pending("search", is_search);
     h.reply(id, 500, json!({"detail": "Search index offline."}));
     let s = h.snapshot();
+    assert!(s.session_search_results.is_empty());
     let error = s.session_search_error.clone().unwrap();
     assert!(error.starts_with("Conversation search failed."), "{error}");
     assert!(error.contains("Search index offline."), "{error}");
@@ -647,4 +654,35 @@ fn refresh_latest_sessions_reads_the_list_again() {
             .count(),
         1
     );
+}
+
+/// adr-notes 6 (the reference explorer's "Show less"): `ClearArchivedSessions` aborts the read in
+/// flight and forgets the rows; a later restore reads no archived list.
+#[test]
+fn clearing_the_archived_list_forgets_it() {
+    let mut h = ready();
+    fetch_archived(&mut h, Some(AGENT), None);
+    let id = h.expect_pending("archived", is_archived_list);
+    h.reply(
+        id,
+        200,
+        page(&[archived("s-old", AGENT, ENV, "2026-10-03T07:30:00Z")]),
+    );
+    fetch_archived(&mut h, Some(AGENT), None);
+    let pending = h.expect_pending("archived", is_archived_list);
+    h.command(Command::ClearArchivedSessions);
+    assert!(h.was_aborted(pending));
+    let s = h.snapshot();
+    assert!(s.archived_sessions.is_empty());
+    assert!(!s.is_loading_archived_sessions);
+    assert_eq!(s.archived_sessions_agent_uid, None);
+    h.command(Command::UnarchiveAgentSession {
+        session_uid: "s-old".into(),
+    });
+    let id = h.expect_pending("unarchive", |c| {
+        matches!(c, ApiCall::UnarchiveSession { .. })
+    });
+    h.reply(id, 200, record("s-old", AGENT, ENV, 30));
+    assert_eq!(h.count(is_archived_list), 2);
+    assert_eq!(h.list_uids(), ["s-old", "s-1"]);
 }

@@ -714,6 +714,9 @@ impl Engine {
                 let (mut ctx, p) = self.ctx(now);
                 p.env.handle_with_context(&EnvEvent::Reread, &mut ctx);
             }
+            Command::ClearArchivedSessions => {
+                self.explore(ReadKind::Archived, &ExplorerEvent::Clear, now);
+            }
         }
     }
 
