@@ -409,6 +409,12 @@ async fn archived(handle: &Handle, rest: &str, listed: &mut Listed) {
     }
 }
 
+/// Entry N (counted from 1) of a listing.
+fn nth(rest: &str, list: &[String]) -> Option<String> {
+    let n = rest.parse::<usize>().ok()?;
+    list.get(n.checked_sub(1)?).cloned()
+}
+
 /// Carries out one line; false for `/quit`.
 async fn command(handle: &Handle, line: &str, listed: &mut Listed) -> bool {
     let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
@@ -432,11 +438,7 @@ async fn command(handle: &Handle, line: &str, listed: &mut Listed) -> bool {
                 println!("{mark}{:>3}  {}  {}", i + 1, x.title, x.uid);
             }
         }
-        "/switch" => match rest
-            .parse::<usize>()
-            .ok()
-            .and_then(|n| listed.sessions.get(n.wrapping_sub(1)))
-        {
+        "/switch" => match nth(rest, &listed.sessions) {
             Some(uid) => {
                 let _ = handle.input(Input::ShowsDefaultSession(false));
                 let _ = handle.input(Input::RequestedSessionId(Some(uid.clone())));
@@ -450,29 +452,17 @@ async fn command(handle: &Handle, line: &str, listed: &mut Listed) -> bool {
         }
         "/search" => search(handle, rest, listed).await,
         "/archived" => archived(handle, rest, listed).await,
-        "/archive" => match rest
-            .parse::<usize>()
-            .ok()
-            .and_then(|n| listed.sessions.get(n.wrapping_sub(1)))
-        {
-            Some(uid) => {
-                send(Command::ArchiveAgentSession {
-                    session_uid: uid.clone(),
-                });
-                println!("(archiving {uid})");
+        "/archive" => match nth(rest, &listed.sessions) {
+            Some(session_uid) => {
+                println!("(archiving {session_uid})");
+                send(Command::ArchiveAgentSession { session_uid });
             }
             None => println!("Use /sessions, then /archive N."),
         },
-        "/unarchive" => match rest
-            .parse::<usize>()
-            .ok()
-            .and_then(|n| listed.archived.get(n.wrapping_sub(1)))
-        {
-            Some(uid) => {
-                send(Command::UnarchiveAgentSession {
-                    session_uid: uid.clone(),
-                });
-                println!("(restoring {uid})");
+        "/unarchive" => match nth(rest, &listed.archived) {
+            Some(session_uid) => {
+                println!("(restoring {session_uid})");
+                send(Command::UnarchiveAgentSession { session_uid });
             }
             None => println!("Use /archived, then /unarchive N."),
         },

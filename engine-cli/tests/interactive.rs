@@ -194,7 +194,9 @@ async fn new_moves_the_chat_to_the_new_session() {
 
 /// Whether the logged request's query holds `key=value` (both unreserved text).
 fn has(r: &platform_sim::LoggedRequest, key: &str, value: &str) -> bool {
-    r.query.split('&').any(|pair| pair == format!("{key}={value}"))
+    r.query
+        .split('&')
+        .any(|pair| pair == format!("{key}={value}"))
 }
 
 /// The session explorer in the chat (issue 11, point 6): `/search` lists the platform's matches,
@@ -215,7 +217,10 @@ async fn search_archive_archived_and_unarchive() {
     .await;
     writeln!(stdin, "/sessions").unwrap();
     writeln!(stdin, "/archive 1").unwrap();
-    wait_log(&sim, |r| r.is("POST", &format!("/api/v1/agent-sessions/{uid}/archive/"))).await;
+    wait_log(&sim, |r| {
+        r.is("POST", &format!("/api/v1/agent-sessions/{uid}/archive/"))
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     writeln!(stdin, "/archived").unwrap();
     wait_log(&sim, |r| {

@@ -35,7 +35,7 @@ pub use machines::selection::Origin;
 pub use queue::{Hold, HoldReason, QUEUE_LIMIT, QueuedMessage};
 pub use response::{FailureKind, ResponseHead, TransportFailure};
 pub use snapshot::{
-    DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness, ReadinessStatus,
-    RunStatus, SessionModelSelectionRequest, Snapshot, ArchivedSession,
+    ArchivedSession, DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness,
+    ReadinessStatus, RunStatus, SessionModelSelectionRequest, Snapshot,
 };
 pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};

@@ -10,8 +10,8 @@ use crate::machines::runtime_access::Decision;
 use crate::machines::selection::{self, Origin};
 use crate::machines::{cancel, catalog, default_session, explorer, model_choice, picker};
 use crate::snapshot::{
-    DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness, ReadinessStatus,
-    RunStatus, SessionModelSelectionRequest, Snapshot, ArchivedSession,
+    ArchivedSession, DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness,
+    ReadinessStatus, RunStatus, SessionModelSelectionRequest, Snapshot,
 };
 
 /// A specific message for readiness: the platform's own text, or the error's when it is not an

@@ -1027,12 +1027,12 @@ async fn archived_list_and_search_answer_the_explorer_queries() {
     // The default session's name, in another case and with spaces around it.
     assert_eq!(
         found(client.get(&search("%20%20DEMO%20chat%20")).await),
-        [default_uid.clone()]
+        [default_uid.as_str()]
     );
     // Its handle.
     assert_eq!(
         found(client.get(&search("demo_default")).await),
-        [default_uid.clone()]
+        [default_uid.as_str()]
     );
     // An unnamed session's shown title; archived sessions are not searched.
     assert!(found(client.get(&search("agent%20session")).await).is_empty());
@@ -1044,7 +1044,7 @@ async fn archived_list_and_search_answer_the_explorer_queries() {
         .await;
     assert_eq!(
         found(client.get(&search("agent%20session")).await),
-        [plain[1].clone()]
+        [plain[1].as_str()]
     );
     // Another person's search finds nothing of this one.
     let other = client

@@ -83,9 +83,71 @@ fn untouched(s: &Snapshot) -> (Vec<String>, Option<String>, bool, Option<String>
     )
 }
 
+const NEEDS_AGENT_AND_PERSON: &str =
+    "The archived session list requires agent_uid and created_by_user_uid.";
+const NO_ENVIRONMENT: &str = "Session requests require organization_environment_uid.";
+
+/// A visible chat in [`ENV`] with no person.
+fn no_person() -> Harness {
+    let mut h = Harness::new();
+    h.env(Some(ENV)).visible(true);
+    h
+}
+
+/// A visible chat for [`USER`] with no Environment.
+fn no_environment() -> Harness {
+    let mut h = Harness::new();
+    h.person(USER).visible(true);
+    h
+}
+
+/// Runs `act`, which must send no explorer read, and returns the snapshot after it.
+fn refused(mut h: Harness, act: impl FnOnce(&mut Harness)) -> Snapshot {
+    let mark = h.mark();
+    act(&mut h);
+    let sent = h.sent_since(mark);
+    assert!(
+        sent.iter()
+            .all(|s| !is_archived_list(&s.call) && !is_search(&s.call)),
+        "{sent:?}"
+    );
+    h.snapshot()
+}
+
+/// The archived-list reads sent since `mark`.
+fn archived_reads_since(h: &Harness, mark: usize) -> Vec<Sent> {
+    let sent = h.sent_since(mark).iter();
+    sent.filter(|s| is_archived_list(&s.call))
+        .cloned()
+        .collect()
+}
+
+/// The one request sent since `mark`, which must be a P1 read (GET, no body).
+fn one_list_read(h: &Harness, mark: usize) -> Sent {
+    let sent = h.sent_since(mark);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].request.method.as_str(), "GET");
+    assert_eq!(sent[0].request.path, "/api/v1/agent-sessions/");
+    assert!(sent[0].request.body.is_none());
+    sent[0].clone()
+}
+
 /// A chat whose session `s-1` (Agent [`AGENT`]) is selected and loaded.
 fn ready() -> Harness {
     Harness::ready("s-1")
+}
+
+/// [`ready`] with the archived list of [`AGENT`] loaded: one row, `uid`.
+fn ready_with_archived(uid: &str) -> Harness {
+    let mut h = ready();
+    fetch_archived(&mut h, Some(AGENT), None);
+    let id = h.expect_pending("archived", is_archived_list);
+    h.reply(
+        id,
+        200,
+        page(&[archived(uid, AGENT, ENV, "2026-10-03T07:30:00Z")]),
+    );
+    h
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -102,10 +164,7 @@ fn archived_list_reads_one_agents_archived_sessions() {
     let before = untouched(&h.snapshot());
     let mark = h.mark();
     fetch_archived(&mut h, Some(AGENT2), None);
-    let sent = h.sent_since(mark).to_vec();
-    assert_eq!(sent.len(), 1, "{sent:?}");
-    assert_eq!(sent[0].request.method.as_str(), "GET");
-    assert_eq!(sent[0].request.path, "/api/v1/agent-sessions/");
+    let sent = [one_list_read(&h, mark)];
     assert_eq!(
         query(&sent[0]),
         [
@@ -117,7 +176,6 @@ fn archived_list_reads_one_agents_archived_sessions() {
             ("limit", "20"),
         ]
     );
-    assert!(sent[0].request.body.is_none());
     let s = h.snapshot();
     assert!(s.is_loading_archived_sessions);
     assert_eq!(s.archived_sessions_agent_uid.as_deref(), Some(AGENT2));
@@ -161,12 +219,7 @@ fn archived_list_defaults_to_the_selected_sessions_agent() {
     h.default_session(Some(AGENT2));
     let mark = h.mark();
     fetch_archived(&mut h, None, None);
-    let sent: Vec<Sent> = h
-        .sent_since(mark)
-        .iter()
-        .filter(|s| is_archived_list(&s.call))
-        .cloned()
-        .collect();
+    let sent = archived_reads_since(&h, mark);
     assert_eq!(sent.len(), 1);
     assert_eq!(query(&sent[0])[1], ("agent_uid", AGENT2));
 
@@ -179,37 +232,20 @@ fn archived_list_defaults_to_the_selected_sessions_agent() {
 /// one it is refused before any request, with the refusal as `archivedSessionsError`.
 #[test]
 fn archived_list_is_refused_without_agent_person_or_environment() {
-    let mut h = Harness::visible_in_env();
-    let mark = h.mark();
-    fetch_archived(&mut h, None, None);
-    assert!(h.sent_since(mark).is_empty());
-    let s = h.snapshot();
+    let s = refused(Harness::visible_in_env(), |h| fetch_archived(h, None, None));
     assert_eq!(
         s.archived_sessions_error.as_deref(),
-        Some("The archived session list requires agent_uid and created_by_user_uid.")
+        Some(NEEDS_AGENT_AND_PERSON)
     );
     assert!(!s.is_loading_archived_sessions);
     assert_eq!(s.archived_sessions_agent_uid, None);
-
-    let mut h = Harness::new();
-    h.env(Some(ENV)).visible(true);
-    let mark = h.mark();
-    fetch_archived(&mut h, Some(AGENT), None);
-    assert!(h.sent_since(mark).iter().all(|s| !is_archived_list(&s.call)));
+    let s = refused(no_person(), |h| fetch_archived(h, Some(AGENT), None));
     assert_eq!(
-        h.snapshot().archived_sessions_error.as_deref(),
-        Some("The archived session list requires agent_uid and created_by_user_uid.")
+        s.archived_sessions_error.as_deref(),
+        Some(NEEDS_AGENT_AND_PERSON)
     );
-
-    let mut h = Harness::new();
-    h.person(USER).visible(true);
-    let mark = h.mark();
-    fetch_archived(&mut h, Some(AGENT), None);
-    assert!(h.sent_since(mark).is_empty());
-    assert_eq!(
-        h.snapshot().archived_sessions_error.as_deref(),
-        Some("Session requests require organization_environment_uid.")
-    );
+    let s = refused(no_environment(), |h| fetch_archived(h, Some(AGENT), None));
+    assert_eq!(s.archived_sessions_error.as_deref(), Some(NO_ENVIRONMENT));
 }
 
 /// adr-notes 7 ("Archived/search page: default 20, clamped 1 to 100"): 0 reads as 1, 101 as 100,
@@ -251,10 +287,7 @@ fn search_sends_the_trimmed_query_and_keeps_its_rows_apart() {
     let before = untouched(&h.snapshot());
     let mark = h.mark();
     search(&mut h, "  ledger q3 & co  ", None);
-    let sent = h.sent_since(mark).to_vec();
-    assert_eq!(sent.len(), 1, "{sent:?}");
-    assert_eq!(sent[0].request.method.as_str(), "GET");
-    assert_eq!(sent[0].request.path, "/api/v1/agent-sessions/");
+    let sent = [one_list_read(&h, mark)];
     assert_eq!(
         query(&sent[0]),
         [
@@ -326,27 +359,14 @@ fn a_blank_search_clears_without_a_request() {
 /// before any request, with the refusal as `sessionSearchError`.
 #[test]
 fn search_is_refused_without_person_or_environment() {
-    let mut h = Harness::new();
-    h.env(Some(ENV)).visible(true);
-    let mark = h.mark();
-    search(&mut h, "ledger", None);
-    assert!(h.sent_since(mark).iter().all(|s| !is_search(&s.call)));
-    let s = h.snapshot();
+    let s = refused(no_person(), |h| search(h, "ledger", None));
     assert_eq!(
         s.session_search_error.as_deref(),
         Some("Session search requires created_by_user_uid and a query.")
     );
     assert_eq!(s.session_search_query.as_deref(), Some("ledger"));
-
-    let mut h = Harness::new();
-    h.person(USER);
-    let mark = h.mark();
-    search(&mut h, "ledger", None);
-    assert!(h.sent_since(mark).is_empty());
-    assert_eq!(
-        h.snapshot().session_search_error.as_deref(),
-        Some("Session requests require organization_environment_uid.")
-    );
+    let s = refused(no_environment(), |h| search(h, "ledger", None));
+    assert_eq!(s.session_search_error.as_deref(), Some(NO_ENVIRONMENT));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -456,7 +476,10 @@ fn failures_set_only_their_own_error() {
     fetch_archived(&mut h, Some(AGENT), None);
     let id = h.expect_pending("archived", is_archived_list);
     let mut nameless = archived("s-8", AGENT, ENV, "2026-10-03T07:30:00Z");
-    nameless.as_object_mut().unwrap().remove("organization_environment_uid");
+    nameless
+        .as_object_mut()
+        .unwrap()
+        .remove("organization_environment_uid");
     h.reply(id, 200, page(&[nameless]));
     assert_eq!(
         h.snapshot().archived_sessions_error.as_deref(),
@@ -470,14 +493,7 @@ fn failures_set_only_their_own_error() {
 /// subjects go, a read in flight is aborted and its late answer shows nothing of the old pair.
 #[test]
 fn a_person_or_environment_change_clears_the_explorer() {
-    let mut h = ready();
-    fetch_archived(&mut h, Some(AGENT), None);
-    let id = h.expect_pending("archived", is_archived_list);
-    h.reply(
-        id,
-        200,
-        page(&[archived("s-8", AGENT, ENV, "2026-10-03T07:30:00Z")]),
-    );
+    let mut h = ready_with_archived("s-8");
     search(&mut h, "ledger", None);
     let pending = h.expect_pending("search", is_search);
     assert_eq!(archived_uids(&h.snapshot()), ["s-8"]);
@@ -497,7 +513,10 @@ fn a_person_or_environment_change_clears_the_explorer() {
     // The same for a new person, and for a failed read's error.
     search(&mut h, "ledger", None);
     let id = h.expect_pending("search", is_search);
-    assert_eq!(query(h.request(id))[0], ("organization_environment_uid", ENV2));
+    assert_eq!(
+        query(h.request(id))[0],
+        ("organization_environment_uid", ENV2)
+    );
     h.reply(id, 500, json!({"detail": "Down."}));
     assert!(h.snapshot().session_search_error.is_some());
     h.input(Input::Person(Person {
@@ -522,7 +541,10 @@ fn explorer_reads_do_not_wait_for_visibility() {
     let new = h.sent_since(mark).to_vec();
     assert_eq!(new.len(), 2);
     assert!(is_search(&new[0].call) && is_archived_list(&new[1].call));
-    assert!(!new.iter().any(|s| matches!(s.call, ApiCall::ListSessions { .. })));
+    assert!(
+        !new.iter()
+            .any(|s| matches!(s.call, ApiCall::ListSessions { .. }))
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -557,12 +579,7 @@ fn restoring_or_archiving_reads_the_archived_list_again() {
     h.reply(id, 200, restored);
     assert_eq!(h.list_uids(), ["s-old", "s-1"]);
     assert_eq!(h.current().as_deref(), Some("s-1"));
-    let again: Vec<Sent> = h
-        .sent_since(mark)
-        .iter()
-        .filter(|s| is_archived_list(&s.call))
-        .cloned()
-        .collect();
+    let again = archived_reads_since(&h, mark);
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].request.query, first_query);
     assert!(h.snapshot().is_loading_archived_sessions);
@@ -574,7 +591,10 @@ fn restoring_or_archiving_reads_the_archived_list_again() {
     h.reply(
         id,
         200,
-        page(&[record("s-old", AGENT, ENV, 30), record("s-1", AGENT, ENV, 0)]),
+        page(&[
+            record("s-old", AGENT, ENV, 30),
+            record("s-1", AGENT, ENV, 0),
+        ]),
     );
     h.command(Command::ArchiveAgentSession {
         session_uid: "s-old".into(),
@@ -588,13 +608,7 @@ fn restoring_or_archiving_reads_the_archived_list_again() {
     );
     assert_eq!(result_uids(&h.snapshot()), ["s-1"]);
     assert_eq!(h.list_uids(), ["s-1"]);
-    assert_eq!(
-        h.sent_since(mark)
-            .iter()
-            .filter(|s| is_archived_list(&s.call))
-            .count(),
-        1
-    );
+    assert_eq!(archived_reads_since(&h, mark).len(), 1);
 }
 
 /// No archived list read yet: an archive or a restore reads none.
@@ -618,8 +632,7 @@ fn refresh_latest_sessions_reads_the_list_again() {
     let mut h = ready();
     let mark = h.mark();
     h.command(Command::RefreshLatestSessions);
-    let sent = h.sent_since(mark).to_vec();
-    assert_eq!(sent.len(), 1, "{sent:?}");
+    let sent = [one_list_read(&h, mark)];
     assert_eq!(
         query(&sent[0]),
         [
@@ -660,14 +673,7 @@ fn refresh_latest_sessions_reads_the_list_again() {
 /// flight and forgets the rows; a later restore reads no archived list.
 #[test]
 fn clearing_the_archived_list_forgets_it() {
-    let mut h = ready();
-    fetch_archived(&mut h, Some(AGENT), None);
-    let id = h.expect_pending("archived", is_archived_list);
-    h.reply(
-        id,
-        200,
-        page(&[archived("s-old", AGENT, ENV, "2026-10-03T07:30:00Z")]),
-    );
+    let mut h = ready_with_archived("s-old");
     fetch_archived(&mut h, Some(AGENT), None);
     let pending = h.expect_pending("archived", is_archived_list);
     h.command(Command::ClearArchivedSessions);

@@ -799,7 +799,9 @@ impl Engine {
             (environment, _) => {
                 let message = match environment {
                     None => ApiError::no_environment().to_string(),
-                    Some(_) => "Session search requires created_by_user_uid and a query.".to_owned(),
+                    Some(_) => {
+                        "Session search requires created_by_user_uid and a query.".to_owned()
+                    }
                 };
                 let event = ExplorerEvent::Refuse {
                     message: &message,

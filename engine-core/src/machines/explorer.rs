@@ -214,9 +214,7 @@ impl ExplorerRead {
             ReadKind::Search => parse_session_list_in(body, env)?,
             ReadKind::Archived => {
                 let records = parse_session_list(body)?;
-                records
-                    .iter()
-                    .try_for_each(|r| r.check_environment(env))?;
+                records.iter().try_for_each(|r| r.check_environment(env))?;
                 records
                     .into_iter()
                     .filter(|r| check_id("session", &r.uid).is_ok())
