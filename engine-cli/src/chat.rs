@@ -202,7 +202,12 @@ async fn save_trace(handle: &Handle, record: Option<&Path>) {
 const HELP: &str = "\
 Commands:
   /sessions          list the sessions
-  /switch N          show session N of /sessions
+  /refresh           read the session list again
+  /search TEXT       search your conversations
+  /switch N          show session N of /sessions or /search
+  /archive N         archive session N of /sessions
+  /archived [LIMIT]  list this Agent's archived sessions
+  /unarchive N       restore session N of /archived
   /default           back to the default session
   /new               start a new session with this Agent
   /models            list the models
@@ -236,7 +241,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&Path>)
     let spinner = tokio::spawn(spin(handle.clone()));
     let mut lines = read_lines();
     let _ = until_settled(&handle, timeout).await;
-    let mut listed: Vec<String> = Vec::new();
+    let mut listed = Listed::default();
     let mut quit = false;
     // The thread's length before the last message: its turn is over once the thread grew, no
     // message runs, nothing waits in the queue and the Agent is idle.
@@ -249,7 +254,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&Path>)
         if !line.starts_with('/') {
             last_sent = Some(handle.snapshots().borrow().thread.len());
         }
-        if !command(&handle, line, &mut listed) {
+        if !command(&handle, line, &mut listed).await {
             quit = true;
             break;
         }
@@ -291,8 +296,128 @@ fn read_lines() -> tokio::sync::mpsc::UnboundedReceiver<String> {
     rx
 }
 
+/// What the last listing commands showed, by number.
+#[derive(Default)]
+struct Listed {
+    /// `/sessions` or `/search`, for `/switch N`.
+    sessions: Vec<String>,
+    /// `/archived`, for `/unarchive N`.
+    archived: Vec<String>,
+}
+
+/// How long `/search` and `/archived` wait for their answer.
+const EXPLORER_WAIT: Duration = Duration::from_secs(10);
+
+/// Asks `clear`, waits until it shows (`cleared`), then asks `read` and waits until its answer
+/// (or refusal) shows (`answered`): the snapshot found is the read's own, never an older one.
+async fn explore(
+    handle: &Handle,
+    clear: Command,
+    read: Command,
+    cleared: impl Fn(&Snapshot) -> bool,
+    answered: impl Fn(&Snapshot) -> bool,
+) -> Option<Snapshot> {
+    handle.command(clear).ok()?;
+    handle.wait_for(cleared, EXPLORER_WAIT).await?;
+    handle.command(read).ok()?;
+    handle.wait_for(answered, EXPLORER_WAIT).await
+}
+
+/// Prints numbered session rows.
+fn print_rows<'a>(rows: impl Iterator<Item = (&'a str, &'a str, Option<&'a str>)>) -> Vec<String> {
+    let mut uids = Vec::new();
+    for (i, (title, uid, note)) in rows.enumerate() {
+        let note = note.map(|n| format!("  ({n})")).unwrap_or_default();
+        println!(" {:>3}  {title}  {uid}{note}", i + 1);
+        uids.push(uid.to_owned());
+    }
+    uids
+}
+
+/// `/search TEXT`: the platform's search of the person's active sessions.
+async fn search(handle: &Handle, text: &str, listed: &mut Listed) {
+    let query = text.trim().to_owned();
+    if query.is_empty() {
+        println!("Use /search TEXT.");
+        return;
+    }
+    let blank = Command::SearchAgentSessions {
+        query: String::new(),
+        limit: None,
+    };
+    let read = Command::SearchAgentSessions {
+        query: query.clone(),
+        limit: None,
+    };
+    let cleared = |s: &Snapshot| s.session_search_query.is_none() && !s.is_searching_sessions;
+    let answered = |s: &Snapshot| {
+        s.session_search_query.as_deref() == Some(query.as_str()) && !s.is_searching_sessions
+    };
+    let Some(s) = explore(handle, blank, read, cleared, answered).await else {
+        println!("The search did not answer in time.");
+        return;
+    };
+    if let Some(e) = &s.session_search_error {
+        println!("The search failed: {e}");
+    } else if s.session_search_results.is_empty() {
+        println!("No conversations found.");
+    } else {
+        let rows = s
+            .session_search_results
+            .iter()
+            .map(|x| (x.title.as_str(), x.uid.as_str(), None));
+        listed.sessions = print_rows(rows);
+    }
+}
+
+/// `/archived [LIMIT]`: the archived sessions of the shown session's Agent.
+async fn archived(handle: &Handle, rest: &str, listed: &mut Listed) {
+    let limit = match rest {
+        "" => None,
+        n => match n.parse::<u32>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                println!("Use /archived [LIMIT].");
+                return;
+            }
+        },
+    };
+    let read = Command::FetchArchivedAgentSessions {
+        agent_uid: None,
+        limit,
+    };
+    let cleared = |s: &Snapshot| {
+        s.archived_sessions_agent_uid.is_none()
+            && s.archived_sessions_error.is_none()
+            && !s.is_loading_archived_sessions
+    };
+    let answered = |s: &Snapshot| !cleared(s) && !s.is_loading_archived_sessions;
+    let clear = Command::ClearArchivedSessions;
+    let Some(s) = explore(handle, clear, read, cleared, answered).await else {
+        println!("The archived sessions did not answer in time.");
+        return;
+    };
+    if let Some(e) = &s.archived_sessions_error {
+        println!("The archived sessions could not be loaded: {e}");
+    } else if s.archived_sessions.is_empty() {
+        println!("No archived sessions.");
+    } else {
+        let rows = s.archived_sessions.iter().map(|x| {
+            let at = x.archived_at.as_deref();
+            (x.session.title.as_str(), x.session.uid.as_str(), at)
+        });
+        listed.archived = print_rows(rows);
+    }
+}
+
+/// Entry N (counted from 1) of a listing.
+fn nth(rest: &str, list: &[String]) -> Option<String> {
+    let n = rest.parse::<usize>().ok()?;
+    list.get(n.checked_sub(1)?).cloned()
+}
+
 /// Carries out one line; false for `/quit`.
-fn command(handle: &Handle, line: &str, listed: &mut Vec<String>) -> bool {
+async fn command(handle: &Handle, line: &str, listed: &mut Listed) -> bool {
     let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
     let rest = rest.trim();
     let send = |c: Command| {
@@ -304,7 +429,7 @@ fn command(handle: &Handle, line: &str, listed: &mut Vec<String>) -> bool {
         "/help" => println!("{HELP}"),
         "/sessions" => {
             let s = snapshot();
-            *listed = s.agent_sessions.iter().map(|x| x.uid.clone()).collect();
+            listed.sessions = s.agent_sessions.iter().map(|x| x.uid.clone()).collect();
             for (i, x) in s.agent_sessions.iter().enumerate() {
                 let mark = if Some(&x.uid) == s.current_session_id.as_ref() {
                     "*"
@@ -314,17 +439,33 @@ fn command(handle: &Handle, line: &str, listed: &mut Vec<String>) -> bool {
                 println!("{mark}{:>3}  {}  {}", i + 1, x.title, x.uid);
             }
         }
-        "/switch" => match rest
-            .parse::<usize>()
-            .ok()
-            .and_then(|n| listed.get(n.wrapping_sub(1)))
-        {
+        "/switch" => match nth(rest, &listed.sessions) {
             Some(uid) => {
                 let _ = handle.input(Input::ShowsDefaultSession(false));
                 let _ = handle.input(Input::RequestedSessionId(Some(uid.clone())));
                 println!("(switching to {uid})");
             }
-            None => println!("Use /sessions, then /switch N."),
+            None => println!("Use /sessions or /search, then /switch N."),
+        },
+        "/refresh" => {
+            send(Command::RefreshLatestSessions);
+            println!("(reading the sessions again)");
+        }
+        "/search" => search(handle, rest, listed).await,
+        "/archived" => archived(handle, rest, listed).await,
+        "/archive" => match nth(rest, &listed.sessions) {
+            Some(session_uid) => {
+                println!("(archiving {session_uid})");
+                send(Command::ArchiveAgentSession { session_uid });
+            }
+            None => println!("Use /sessions, then /archive N."),
+        },
+        "/unarchive" => match nth(rest, &listed.archived) {
+            Some(session_uid) => {
+                println!("(restoring {session_uid})");
+                send(Command::UnarchiveAgentSession { session_uid });
+            }
+            None => println!("Use /archived, then /unarchive N."),
         },
         "/default" => {
             let _ = handle.input(Input::RequestedSessionId(None));

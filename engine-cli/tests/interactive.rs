@@ -192,6 +192,71 @@ async fn new_moves_the_chat_to_the_new_session() {
     );
 }
 
+/// Whether the logged request's query holds `key=value` (both unreserved text).
+fn has(r: &platform_sim::LoggedRequest, key: &str, value: &str) -> bool {
+    r.query
+        .split('&')
+        .any(|pair| pair == format!("{key}={value}"))
+}
+
+/// The session explorer in the chat (issue 11, point 6): `/search` lists the platform's matches,
+/// `/archive N` archives, `/archived` lists the Agent's archived sessions (P1 with
+/// `is_archived=true`, `ordering=-archived_at`), `/unarchive N` restores one.
+#[tokio::test(flavor = "multi_thread")]
+async fn search_archive_archived_and_unarchive() {
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    let token = token_file("explorer");
+    let mut child = chat(&sim, &token, &[]);
+    let mut stdin = child.stdin.take().unwrap();
+    wait_log(&sim, |r| r.is("GET", "/api/chat")).await;
+    let uid = sim.sessions()[0]["uid"].as_str().unwrap().to_owned();
+    writeln!(stdin, "/search agent-ch").unwrap();
+    wait_log(&sim, |r| {
+        r.is("GET", "/api/v1/agent-sessions/") && has(r, "q", "agent-ch")
+    })
+    .await;
+    writeln!(stdin, "/sessions").unwrap();
+    writeln!(stdin, "/archive 1").unwrap();
+    wait_log(&sim, |r| {
+        r.is("POST", &format!("/api/v1/agent-sessions/{uid}/archive/"))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    writeln!(stdin, "/archived").unwrap();
+    wait_log(&sim, |r| {
+        r.is("GET", "/api/v1/agent-sessions/") && has(r, "ordering", "-archived_at")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    writeln!(stdin, "/unarchive 1").unwrap();
+    wait_log(&sim, |r| {
+        r.is("POST", &format!("/api/v1/agent-sessions/{uid}/unarchive/"))
+    })
+    .await;
+    writeln!(stdin, "/quit").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_file(token);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("   1  agent-chat  {uid}\n")),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!("(archiving {uid})")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("   1  agent-chat  {uid}  (")),
+        "the archived row with its archived_at: {stdout}"
+    );
+    assert!(stdout.contains(&format!("(restoring {uid})")), "{stdout}");
+    let archived = sim
+        .log()
+        .into_iter()
+        .find(|r| has(r, "ordering", "-archived_at"))
+        .unwrap();
+    assert!(has(&archived, "is_archived", "true"), "{archived:?}");
+    assert!(has(&archived, "agent_uid", &sim.config().agents[0].uid));
+}
+
 /// adr-notes 8 (run status details, stop), issue 11: the interactive chat shows the run status
 /// line as it changes ("Working on your request.", the end of the run), and a stop shows "Run
 /// cancelled." at once, then "Run cancellation requested." once the cancel route answered.

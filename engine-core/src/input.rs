@@ -323,4 +323,29 @@ pub enum Command {
     /// carries the session id as its thread id. Reading the history again (selecting the session
     /// anew) shows it again (adr-notes 6).
     ClearThread,
+    /// The session explorer's archived list (`fetchArchivedAgentSessions`): one Agent's archived
+    /// sessions of the person, most recently archived first, into `archivedSessions`. The Agent
+    /// is the selected session's (else the default session's) when none is named. A newer read
+    /// aborts the one in flight; the latest list and the selection are not touched.
+    FetchArchivedAgentSessions {
+        /// The Agent uid.
+        agent_uid: Option<String>,
+        /// The page size: 20 when absent, clamped to 1 to 100.
+        limit: Option<u32>,
+    },
+    /// The session explorer's search (`searchAgentSessions`): the person's active sessions
+    /// matching `query` (trimmed), newest first, into `sessionSearchResults`. A blank query
+    /// clears the search without a request. A newer search aborts the one in flight.
+    SearchAgentSessions {
+        /// What the person typed.
+        query: String,
+        /// The page size: 20 when absent, clamped to 1 to 100.
+        limit: Option<u32>,
+    },
+    /// Read the latest-sessions list again now (while it is wanted: the chat visible, an
+    /// Environment active, no launched session); a read in flight is replaced.
+    RefreshLatestSessions,
+    /// Forget the archived list (the reference explorer's "Show less"): a read in flight is
+    /// aborted, the rows and error go, and archives or restores no longer read it again.
+    ClearArchivedSessions,
 }

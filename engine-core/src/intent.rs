@@ -226,6 +226,29 @@ pub enum ApiCall {
         /// The OI-19 body.
         body: Value,
     },
+    /// P1: one Agent's archived sessions of the person, most recently archived first (the
+    /// session explorer).
+    ListArchivedSessions {
+        /// `organization_environment_uid`.
+        environment_uid: String,
+        /// `agent_uid`.
+        agent_uid: String,
+        /// `created_by_user_uid`.
+        created_by_user_uid: String,
+        /// `limit`, 1 to 100.
+        limit: u32,
+    },
+    /// P1: the person's sessions matching a search, newest first (the session explorer).
+    SearchSessions {
+        /// `organization_environment_uid`.
+        environment_uid: String,
+        /// `created_by_user_uid`.
+        created_by_user_uid: String,
+        /// `q`, trimmed and not empty.
+        query: String,
+        /// `limit`, 1 to 100.
+        limit: u32,
+    },
 }
 
 /// HTTP method.
@@ -633,6 +656,41 @@ impl ApiCall {
                     format!("/api/v1/agent-sessions/{}/", seg("session", session_uid)?),
                 )
             }
+            ApiCall::ListArchivedSessions {
+                environment_uid,
+                agent_uid,
+                created_by_user_uid,
+                limit,
+            } => {
+                // The reference's order.
+                query.push((
+                    "organization_environment_uid".into(),
+                    environment_uid.clone(),
+                ));
+                query.push(("agent_uid".into(), agent_uid.clone()));
+                query.push(("created_by_user_uid".into(), created_by_user_uid.clone()));
+                query.push(("is_archived".into(), "true".into()));
+                query.push(("ordering".into(), "-archived_at".into()));
+                query.push(("limit".into(), limit.to_string()));
+                (Method::Get, "/api/v1/agent-sessions/".to_owned())
+            }
+            ApiCall::SearchSessions {
+                environment_uid,
+                created_by_user_uid,
+                query: q,
+                limit,
+            } => {
+                query.push((
+                    "organization_environment_uid".into(),
+                    environment_uid.clone(),
+                ));
+                query.push(("created_by_user_uid".into(), created_by_user_uid.clone()));
+                query.push(("is_archived".into(), "false".into()));
+                query.push(("q".into(), q.clone()));
+                query.push(("ordering".into(), "-started_at".into()));
+                query.push(("limit".into(), limit.to_string()));
+                (Method::Get, "/api/v1/agent-sessions/".to_owned())
+            }
             ApiCall::ConfirmAgent { .. }
             | ApiCall::SendMessage { .. }
             | ApiCall::CancelRun { .. } => {
@@ -747,6 +805,8 @@ impl ApiCall {
             ApiCall::UpdateSessionModel { .. } => O::UpdateSessionModel,
             ApiCall::SendMessage { .. } => O::SendMessage,
             ApiCall::CancelRun { .. } => O::CancelRun,
+            ApiCall::ListArchivedSessions { .. } => O::ArchivedSessionList,
+            ApiCall::SearchSessions { .. } => O::SessionSearch,
         }
     }
 }

@@ -36,6 +36,10 @@ pub(crate) enum Owner {
     Picker,
     /// `unarchiveAgentSession(uid)`.
     Unarchive,
+    /// The session explorer's archived list.
+    ArchivedSessions,
+    /// The session explorer's search.
+    SessionSearch,
 }
 
 /// Bodies never show in `Debug`: a runtime-access answer carries the runtime token.

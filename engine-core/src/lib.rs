@@ -39,7 +39,8 @@ pub use queue::{
 };
 pub use response::{FailureKind, ResponseHead, TransportFailure};
 pub use snapshot::{
-    DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, MissingModelFields,
-    Readiness, ReadinessStatus, RunStatus, SessionModelSelectionRequest, Snapshot,
+    ArchivedSession, DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel,
+    MissingModelFields, Readiness, ReadinessStatus, RunStatus, SessionModelSelectionRequest,
+    Snapshot,
 };
 pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};

@@ -236,6 +236,33 @@ pub struct Snapshot {
     /// (a top-level `agent_id`, or the `agent_id` of a `data-*` part's data); null after a new
     /// selection until one reports it.
     pub agent_id: Option<String>,
+    /// The session explorer's archived list: the last `fetchArchivedAgentSessions` read, most
+    /// recently archived first (empty while it loads or after a failure).
+    pub archived_sessions: Vec<ArchivedSession>,
+    /// The Agent the archived list is for.
+    pub archived_sessions_agent_uid: Option<String>,
+    /// An archived-list read is in flight.
+    pub is_loading_archived_sessions: bool,
+    /// The archived-list read failed (or was refused).
+    pub archived_sessions_error: Option<String>,
+    /// The trimmed query the search results are for.
+    pub session_search_query: Option<String>,
+    /// The session explorer's search: the last `searchAgentSessions` read, newest first.
+    pub session_search_results: Vec<SessionSummary>,
+    /// A search is in flight.
+    pub is_searching_sessions: bool,
+    /// The search failed (or was refused).
+    pub session_search_error: Option<String>,
+}
+
+/// One row of `archivedSessions`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchivedSession {
+    /// The session.
+    pub session: SessionSummary,
+    /// `archived_at`, when the record gives it.
+    pub archived_at: Option<String>,
 }
 
 /// `sessionModelSelectionRequest`.

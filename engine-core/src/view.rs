@@ -8,11 +8,11 @@ use crate::machines::hydration::Load;
 use crate::machines::opening::State as OpenState;
 use crate::machines::runtime_access::Decision;
 use crate::machines::selection::{self, Origin};
-use crate::machines::{cancel, catalog, default_session, model_choice, picker, send};
+use crate::machines::{cancel, catalog, default_session, explorer, model_choice, picker, send};
 use crate::queue::{QueueRow, QueueRowStatus, QueueTexts};
 use crate::snapshot::{
-    DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness, ReadinessStatus,
-    RunStatus, SessionModelSelectionRequest, Snapshot,
+    ArchivedSession, DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness,
+    ReadinessStatus, RunStatus, SessionModelSelectionRequest, Snapshot,
 };
 
 /// A specific message for readiness: the platform's own text, or the error's when it is not an
@@ -43,6 +43,8 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         works,
         delete_error,
         wall_now_ms,
+        archived,
+        search,
     } = engine.view();
     let selected = selection::selected(sel.state());
     let launched = matches!(selected, Some((_, Origin::Launched)));
@@ -280,6 +282,27 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             .agent_id
             .clone()
             .filter(|_| h.session_uid.as_deref() == uid),
+        archived_sessions: archived
+            .inner()
+            .rows
+            .iter()
+            .map(|r| ArchivedSession {
+                session: r.session.clone(),
+                archived_at: r.archived_at.clone(),
+            })
+            .collect(),
+        archived_sessions_agent_uid: archived.inner().subject.clone(),
+        is_loading_archived_sessions: explorer::is_loading(archived.state()),
+        archived_sessions_error: explorer::error(archived.state()).map(str::to_owned),
+        session_search_query: search.inner().subject.clone(),
+        session_search_results: search
+            .inner()
+            .rows
+            .iter()
+            .map(|r| r.session.clone())
+            .collect(),
+        is_searching_sessions: explorer::is_loading(search.state()),
+        session_search_error: explorer::error(search.state()).map(str::to_owned),
     }
 }
 

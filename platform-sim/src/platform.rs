@@ -199,11 +199,16 @@ fn list(shared: &Shared, req: &Req) -> Response {
                 .agent(&s.agent_uid)
                 .map(|a| a.spec.name.to_lowercase())
                 .unwrap_or_default();
-            s.name
-                .as_deref()
-                .unwrap_or_default()
-                .to_lowercase()
-                .contains(&q)
+            // The title the client shows (`name`, else "Agent session {uid}"), the handle, the
+            // Agent's name and the transcript.
+            let title = s
+                .name
+                .clone()
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| format!("Agent session {}", s.uid));
+            let handle = s.handle.as_ref().map(|(_, h)| h.to_lowercase());
+            title.to_lowercase().contains(&q)
+                || handle.is_some_and(|h| h.contains(&q))
                 || agent_name.contains(&q)
                 || s.transcript_text().to_lowercase().contains(&q)
         });

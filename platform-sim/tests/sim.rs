@@ -15,7 +15,7 @@ use engine_core::StreamOutcome;
 use engine_core::api::{
     AccessMode, InteractionState, model_required_fields, parse_catalog,
     parse_get_or_create_session, parse_history, parse_insights, parse_runtime_access,
-    parse_session_list_in, parse_session_record,
+    parse_session_list, parse_session_list_in, parse_session_record,
 };
 use engine_core::message::Part;
 use futures_util::StreamExt;
@@ -967,5 +967,96 @@ async fn a_new_chat_turn_announces_its_session_and_lists_page() {
     let second = client.get(next).await.json();
     assert_eq!(second["results"][0]["uid"].as_str(), Some(session.as_str()));
     assert_eq!(second["next"], Value::Null);
+    sim.shutdown().await;
+}
+
+/// The session explorer's reads (adr-notes section 6) as the engine sends them: one Agent's
+/// archived sessions, most recently archived first, and the search by `q` (trimmed, any case)
+/// over the shown title, the handle and the Agent's name, active sessions only; `limit` is
+/// clamped to 1 to 100.
+#[tokio::test]
+async fn archived_list_and_search_answer_the_explorer_queries() {
+    let sim = Sim::start(fast()).await.unwrap();
+    let client = Client::new(&sim);
+    let default_uid = ready_session(&client).await;
+    let mut plain = Vec::new();
+    for thread in ["t-1", "t-2"] {
+        let started = client
+            .post(
+                "/api/v1/agents/agent-demo/start-new-session/",
+                json!({ "thread_id": thread }),
+            )
+            .await;
+        assert_eq!(started.status, 201);
+        plain.push(started.json()["uid"].as_str().unwrap().to_owned());
+    }
+    // Archive the second, then the first: the first is the most recently archived.
+    for uid in [&plain[1], &plain[0]] {
+        let answer = client
+            .post(&format!("/api/v1/agent-sessions/{uid}/archive/"), json!({}))
+            .await;
+        assert_eq!(answer.status, 200);
+    }
+    let archived = |limit: &str| {
+        format!(
+            "/api/v1/agent-sessions/?organization_environment_uid={ENV}&agent_uid={AGENT}&created_by_user_uid=user-demo&is_archived=true&ordering=-archived_at&limit={limit}"
+        )
+    };
+    let list = client.get(&archived("20")).await;
+    let rows = parse_session_list(&list.body).unwrap();
+    let uids: Vec<&str> = rows.iter().map(|r| r.uid.as_str()).collect();
+    assert_eq!(uids, [plain[0].as_str(), plain[1].as_str()]);
+    assert!(rows.iter().all(|r| r.is_archived));
+    assert!(rows[0].raw["archived_at"].is_string());
+    for r in &rows {
+        r.check_environment(ENV).unwrap();
+    }
+    let one = client.get(&archived("0")).await.json();
+    assert_eq!(one["results"].as_array().unwrap().len(), 1);
+    assert_eq!(one["count"], 2);
+    let many = client.get(&archived("101")).await.json();
+    assert_eq!(many["results"].as_array().unwrap().len(), 2);
+
+    let search = |q: &str| {
+        format!(
+            "/api/v1/agent-sessions/?organization_environment_uid={ENV}&created_by_user_uid=user-demo&is_archived=false&q={q}&ordering=-started_at&limit=20"
+        )
+    };
+    let found = |answer: Answer| -> Vec<String> {
+        parse_session_list_in(&answer.body, ENV)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.uid)
+            .collect()
+    };
+    // The default session's name, in another case and with spaces around it.
+    assert_eq!(
+        found(client.get(&search("%20%20DEMO%20chat%20")).await),
+        [default_uid.as_str()]
+    );
+    // Its handle.
+    assert_eq!(
+        found(client.get(&search("demo_default")).await),
+        [default_uid.as_str()]
+    );
+    // An unnamed session's shown title; archived sessions are not searched.
+    assert!(found(client.get(&search("agent%20session")).await).is_empty());
+    client
+        .post(
+            &format!("/api/v1/agent-sessions/{}/unarchive/", plain[1]),
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        found(client.get(&search("agent%20session")).await),
+        [plain[1].as_str()]
+    );
+    // Another person's search finds nothing of this one.
+    let other = client
+        .get(&format!(
+            "/api/v1/agent-sessions/?organization_environment_uid={ENV}&created_by_user_uid=someone-else&is_archived=false&q=demo&ordering=-started_at&limit=20"
+        ))
+        .await;
+    assert!(found(other).is_empty());
     sim.shutdown().await;
 }

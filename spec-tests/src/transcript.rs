@@ -161,5 +161,7 @@ pub(crate) fn call_name(call: &ApiCall) -> &'static str {
         ApiCall::UpdateSessionModel { .. } => "update-session-model",
         ApiCall::SendMessage { .. } => "send-message",
         ApiCall::CancelRun { .. } => "cancel-run",
+        ApiCall::ListArchivedSessions { .. } => "archived-list",
+        ApiCall::SearchSessions { .. } => "search",
     }
 }

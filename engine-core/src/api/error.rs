@@ -41,6 +41,10 @@ pub enum Operation {
     SendMessage,
     /// R3, the run cancel.
     CancelRun,
+    /// P1, one Agent's archived sessions (the session explorer).
+    ArchivedSessionList,
+    /// P1, the session search (the session explorer).
+    SessionSearch,
 }
 
 impl Operation {
@@ -62,6 +66,8 @@ impl Operation {
             Operation::UpdateSessionModel => "Session model update failed",
             Operation::SendMessage => "Chat stream failed",
             Operation::CancelRun => "Session cancellation failed",
+            Operation::ArchivedSessionList => "Archived session list request failed",
+            Operation::SessionSearch => "Conversation search failed",
         }
     }
 }

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use statig::blocking::InitializedStateMachine;
 use statig::prelude::*;
 
+use crate::api::ApiError;
 use crate::config::Config;
 use crate::event::{Event, Notice, NoticeVariant};
 use crate::input::{Command, Input};
@@ -22,6 +23,7 @@ use crate::machines::cancel::CancelEvent;
 use crate::machines::catalog::{self, CatalogEvent, CatalogStore};
 use crate::machines::default_session::{self, DefaultEvent, DefaultSessionMachine};
 use crate::machines::environment::{EnvEvent, Environment};
+use crate::machines::explorer::{ExplorerEvent, ExplorerRead, ReadKind};
 use crate::machines::hydration::{HydEvent, Hydration};
 use crate::machines::model_choice::{ChoiceEvent, ModelChoiceMachine};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
@@ -102,6 +104,10 @@ pub struct Engine {
     last_selected: Option<String>,
     /// The trace of every input, when recording (opt-in, [`Engine::new_recording`]).
     recorder: Option<crate::trace::TraceRecorder>,
+    /// The session explorer's archived list.
+    archived: InitializedStateMachine<ExplorerRead>,
+    /// The session explorer's search.
+    search: InitializedStateMachine<ExplorerRead>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -149,6 +155,12 @@ impl Engine {
         let picker = Picker::default()
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
+        let archived = ExplorerRead::new(ReadKind::Archived)
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
+        let search = ExplorerRead::new(ReadKind::Search)
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
         let mut engine = Engine {
             start: now,
             last_now: now,
@@ -172,6 +184,8 @@ impl Engine {
             works: Works::default(),
             last_selected: None,
             recorder: None,
+            archived,
+            search,
         };
         engine.scope_changed(now);
         engine.settle(now);
@@ -536,6 +550,9 @@ impl Engine {
             self.io.abort(id);
         }
         self.delete_error = None;
+        // Nothing of another person or Environment shows in the explorer (ENV-2, INV-10).
+        self.explore(ReadKind::Archived, &ExplorerEvent::Clear, now);
+        self.explore(ReadKind::Search, &ExplorerEvent::Clear, now);
         // ENV-2 clears the selection. A session requested before the person and the
         // Environment were both known could not be read for them yet, so it carries into the
         // pair that completes them (OI-14: a requested id wins outside the default surface);
@@ -733,6 +750,109 @@ impl Engine {
                 };
                 p.catalog.handle_with_context(&event, &mut ctx);
             }
+            Command::FetchArchivedAgentSessions { agent_uid, limit } => {
+                self.fetch_archived(agent_uid.as_deref(), limit, now);
+            }
+            Command::SearchAgentSessions { query, limit } => self.search(&query, limit, now),
+            Command::RefreshLatestSessions => {
+                let (mut ctx, p) = self.ctx(now);
+                p.env.handle_with_context(&EnvEvent::Reread, &mut ctx);
+            }
+            Command::ClearArchivedSessions => {
+                self.explore(ReadKind::Archived, &ExplorerEvent::Clear, now);
+            }
+        }
+    }
+
+    /// One explorer read handles an event.
+    fn explore(&mut self, kind: ReadKind, event: &ExplorerEvent<'_>, now: Instant) {
+        let Engine {
+            inputs,
+            io,
+            archived,
+            search,
+            ..
+        } = self;
+        let mut ctx = Ctx { now, inputs, io };
+        let machine = match kind {
+            ReadKind::Archived => archived,
+            ReadKind::Search => search,
+        };
+        machine.handle_with_context(event, &mut ctx);
+    }
+
+    /// `fetchArchivedAgentSessions`: the Agent named, else the selected session's, else the
+    /// default session's; the person's uid and an Environment are required.
+    fn fetch_archived(&mut self, agent_uid: Option<&str>, limit: Option<u32>, now: Instant) {
+        let agent = non_blank(agent_uid)
+            .or_else(|| self.selected_agent())
+            .or_else(|| self.inputs.default_agent());
+        let scope = self.inputs.scope();
+        match (scope.environment, scope.person, agent) {
+            (Some(environment_uid), Some(created_by_user_uid), Some(agent_uid)) => {
+                let call = ApiCall::ListArchivedSessions {
+                    environment_uid,
+                    agent_uid: agent_uid.clone(),
+                    created_by_user_uid,
+                    limit: crate::machines::explorer::clamp_limit(limit),
+                };
+                let event = ExplorerEvent::Read {
+                    call: &call,
+                    subject: &agent_uid,
+                };
+                self.explore(ReadKind::Archived, &event, now);
+            }
+            (environment, _, agent) => {
+                let message = match environment {
+                    None => ApiError::no_environment().to_string(),
+                    Some(_) => {
+                        "The archived session list requires agent_uid and created_by_user_uid."
+                            .to_owned()
+                    }
+                };
+                let event = ExplorerEvent::Refuse {
+                    message: &message,
+                    subject: agent.as_deref(),
+                };
+                self.explore(ReadKind::Archived, &event, now);
+            }
+        }
+    }
+
+    /// `searchAgentSessions`: `q` trimmed; a blank query clears the search without a request.
+    fn search(&mut self, query: &str, limit: Option<u32>, now: Instant) {
+        let Some(query) = non_blank(Some(query)) else {
+            self.explore(ReadKind::Search, &ExplorerEvent::Clear, now);
+            return;
+        };
+        let scope = self.inputs.scope();
+        match (scope.environment, scope.person) {
+            (Some(environment_uid), Some(created_by_user_uid)) => {
+                let call = ApiCall::SearchSessions {
+                    environment_uid,
+                    created_by_user_uid,
+                    query: query.clone(),
+                    limit: crate::machines::explorer::clamp_limit(limit),
+                };
+                let event = ExplorerEvent::Read {
+                    call: &call,
+                    subject: &query,
+                };
+                self.explore(ReadKind::Search, &event, now);
+            }
+            (environment, _) => {
+                let message = match environment {
+                    None => ApiError::no_environment().to_string(),
+                    Some(_) => {
+                        "Session search requires created_by_user_uid and a query.".to_owned()
+                    }
+                };
+                let event = ExplorerEvent::Refuse {
+                    message: &message,
+                    subject: Some(&query),
+                };
+                self.explore(ReadKind::Search, &event, now);
+            }
         }
     }
 
@@ -811,7 +931,7 @@ impl Engine {
 
     /// The unarchive answer: the restored record joins the list (OI-13: only an unarchived
     /// record of this Environment).
-    fn restored(&mut self, answer: &Answer) {
+    fn restored(&mut self, answer: &Answer, now: Instant) {
         if self.restorations.remove(&answer.id).is_none() {
             return;
         }
@@ -825,6 +945,8 @@ impl Engine {
             Ok(record) if !record.is_archived => {
                 let summary = crate::input::SessionSummary::from(&record);
                 self.io.signals.push_back(Signal::Upsert(summary));
+                // The reference reloads the archived list shown after a change.
+                self.explore(ReadKind::Archived, &ExplorerEvent::Reload, now);
             }
             Ok(_) => self.restore_failed(None),
             Err(e) => self.restore_failed(Some(e.to_string())),
@@ -860,7 +982,7 @@ impl Engine {
     /// Hands a finished request to its owner.
     fn route(&mut self, answer: &Answer, now: Instant) {
         match answer.owner {
-            Owner::Unarchive => self.restored(answer),
+            Owner::Unarchive => self.restored(answer, now),
             Owner::Archive => {
                 let Some(removal) = self.removals.remove(&answer.id) else {
                     return;
@@ -870,6 +992,15 @@ impl Engine {
                         if !removal.archived {
                             self.delete_error = None;
                         }
+                        // The search shows active sessions only; the archived list is read again
+                        // after an archive (as the reference does), and loses a deleted row.
+                        let gone = ExplorerEvent::Drop(&removal.session_uid);
+                        self.explore(ReadKind::Search, &gone, now);
+                        if removal.archived {
+                            self.explore(ReadKind::Archived, &ExplorerEvent::Reload, now);
+                        } else {
+                            self.explore(ReadKind::Archived, &gone, now);
+                        }
                         self.io.signals.push_back(Signal::Removed {
                             session_uid: removal.session_uid,
                             archived: removal.archived,
@@ -877,6 +1008,12 @@ impl Engine {
                     }
                     Err(e) => self.removal_failed(removal.archived, Some(e.to_string())),
                 }
+            }
+            Owner::ArchivedSessions => {
+                self.explore(ReadKind::Archived, &ExplorerEvent::Answer(answer), now);
+            }
+            Owner::SessionSearch => {
+                self.explore(ReadKind::Search, &ExplorerEvent::Answer(answer), now);
             }
             owner => {
                 let (mut ctx, p) = self.ctx(now);
@@ -910,7 +1047,10 @@ impl Engine {
                         .handle_with_context(&PickerEvent::Answer(answer), &mut ctx),
                     Owner::Cancel => p.works.each_cancel(&mut ctx, &CancelEvent::Answer(answer)),
                     // Finished above, before the context was borrowed.
-                    Owner::Archive | Owner::Unarchive => {}
+                    Owner::Archive
+                    | Owner::Unarchive
+                    | Owner::ArchivedSessions
+                    | Owner::SessionSearch => {}
                 }
             }
         }
@@ -1325,6 +1465,10 @@ pub(crate) struct View<'a> {
     pub delete_error: Option<&'a str>,
     /// The wall clock (Unix ms) as of the last input.
     pub wall_now_ms: u64,
+    /// The session explorer's archived list.
+    pub archived: &'a InitializedStateMachine<ExplorerRead>,
+    /// The session explorer's search.
+    pub search: &'a InitializedStateMachine<ExplorerRead>,
 }
 
 impl Engine {
@@ -1343,6 +1487,8 @@ impl Engine {
             works: &self.works,
             delete_error: self.delete_error.as_deref(),
             wall_now_ms: self.io.wall_ms(self.last_now),
+            archived: &self.archived,
+            search: &self.search,
         }
     }
 

@@ -5,6 +5,7 @@ pub(crate) mod cancel;
 pub(crate) mod catalog;
 pub(crate) mod default_session;
 pub(crate) mod environment;
+pub(crate) mod explorer;
 pub(crate) mod hydration;
 pub(crate) mod model_choice;
 pub(crate) mod opening;
