@@ -318,4 +318,12 @@ pub enum Command {
     RequestAvailableModels,
     /// `invalidateModelProviderCatalog()`: drop every catalog entry (CAT-10).
     InvalidateModelProviderCatalog,
+    /// The surfaces draw these Agents: read the Agent icon projection of the active Environment
+    /// unless one younger than five minutes is held (P13), and fetch the icons of these Agents
+    /// (P14), into `Snapshot::agent_icons`. An empty list reads the projection alone. Ignored
+    /// without an Environment or a platform credential (ADR 090).
+    RequestAgentIcons {
+        /// Agent uids.
+        agent_uids: Vec<String>,
+    },
 }

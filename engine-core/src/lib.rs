@@ -29,13 +29,13 @@ pub use input::{
 };
 pub use intent::{
     AgentFilter, ApiCall, BodyMode, GetOrCreateBody, Header, HttpRequest, Intent, InvalidId,
-    Method, RequestId, StorageRequest, Target, check_id, segment,
+    Method, RequestId, StorageRequest, Target, UrlRewrite, check_id, segment,
 };
 pub use machines::selection::Origin;
 pub use queue::{Hold, HoldReason, QUEUE_LIMIT, QueuedMessage};
 pub use response::{FailureKind, ResponseHead, TransportFailure};
 pub use snapshot::{
-    DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness, ReadinessStatus,
-    RunStatus, SessionModelSelectionRequest, Snapshot,
+    AgentIcon, Capabilities, DefaultSessionStatus, DetailSnapshot, DetailStatus, IconImage,
+    LastUsedModel, Readiness, ReadinessStatus, RunStatus, SessionModelSelectionRequest, Snapshot,
 };
 pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};

@@ -230,6 +230,8 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             .map(|(provider, model)| LastUsedModel { provider, model })
             .collect(),
         is_updating_session_model: picker::is_updating(picker.state()),
+        capabilities: crate::snapshot::Capabilities::PLATFORM,
+        agent_icons: engine.agent_icons(),
     }
 }
 

@@ -150,5 +150,7 @@ pub(crate) fn call_name(call: &ApiCall) -> &'static str {
         ApiCall::UpdateSessionModel { .. } => "update-session-model",
         ApiCall::SendMessage { .. } => "send-message",
         ApiCall::CancelRun { .. } => "cancel-run",
+        ApiCall::ListAgentIcons { .. } => "agent-icons",
+        ApiCall::GetAgentIcon { .. } => "agent-icon",
     }
 }

@@ -238,6 +238,8 @@ fn answer(call: &ApiCall, kind: Kind, variant: u8) -> (u16, Vec<u8>) {
         ApiCall::SendMessage { .. } | ApiCall::CancelRun { .. } => (500, Vec::new()),
         // Models have their own tests (mod.rs, cat.rs).
         ApiCall::ListModelProviders | ApiCall::UpdateSessionModel { .. } => (500, Vec::new()),
+        // Icons have their own tests (icons.rs); this model never asks for them.
+        ApiCall::ListAgentIcons { .. } | ApiCall::GetAgentIcon { .. } => (500, Vec::new()),
     }
 }
 

@@ -41,6 +41,10 @@ pub enum Operation {
     SendMessage,
     /// R3, the run cancel.
     CancelRun,
+    /// P13, the Agent icon projection.
+    AgentIcons,
+    /// P14, an icon's bytes.
+    AgentIcon,
 }
 
 impl Operation {
@@ -62,6 +66,8 @@ impl Operation {
             Operation::UpdateSessionModel => "Session model update failed",
             Operation::SendMessage => "Chat stream failed",
             Operation::CancelRun => "Session cancellation failed",
+            Operation::AgentIcons => "Agent icon projection failed",
+            Operation::AgentIcon => "Agent icon request failed",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The `Engine`: owns the machines and relays signals between them until nothing changes.
 //! Sending and models have their own files (`sending.rs`, `models.rs`).
 
+mod icons;
 mod models;
 mod sending;
 
@@ -23,6 +24,7 @@ use crate::machines::catalog::{self, CatalogEvent, CatalogStore};
 use crate::machines::default_session::{self, DefaultEvent, DefaultSessionMachine};
 use crate::machines::environment::{EnvEvent, Environment};
 use crate::machines::hydration::{HydEvent, Hydration};
+use crate::machines::icons::AgentIcons;
 use crate::machines::model_choice::{ChoiceEvent, ModelChoiceMachine};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
 use crate::machines::picker::{Picker, PickerEdit, PickerEvent};
@@ -99,6 +101,8 @@ pub struct Engine {
     last_selected: Option<String>,
     /// The trace of every input, when recording (opt-in, [`Engine::new_recording`]).
     recorder: Option<crate::trace::TraceRecorder>,
+    /// Agent icons (ADR 090).
+    icons: InitializedStateMachine<AgentIcons>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -146,6 +150,9 @@ impl Engine {
         let picker = Picker::default()
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
+        let icons = AgentIcons::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
         let mut engine = Engine {
             start: now,
             last_now: now,
@@ -169,6 +176,7 @@ impl Engine {
             works: Works::default(),
             last_selected: None,
             recorder: None,
+            icons,
         };
         engine.scope_changed(now);
         engine.settle(now);
@@ -363,6 +371,9 @@ impl Engine {
                 self.inputs.person = person;
                 if self.inputs.scope() != before {
                     self.scope_changed(now);
+                } else if token_changed && self.inputs.person.token.is_none() {
+                    // Icons are read only for a signed-in person: without a credential they go.
+                    self.reset_icons(now);
                 } else if token_changed {
                     // OI-26: a new token reads the detail again.
                     let (mut ctx, p) = self.ctx(now);
@@ -517,6 +528,7 @@ impl Engine {
             self.choose_requested(&id, now);
         }
         self.requested_before_scope &= !self.scope_complete();
+        self.reset_icons(now);
     }
 
     /// Both the person's uid and an Environment are known.
@@ -689,6 +701,9 @@ impl Engine {
                 };
                 p.catalog.handle_with_context(&event, &mut ctx);
             }
+            Command::RequestAgentIcons { agent_uids } => {
+                self.request_agent_icons(&agent_uids, now);
+            }
         }
     }
 
@@ -817,6 +832,7 @@ impl Engine {
     fn route(&mut self, answer: &Answer, now: Instant) {
         match answer.owner {
             Owner::Unarchive => self.restored(answer),
+            Owner::Icons => self.icons_answered(answer, now),
             Owner::Archive => {
                 let Some(removal) = self.removals.remove(&answer.id) else {
                     return;
@@ -866,7 +882,7 @@ impl Engine {
                         .handle_with_context(&PickerEvent::Answer(answer), &mut ctx),
                     Owner::Cancel => p.works.each_cancel(&mut ctx, &CancelEvent::Answer(answer)),
                     // Finished above, before the context was borrowed.
-                    Owner::Archive | Owner::Unarchive => {}
+                    Owner::Archive | Owner::Unarchive | Owner::Icons => {}
                 }
             }
         }

@@ -6,6 +6,7 @@ pub(crate) mod catalog;
 pub(crate) mod default_session;
 pub(crate) mod environment;
 pub(crate) mod hydration;
+pub(crate) mod icons;
 pub(crate) mod model_choice;
 pub(crate) mod opening;
 pub(crate) mod picker;
