@@ -2,7 +2,8 @@
 //! default.
 //!
 //! [`Sim::start`] binds `127.0.0.1:0` and serves, for one simulated organization held in memory,
-//! the platform API of `platform-api.md` (P1 to P12, and an empty P13) under [`Sim::url`], and
+//! the platform API of `platform-api.md` (P1 to P14; every Agent has a `mask` icon) under
+//! [`Sim::url`] (or under [`SimConfig::path_prefix`] of it, for URL-rewrite tests), and
 //! each Agent's runtime (R1 to R3) under `{url}/runtime/{agent_uid}`, which is the `rpc_url`
 //! resolve-runtime-access hands out together with a per-session runtime token. Answers stream as
 //! real ui-message-stream SSE.
@@ -45,6 +46,7 @@ pub use types::{
     LoggedRequest, RuntimeBehaviour, SimConfig, default_catalog,
 };
 
+pub use platform::AGENT_ICON_SVG;
 use server::{Shared, lock};
 
 /// How long [`Sim::shutdown`] waits for open connections before dropping them.

@@ -28,6 +28,11 @@ pub struct SimConfig {
     pub catalog: Value,
     /// The pause between two streamed answer chunks, in milliseconds (default 15).
     pub answer_delay_ms: u64,
+    /// Serve everything under this path prefix only (e.g. `/proxy`), as a reverse proxy a host's
+    /// URL rewrite points at would: the prefix is stripped once from every request path, and a
+    /// request without it gets 404. The addresses the simulator hands out (`rpc_url`, icon urls)
+    /// stay unprefixed, as the platform's own. Default none.
+    pub path_prefix: Option<String>,
 }
 
 impl std::fmt::Debug for SimConfig {
@@ -39,6 +44,7 @@ impl std::fmt::Debug for SimConfig {
             .field("agents", &self.agents)
             .field("catalog", &self.catalog)
             .field("answer_delay_ms", &self.answer_delay_ms)
+            .field("path_prefix", &self.path_prefix)
             .finish()
     }
 }
@@ -53,6 +59,7 @@ impl Default for SimConfig {
             agents: vec![AgentSpec::new(DEFAULT_AGENT_UID, "Demo Agent")],
             catalog: default_catalog(),
             answer_delay_ms: 15,
+            path_prefix: None,
         }
     }
 }
