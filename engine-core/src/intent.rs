@@ -823,8 +823,7 @@ fn render_icon(
         what: "icon url",
         shown: url.chars().take(64).collect(),
     };
-    let (origin, path, root_relative) =
-        crate::api::icon_address(url, base).ok_or_else(refused)?;
+    let (origin, path, root_relative) = crate::api::icon_address(url, base).ok_or_else(refused)?;
     let mut headers = credential_header(credential);
     headers.push(Header::new("Accept", "*/*"));
     Ok(HttpRequest {

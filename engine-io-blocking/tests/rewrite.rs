@@ -13,10 +13,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use engine_core::{
-    Command, Config, DefaultSession, Input, Person, RunStatus, Secret, Snapshot, SourceStatus,
-    Target,
-};
+use engine_core::{Command, Config, Input, Person, RunStatus, Secret, Snapshot, Target};
 use engine_io_blocking::{Shell, ShellConfig};
 use platform_sim::{AGENT_ICON_SVG, BlockingSim, DEFAULT_AGENT_UID, SimConfig};
 
@@ -36,24 +33,7 @@ fn start(sim: &BlockingSim, config: &SimConfig) -> (Shell, Calls) {
     }));
     assert!(format!("{shell:?}").contains("rewrite_request_url: true"));
     let shell = Shell::start(shell);
-    let inputs = [
-        Input::Person(Person {
-            user_uid: Some(config.person_uid.clone()),
-            token: Some(Secret::new(config.platform_token.clone())),
-            token_type: None,
-        }),
-        Input::EnvironmentUid(Some(config.environment_uid.clone())),
-        Input::DefaultSession(Some(DefaultSession {
-            agent_uid: Some(DEFAULT_AGENT_UID.into()),
-            handle_unique_id: "rewrite-suite".into(),
-            name: "rewrite suite".into(),
-            status: SourceStatus::Ready,
-            unavailable_message: None,
-        })),
-        Input::ShowsDefaultSession(true),
-        Input::IsVisible(true),
-    ];
-    for input in inputs {
+    for input in config.default_session_inputs("rewrite-suite") {
         shell.input(input).unwrap();
     }
     (shell, calls)
@@ -107,20 +87,18 @@ fn every_request_is_rewritten_once_and_reaches_the_prefixed_platform() {
         |s| !s.is_agent_working && s.run_status != RunStatus::Idle,
         &sim,
     );
-    assert_eq!(s.run_status, RunStatus::Complete, "{:?}", s.run_status_detail);
+    assert_eq!(
+        s.run_status,
+        RunStatus::Complete,
+        "{:?}",
+        s.run_status_detail
+    );
     shell.shutdown();
 
     let log = sim.log();
     let calls = calls.lock().unwrap().clone();
-    for r in &log {
-        assert!(r.path.starts_with("/proxy/"), "not rewritten: {}", r.path);
-        assert!(!r.path.starts_with("/proxy/proxy"), "rewritten twice: {}", r.path);
-    }
-    assert_eq!(calls.len(), log.len(), "{calls:#?}\n{log:#?}");
-    for (url, target) in &calls {
-        assert!(url.starts_with(&base) && !url.contains("/proxy"), "{url}");
-        assert_eq!(*target == Target::AgentRuntime, url.contains("/runtime/"), "{url}");
-    }
+    // Once per request: the hook saw each original address once, and only originals.
+    platform_sim::check_rewritten_once(&log, "/proxy", &base, &calls).unwrap();
     let path = |method: &str, path: &str| log.iter().any(|r| r.method == method && r.path == path);
     assert!(path(
         "GET",

@@ -68,7 +68,6 @@ impl Driver {
         events: broadcast::Sender<Event>,
         snapshots: watch::Sender<Snapshot>,
         done_tx: mpsc::Sender<Completion>,
-        rewrite: Option<Arc<UrlRewrite>>,
     ) -> Driver {
         Driver {
             engine,
@@ -78,7 +77,7 @@ impl Driver {
             events,
             snapshots,
             done_tx,
-            rewrite,
+            rewrite: None,
             tasks: JoinSet::new(),
             in_flight: BTreeMap::new(),
             follow_ups: VecDeque::new(),

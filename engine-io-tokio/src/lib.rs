@@ -190,7 +190,7 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         snapshots: snapshot_rx,
         events: event_tx.downgrade(),
     };
-    let driver = driver::Driver::new(
+    let mut driver = driver::Driver::new(
         engine,
         storage,
         request::client(connect_timeout),
@@ -198,8 +198,8 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         event_tx,
         snapshot_tx,
         done_tx,
-        rewrite_request_url,
     );
+    driver.rewrite = rewrite_request_url;
     let task = tokio::spawn(driver.run(host_rx, done_rx));
     (handle, task)
 }

@@ -393,11 +393,15 @@ mod tests {
 
     async fn collect(client: Client, request: HttpRequest, limits: Limits) -> Vec<Part> {
         let (tx, mut rx) = mpsc::channel(16);
-        let id = execute(client, RequestId(7), request.clone(),
+        let id = execute(
+            client,
+            RequestId(7),
+            request.clone(),
             request.url(),
             limits,
             tx,
-        ).await;
+        )
+        .await;
         assert_eq!(id, RequestId(7));
         let mut parts = Vec::new();
         while let Some(c) = rx.recv().await {

@@ -13,9 +13,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use engine_core::{
-    Command, Config, DefaultSession, Input, Person, RunStatus, Secret, SourceStatus, Target,
-};
+use engine_core::{Command, Config, RunStatus, Target};
 use engine_io_tokio::{ShellConfig, spawn};
 use platform_sim::{AGENT_ICON_SVG, DEFAULT_AGENT_UID, Sim, SimConfig};
 
@@ -40,24 +38,7 @@ async fn every_request_is_rewritten_once_and_reaches_the_prefixed_platform() {
     }));
     assert!(format!("{shell:?}").contains("rewrite_request_url: true"));
     let (handle, task) = spawn(shell);
-    let inputs = [
-        Input::Person(Person {
-            user_uid: Some(config.person_uid.clone()),
-            token: Some(Secret::new(config.platform_token.clone())),
-            token_type: None,
-        }),
-        Input::EnvironmentUid(Some(config.environment_uid.clone())),
-        Input::DefaultSession(Some(DefaultSession {
-            agent_uid: Some(DEFAULT_AGENT_UID.into()),
-            handle_unique_id: "rewrite-suite".into(),
-            name: "rewrite suite".into(),
-            status: SourceStatus::Ready,
-            unavailable_message: None,
-        })),
-        Input::ShowsDefaultSession(true),
-        Input::IsVisible(true),
-    ];
-    for input in inputs {
+    for input in config.default_session_inputs("rewrite-suite") {
         handle.input(input).unwrap();
     }
     let ready = handle.wait_for(|s| s.composer_admission, WAIT).await;
@@ -101,23 +82,19 @@ async fn every_request_is_rewritten_once_and_reaches_the_prefixed_platform() {
         )
         .await
         .unwrap();
-    assert_eq!(s.run_status, RunStatus::Complete, "{:?}", s.run_status_detail);
+    assert_eq!(
+        s.run_status,
+        RunStatus::Complete,
+        "{:?}",
+        s.run_status_detail
+    );
     handle.shutdown().await;
     task.await.unwrap();
 
     let log = sim.log();
     let calls = calls.lock().unwrap().clone();
-    for r in &log {
-        assert!(r.path.starts_with("/proxy/"), "not rewritten: {}", r.path);
-        assert!(!r.path.starts_with("/proxy/proxy"), "rewritten twice: {}", r.path);
-    }
     // Once per request: the hook saw each original address once, and only originals.
-    assert_eq!(calls.len(), log.len(), "{calls:#?}\n{log:#?}");
-    for (url, target) in &calls {
-        assert!(url.starts_with(&base) && !url.contains("/proxy"), "{url}");
-        let runtime = url.contains("/runtime/");
-        assert_eq!(*target == Target::AgentRuntime, runtime, "{url}");
-    }
+    platform_sim::check_rewritten_once(&log, "/proxy", &base, &calls).unwrap();
     let path = |method: &str, path: &str| log.iter().any(|r| r.method == method && r.path == path);
     assert!(path("GET", "/proxy/api/v1/command-center/agents/"));
     assert!(path(

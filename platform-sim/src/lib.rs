@@ -49,6 +49,39 @@ pub use types::{
 pub use platform::AGENT_ICON_SVG;
 use server::{Shared, lock};
 
+/// For URL-rewrite tests of a simulator behind [`SimConfig::path_prefix`]: every request in
+/// `log` arrived under `prefix` exactly once (never twice), and the host's rewrite was called
+/// once per request (`calls`: the addresses and targets it was given), only with original
+/// addresses under `base` (an Agent-runtime target exactly for the `/runtime/` paths). Says what
+/// is wrong otherwise.
+pub fn check_rewritten_once(
+    log: &[LoggedRequest],
+    prefix: &str,
+    base: &str,
+    calls: &[(String, engine_core::Target)],
+) -> Result<(), String> {
+    let doubled = format!("{prefix}{prefix}/");
+    for r in log {
+        if !r.path.starts_with(&format!("{prefix}/")) || r.path.starts_with(&doubled) {
+            return Err(format!("not rewritten exactly once: {}", r.path));
+        }
+    }
+    if calls.len() != log.len() {
+        return Err(format!(
+            "{} rewrites for {} requests",
+            calls.len(),
+            log.len()
+        ));
+    }
+    for (url, target) in calls {
+        let runtime = *target == engine_core::Target::AgentRuntime;
+        if !url.starts_with(base) || url.contains(prefix) || runtime != url.contains("/runtime/") {
+            return Err(format!("the rewrite was given {url} ({target:?})"));
+        }
+    }
+    Ok(())
+}
+
 /// How long [`Sim::shutdown`] waits for open connections before dropping them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 

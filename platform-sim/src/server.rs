@@ -310,7 +310,10 @@ pub(crate) async fn handle(
     });
 
     if prefixed.is_none() {
-        return error(404, "Not found. This simulator is served under its path prefix.");
+        return error(
+            404,
+            "Not found. This simulator is served under its path prefix.",
+        );
     }
     let mut drop_after = None;
     match shared.take_fault(req.method.as_str(), &path) {

@@ -64,6 +64,32 @@ impl Default for SimConfig {
     }
 }
 
+impl SimConfig {
+    /// The host inputs that open the default session of the first Agent behind `handle`, for
+    /// the simulated person (with the platform token) in the simulated Environment, on a visible
+    /// chat.
+    pub fn default_session_inputs(&self, handle: &str) -> Vec<engine_core::Input> {
+        use engine_core::{DefaultSession, Input, Person, Secret, SourceStatus};
+        vec![
+            Input::Person(Person {
+                user_uid: Some(self.person_uid.clone()),
+                token: Some(Secret::new(self.platform_token.clone())),
+                token_type: None,
+            }),
+            Input::EnvironmentUid(Some(self.environment_uid.clone())),
+            Input::DefaultSession(Some(DefaultSession {
+                agent_uid: self.agents.first().map(|a| a.uid.clone()),
+                handle_unique_id: handle.to_owned(),
+                name: handle.to_owned(),
+                status: SourceStatus::Ready,
+                unavailable_message: None,
+            })),
+            Input::ShowsDefaultSession(true),
+            Input::IsVisible(true),
+        ]
+    }
+}
+
 /// One Agent of the simulated Environment.
 #[derive(Debug, Clone)]
 pub struct AgentSpec {

@@ -117,7 +117,10 @@ fn p13_is_read_on_request_with_the_environment() {
         r.query,
         vec![("organization_environment_uid".to_owned(), ENV.to_owned())]
     );
-    assert_eq!(r.header("authorization"), Some("Bearer platform-token-secret"));
+    assert_eq!(
+        r.header("authorization"),
+        Some("Bearer platform-token-secret")
+    );
     assert_eq!(r.header("accept"), Some("application/json"));
     assert!(r.body.is_none());
     assert!(!r.root_relative);
@@ -167,7 +170,10 @@ fn projection_by_agent_uid_and_p14_for_the_agents_asked_for() {
     assert_eq!(r.target, Target::Platform);
     assert_eq!(r.url(), ICON1);
     assert_eq!(r.header("accept"), Some("*/*"));
-    assert_eq!(r.header("authorization"), Some("Bearer platform-token-secret"));
+    assert_eq!(
+        r.header("authorization"),
+        Some("Bearer platform-token-secret")
+    );
     assert!(r.body.is_none());
     assert!(!r.root_relative);
 
@@ -199,7 +205,12 @@ fn root_relative_icon_url_is_joined_to_the_platform_origin_and_marked() {
     let rewrite = |url: &str, _: Target| url.replace(BASE, "http://proxy.test/p");
     assert_eq!(r.request_url(Some(&rewrite)), format!("{BASE}{ICON2}"));
     // An absolute one goes through the rewrite, once.
-    let id = h.sent().iter().find(|s| icon_of(AGENT)(&s.call)).unwrap().id;
+    let id = h
+        .sent()
+        .iter()
+        .find(|s| icon_of(AGENT)(&s.call))
+        .unwrap()
+        .id;
     let r = &h.request(id).request;
     assert_eq!(
         r.request_url(Some(&rewrite)),
@@ -328,7 +339,11 @@ fn icon_bytes_are_bounded_and_checked() {
         (200, Some("image/png"), vec![0_u8; 512 * 1024 + 1]),
         (200, Some("text/html"), b"<html>login</html>".to_vec()),
         (200, Some("image/png"), Vec::new()),
-        (404, Some("application/json"), br#"{"detail":"Not found."}"#.to_vec()),
+        (
+            404,
+            Some("application/json"),
+            br#"{"detail":"Not found."}"#.to_vec(),
+        ),
     ];
     for (status, content_type, body) in cases {
         let mut h = with_projection();
@@ -387,14 +402,15 @@ fn icon_urls_off_the_platform_origin_are_skipped() {
     let mut h = Harness::visible_in_env();
     ask(&mut h, &[AGENT, AGENT2, "a3", "a4", "a5"]);
     let id = projection_request(&h);
-    let row = |agent: &str, url: &str| {
-        json!({"agentUid": agent, "commandCenterIcon": {"rendering": "mask", "url": url}})
-    };
+    let row = |agent: &str, url: &str| json!({"agentUid": agent, "commandCenterIcon": {"rendering": "mask", "url": url}});
     h.reply(
         id,
         200,
         json!([
-            row(AGENT, "https://evil.test/api/v1/command-center/agents/agent-1/icon/"),
+            row(
+                AGENT,
+                "https://evil.test/api/v1/command-center/agents/agent-1/icon/"
+            ),
             row(AGENT2, "http://platform.test/icon/"),
             row("a3", "//platform.test/icon/"),
             row("a4", "javascript:alert(1)"),
@@ -438,7 +454,10 @@ fn root_relative_rpc_url_marks_runtime_requests() {
         assert_eq!(r.request_url(Some(&rewrite)), expected);
         assert_eq!(r.request_url(None), r.url());
         // The engine's platform requests are never root-relative.
-        assert!(h.sent().iter().all(|s| s.request.target == Target::AgentRuntime
-            || !s.request.root_relative));
+        assert!(
+            h.sent()
+                .iter()
+                .all(|s| s.request.target == Target::AgentRuntime || !s.request.root_relative)
+        );
     }
 }

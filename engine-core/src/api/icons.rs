@@ -56,8 +56,9 @@ fn text(value: Option<&Value>) -> Option<&str> {
 /// Parses a 2xx P13 body into the icons keyed by Agent uid. A body that is not JSON fails; a
 /// JSON value that is not a list is an empty projection (as in the reference). Rows are skipped
 /// when they are not objects, have no uid, no icon object, a rendering other than `mask` or
-/// `color`, or a url [`icon_address`] refuses; a later row for the same uid replaces an earlier
-/// one.
+/// `color`, or a url off the platform's origin (only an absolute url with the platform base's
+/// scheme, host and port, or a root-relative `/…` one, is kept: the person's credential goes
+/// with an icon request); a later row for the same uid replaces an earlier one.
 pub fn parse_icon_projection(
     body: &[u8],
     platform_base: &str,
@@ -76,8 +77,8 @@ pub fn parse_icon_projection(
         let Some(uid) = text(either(record, "agentUid", "agent_uid")) else {
             continue;
         };
-        let Some(icon) = either(record, "commandCenterIcon", "command_center_icon")
-            .and_then(Value::as_object)
+        let Some(icon) =
+            either(record, "commandCenterIcon", "command_center_icon").and_then(Value::as_object)
         else {
             continue;
         };
@@ -121,8 +122,8 @@ pub(crate) fn icon_address(url: &str, platform_base: &str) -> Option<(String, St
         return Some((origin, url.to_owned(), true));
     }
     let parts = split_absolute(url)?;
-    let same = parts.scheme == platform.scheme
-        && parts.authority.eq_ignore_ascii_case(platform.authority);
+    let same =
+        parts.scheme == platform.scheme && parts.authority.eq_ignore_ascii_case(platform.authority);
     if !same {
         return None;
     }

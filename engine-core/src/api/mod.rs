@@ -21,16 +21,16 @@ pub use catalog::{
 };
 pub use error::{ApiError, Operation, error_message, model_required_fields};
 pub use history::{History, HistoryStatus, parse_history};
+pub(crate) use icons::icon_address;
 pub use icons::{
     IconRendering, MAX_ICON_URL_BYTES, MAX_PROJECTED_ICONS, ProjectedIcon, parse_icon_projection,
 };
-pub(crate) use icons::icon_address;
 pub use insights::{Insights, parse_insights};
+pub(crate) use runtime::rpc_url_of;
 pub use runtime::{
     AccessMode, InteractionState, PresencePhase, RuntimeAccess, RuntimeEndpoint,
     RuntimeInteraction, RuntimeNotice, RuntimePresence, Severity, Wake, parse_runtime_access,
 };
-pub(crate) use runtime::rpc_url_of;
 pub use session::{
     SessionRecord, parse_created_session, parse_get_or_create_session, parse_session_list,
     parse_session_list_in, parse_session_record,

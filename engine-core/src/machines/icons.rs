@@ -117,6 +117,7 @@ impl AgentIcons {
 
     /// A projection read is in flight for `environment` (attempt 1 or 2).
     #[state(superstate = "any", exit_action = "abort_pending")]
+    #[allow(clippy::ptr_arg)] // statig hands state-local fields by reference
     fn loading(
         &mut self,
         environment: &String,
