@@ -348,4 +348,12 @@ pub enum Command {
     /// Forget the archived list (the reference explorer's "Show less"): a read in flight is
     /// aborted, the rows and error go, and archives or restores no longer read it again.
     ClearArchivedSessions,
+    /// The surfaces draw these Agents: read the Agent icon projection of the active Environment
+    /// unless one younger than five minutes is held (P13), and fetch the icons of these Agents
+    /// (P14), into `Snapshot::agent_icons`. An empty list reads the projection alone. Ignored
+    /// without an Environment or a platform credential (ADR 090).
+    RequestAgentIcons {
+        /// Agent uids.
+        agent_uids: Vec<String>,
+    },
 }

@@ -249,6 +249,19 @@ pub enum ApiCall {
         /// `limit`, 1 to 100.
         limit: u32,
     },
+    /// P13: the Agent icon projection of an Environment (ADR 090).
+    ListAgentIcons {
+        /// `organization_environment_uid`.
+        environment_uid: String,
+    },
+    /// P14: an icon's bytes, at the url the projection gave (`Accept: */*`, the person's
+    /// credential).
+    GetAgentIcon {
+        /// The Agent the icon belongs to.
+        agent_uid: String,
+        /// The icon's address, absolute and on the platform's origin.
+        url: String,
+    },
 }
 
 /// HTTP method.
@@ -384,7 +397,18 @@ pub struct HttpRequest {
     pub body: Option<Bytes>,
     /// Buffered or streamed answer.
     pub body_mode: BodyMode,
+    /// The address came root-relative (`/…`: an `rpc_url` or an icon url starting with `/`) and
+    /// was resolved against the platform's origin, which stands in for the reference's page. As
+    /// in the reference, such an address is not given to the host's URL rewrite
+    /// ([`HttpRequest::request_url`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub root_relative: bool,
 }
+
+/// The host's URL rewrite (`connection.rewriteRequestUrl`): from the absolute address of a
+/// request and its target to the address actually requested. Shells apply it once to every
+/// request they carry out, through [`HttpRequest::request_url`].
+pub type UrlRewrite = dyn Fn(&str, Target) -> String + Send + Sync;
 
 fn body_as_text<S: Serializer>(body: &Option<Bytes>, s: S) -> Result<S::Ok, S::Error> {
     match body {
@@ -456,6 +480,26 @@ impl HttpRequest {
             url.extend(utf8_percent_encode(v, QUERY));
         }
         url
+    }
+
+    /// The address to request: [`HttpRequest::url`] passed once through `rewrite` when there is
+    /// one, unless the address was root-relative ([`HttpRequest::root_relative`]). The engine's
+    /// requests always carry the original platform or runtime address, never a rewritten one,
+    /// so calling this once per request never doubles a prefix.
+    ///
+    /// ```
+    /// # use engine_core::{HttpRequest, Target};
+    /// # fn demo(request: &HttpRequest) {
+    /// let rewrite = |url: &str, _target: Target| url.replace("https://platform.example.test", "http://proxy.test/platform");
+    /// let address = request.request_url(Some(&rewrite));
+    /// # }
+    /// ```
+    pub fn request_url(&self, rewrite: Option<&UrlRewrite>) -> String {
+        let url = self.url();
+        match rewrite {
+            Some(rewrite) if !self.root_relative => rewrite(&url, self.target),
+            _ => url,
+        }
     }
 
     /// The value of the first header with this name (ASCII case-insensitive).
@@ -656,6 +700,16 @@ impl ApiCall {
                     format!("/api/v1/agent-sessions/{}/", seg("session", session_uid)?),
                 )
             }
+            ApiCall::ListAgentIcons { environment_uid } => {
+                query.push((
+                    "organization_environment_uid".into(),
+                    environment_uid.clone(),
+                ));
+                (Method::Get, "/api/v1/command-center/agents/".to_owned())
+            }
+            ApiCall::GetAgentIcon { url, .. } => {
+                return render_icon(url, base, credential);
+            }
             ApiCall::ListArchivedSessions {
                 environment_uid,
                 agent_uid,
@@ -700,13 +754,7 @@ impl ApiCall {
                 });
             }
         };
-        let mut headers = Vec::new();
-        if let Some(c) = credential {
-            headers.push(Header::sensitive(
-                "Authorization",
-                format!("{} {}", c.token_type, c.token),
-            ));
-        }
+        let mut headers = credential_header(credential);
         headers.push(Header::new("Accept", "application/json"));
         let body = body.map(|v| {
             headers.push(Header::new("Content-Type", "application/json"));
@@ -721,6 +769,7 @@ impl ApiCall {
             headers,
             body,
             body_mode: BodyMode::Buffered,
+            root_relative: false,
         })
     }
 
@@ -783,6 +832,7 @@ impl ApiCall {
             headers,
             body: body.map(|v| Bytes::from(v.to_string())),
             body_mode,
+            root_relative: false,
         }))
     }
 
@@ -807,8 +857,46 @@ impl ApiCall {
             ApiCall::CancelRun { .. } => O::CancelRun,
             ApiCall::ListArchivedSessions { .. } => O::ArchivedSessionList,
             ApiCall::SearchSessions { .. } => O::SessionSearch,
+            ApiCall::ListAgentIcons { .. } => O::AgentIcons,
+            ApiCall::GetAgentIcon { .. } => O::AgentIcon,
         }
     }
+}
+
+/// `Authorization: {token_type} {token}` when the person's credential is held.
+fn credential_header(credential: Option<Credential<'_>>) -> Vec<Header> {
+    credential
+        .map(|c| Header::sensitive("Authorization", format!("{} {}", c.token_type, c.token)))
+        .into_iter()
+        .collect()
+}
+
+/// P14: `GET {url}` with the person's credential and `Accept: */*` (the icon route answers 406
+/// to an image-only Accept). Only an address on the platform's origin is rendered (the
+/// credential goes nowhere else); a root-relative one (`/…`) is joined to that origin.
+fn render_icon(
+    url: &str,
+    base: &str,
+    credential: Option<Credential<'_>>,
+) -> Result<HttpRequest, InvalidId> {
+    let refused = || InvalidId {
+        what: "icon url",
+        shown: url.chars().take(64).collect(),
+    };
+    let (origin, path, root_relative) = crate::api::icon_address(url, base).ok_or_else(refused)?;
+    let mut headers = credential_header(credential);
+    headers.push(Header::new("Accept", "*/*"));
+    Ok(HttpRequest {
+        method: Method::Get,
+        target: Target::Platform,
+        base: origin,
+        path,
+        query: Vec::new(),
+        headers,
+        body: None,
+        body_mode: BodyMode::Buffered,
+        root_relative,
+    })
 }
 
 #[cfg(test)]

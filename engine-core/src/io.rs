@@ -40,7 +40,15 @@ pub(crate) enum Owner {
     ArchivedSessions,
     /// The session explorer's search.
     SessionSearch,
+    /// The Agent icon projection and icon bytes (P13, P14).
+    Icons,
 }
+
+/// Largest icon body (P14): the platform delivers at most 512 KiB (ADR 090).
+pub(crate) const MAX_ICON_BYTES: usize = 512 * 1024;
+
+/// At most this many runtime bases are remembered as root-relative.
+const MAX_ROOT_RELATIVE_BASES: usize = 64;
 
 /// Bodies never show in `Debug`: a runtime-access answer carries the runtime token.
 struct Pending {
@@ -91,6 +99,8 @@ pub(crate) struct Answer {
     pub owner: Owner,
     pub call: ApiCall,
     pub outcome: Outcome,
+    /// `Content-Type` of the answer, when it had a head that gave one.
+    pub content_type: Option<String>,
 }
 
 /// How a request ended.
@@ -176,6 +186,9 @@ pub(crate) struct Io {
     pub events: VecDeque<Event>,
     /// Answer parts dropped because their request was not in flight, or repeated a head.
     pub ignored_answers: u64,
+    /// Runtime bases whose `rpc_url` came root-relative: their requests are marked so, and
+    /// shells do not pass them through the host's URL rewrite.
+    root_relative_bases: std::collections::BTreeSet<String>,
     /// The engine's time origin and the wall-clock reading (Unix ms) it stands for (OI-32).
     clock_origin: (Instant, u64),
 }
@@ -208,6 +221,7 @@ impl Io {
             signals: VecDeque::new(),
             events: VecDeque::new(),
             ignored_answers: 0,
+            root_relative_bases: std::collections::BTreeSet::new(),
             clock_origin: (origin, config.start_unix_ms),
         }
     }
@@ -262,11 +276,17 @@ impl Io {
         call: ApiCall,
         token: &str,
     ) -> Result<RequestId, ApiError> {
-        let request = call
+        let mut request = call
             .render(&self.base, Auth::Runtime { token })
             .map_err(|e| ApiError::Refused {
                 message: e.to_string(),
             })?;
+        request.root_relative = match &call {
+            ApiCall::ConfirmAgent { rpc_url, .. }
+            | ApiCall::SendMessage { rpc_url, .. }
+            | ApiCall::CancelRun { rpc_url, .. } => self.root_relative_bases.contains(rpc_url),
+            _ => false,
+        };
         Ok(self.issue(owner, call, request))
     }
 
@@ -310,11 +330,14 @@ impl Io {
 
     /// Buffers a chunk; an oversized body finishes the request as failed.
     pub(crate) fn on_chunk(&mut self, id: RequestId, chunk: &Bytes) -> Option<Delivery> {
-        let limit = self.max_body_bytes;
         let answer_limit = self.max_answer_bytes;
         let Some(p) = self.in_flight.get_mut(&id) else {
             self.ignored_answers += 1;
             return None;
+        };
+        let limit = match p.call {
+            ApiCall::GetAgentIcon { .. } => self.max_body_bytes.min(MAX_ICON_BYTES),
+            _ => self.max_body_bytes,
         };
         if p.head.is_none() {
             // A chunk before the head is a shell bug; treat the body as broken.
@@ -421,6 +444,7 @@ impl Io {
 
     fn finish(&mut self, id: RequestId, result: Result<(), ApiError>) -> Option<Answer> {
         let p = self.in_flight.remove(&id)?;
+        let content_type = p.head.as_ref().and_then(|h| h.content_type.clone());
         let outcome = match (result, p.head) {
             (Ok(()), Some(head)) => Outcome::Http {
                 status: head.status,
@@ -431,12 +455,34 @@ impl Io {
                 message: "No response head.".into(),
             }),
         };
+        if let (ApiCall::ResolveRuntimeAccess { .. }, Outcome::Http { status, body }) =
+            (&p.call, &outcome)
+            && (200..300).contains(status)
+        {
+            self.note_rpc_url(body);
+        }
         Some(Answer {
             id,
             owner: p.owner,
             call: p.call,
             outcome,
+            content_type,
         })
+    }
+
+    /// Remembers whether a runtime-access answer's `rpc_url` came root-relative.
+    fn note_rpc_url(&mut self, body: &[u8]) {
+        let Some((base, root_relative)) = crate::api::rpc_url_of(body, &self.base) else {
+            return;
+        };
+        if !root_relative {
+            self.root_relative_bases.remove(&base);
+            return;
+        }
+        if self.root_relative_bases.len() >= MAX_ROOT_RELATIVE_BASES {
+            self.root_relative_bases.clear();
+        }
+        self.root_relative_bases.insert(base);
     }
 }
 

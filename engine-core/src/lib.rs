@@ -31,7 +31,7 @@ pub use input::{
 };
 pub use intent::{
     AgentFilter, ApiCall, BodyMode, GetOrCreateBody, Header, HttpRequest, Intent, InvalidId,
-    Method, RequestId, StorageRequest, Target, check_id, segment,
+    Method, RequestId, StorageRequest, Target, UrlRewrite, check_id, segment,
 };
 pub use machines::selection::Origin;
 pub use queue::{
@@ -39,8 +39,8 @@ pub use queue::{
 };
 pub use response::{FailureKind, ResponseHead, TransportFailure};
 pub use snapshot::{
-    ArchivedSession, DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel,
-    MissingModelFields, Readiness, ReadinessStatus, RunStatus, SessionModelSelectionRequest,
-    Snapshot,
+    AgentIcon, ArchivedSession, Capabilities, DefaultSessionStatus, DetailSnapshot, DetailStatus,
+    IconImage, LastUsedModel, MissingModelFields, Readiness, ReadinessStatus, RunStatus,
+    SessionModelSelectionRequest, Snapshot,
 };
 pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};

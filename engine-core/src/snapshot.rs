@@ -253,6 +253,70 @@ pub struct Snapshot {
     pub is_searching_sessions: bool,
     /// The search failed (or was refused).
     pub session_search_error: Option<String>,
+    /// `capabilities` (ADR 099, adr-notes 5 and 6): what the source offers; all true for the
+    /// platform.
+    pub capabilities: Capabilities,
+    /// The Agent icon projection of the active Environment (ADR 090, P13), keyed by Agent uid,
+    /// with each icon's bytes (P14) once loaded. Read on [`crate::Command::RequestAgentIcons`];
+    /// empty until then, without an Environment or a platform credential, and after a person or
+    /// Environment change. An Agent without an entry, or an entry without an image, is drawn
+    /// with the surface's own fallback icon.
+    pub agent_icons: BTreeMap<String, AgentIcon>,
+}
+
+/// `capabilities`: the features the Agent source offers (ADR 099). Surfaces hide what is false.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Capabilities {
+    /// Sessions can be archived and restored.
+    pub archive_sessions: bool,
+    /// Sessions can be searched on the server.
+    pub search_sessions: bool,
+    /// Session transcripts can be read.
+    pub session_history: bool,
+    /// Context-usage insights can be read.
+    pub session_insights: bool,
+    /// Model-provider settings (sign-in, custom providers) exist.
+    pub model_provider_settings: bool,
+}
+
+impl Capabilities {
+    /// The platform source: everything.
+    pub const PLATFORM: Capabilities = Capabilities {
+        archive_sessions: true,
+        search_sessions: true,
+        session_history: true,
+        session_insights: true,
+        model_provider_settings: true,
+    };
+}
+
+/// One Agent's icon (ADR 090).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentIcon {
+    /// `mask` (follows the theme's colour) or `color` (drawn as is, never tinted).
+    pub rendering: crate::api::IconRendering,
+    /// The icon's address as the platform gave it (not rewritten).
+    pub url: String,
+    /// The bytes, once loaded; `None` while loading, after a failed first load, or before the
+    /// host asked for this Agent.
+    pub image: Option<IconImage>,
+}
+
+/// An icon's bytes as the platform delivered them (at most 512 KiB).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IconImage {
+    /// `Content-Type` of the answer (`image/svg+xml`, `image/png`, ...), when given.
+    pub content_type: Option<String>,
+    /// The bytes (serialized as standard base64).
+    #[serde(serialize_with = "bytes_as_base64")]
+    pub bytes: bytes::Bytes,
+}
+
+fn bytes_as_base64<S: serde::Serializer>(bytes: &bytes::Bytes, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&crate::trace::base64::encode(bytes))
 }
 
 /// One row of `archivedSessions`.

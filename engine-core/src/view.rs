@@ -303,6 +303,8 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             .collect(),
         is_searching_sessions: explorer::is_loading(search.state()),
         session_search_error: explorer::error(search.state()).map(str::to_owned),
+        capabilities: crate::snapshot::Capabilities::PLATFORM,
+        agent_icons: engine.agent_icons(),
     }
 }
 

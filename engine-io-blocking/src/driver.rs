@@ -161,6 +161,8 @@ pub(crate) struct Driver {
     pub published: Arc<Published>,
     /// The last snapshot published.
     pub last: Snapshot,
+    /// The host's URL rewrite, applied once to every request carried out.
+    pub rewrite: Option<Arc<engine_core::UrlRewrite>>,
 }
 
 /// The driver's working state beyond what it was built with.
@@ -358,8 +360,11 @@ impl Driver {
                 if request.body_mode == engine_core::BodyMode::Streamed {
                     run.streams.insert(id, (Instant::now(), false));
                 }
+                // Once, here: the request carries the original address, never a rewritten one.
+                let url = request.request_url(self.rewrite.as_deref());
                 let exchange = Exchange {
                     id,
+                    url,
                     request,
                     limits: self.limits,
                     aborted,

@@ -48,6 +48,8 @@ pub(crate) fn client(connect_timeout: Duration) -> Result<Client, String> {
 pub(crate) struct Exchange {
     pub id: RequestId,
     pub request: HttpRequest,
+    /// The address requested: the request's own after the host's rewrite.
+    pub url: String,
     pub limits: Limits,
     pub aborted: Arc<AtomicBool>,
     pub to_driver: Sender<Msg>,
@@ -102,7 +104,7 @@ impl Exchange {
             Method::Patch => reqwest::Method::PATCH,
             Method::Delete => reqwest::Method::DELETE,
         };
-        let mut builder = client.request(method, request.url());
+        let mut builder = client.request(method, self.url.as_str());
         // A buffered request has an overall limit; a streamed answer has none here (reqwest's
         // blocking timeout covers the whole body): the driver fails it after a silence of
         // `stream_idle_timeout` instead.
@@ -257,9 +259,11 @@ mod tests {
             headers: Vec::new(),
             body: None,
             body_mode: mode,
+            root_relative: false,
         };
         let exchange = Exchange {
             id: RequestId(7),
+            url: request.url(),
             request,
             limits: Limits {
                 request_timeout: timeout,

@@ -46,6 +46,33 @@
 //!   driver. Shutdown abandons in-flight requests the same way (their threads end on their own).
 //! - Storage intents are answered from the [`Storage`] on the driver thread.
 //! - The shell holds no rule of the spec: no retries, no body parsing.
+//!
+//! # URL rewrite
+//!
+//! [`ShellConfig::rewrite_request_url`] is the reference's `connection.rewriteRequestUrl`: a
+//! function from a request's absolute address and its [`Target`](engine_core::Target)
+//! (platform or Agent runtime) to the address actually requested, for hosts that reach the
+//! platform or the runtimes through an address of their own (a proxy, a tunnel). The driver
+//! applies it exactly once to every request it carries out (platform, runtime, icon bytes), as
+//! [`HttpRequest::request_url`](engine_core::HttpRequest::request_url) does: the engine's
+//! requests always hold the original address, so a prefix is never doubled, and a retry is
+//! rewritten once again from the original. An address that came root-relative (an `rpc_url` or
+//! an icon url starting with `/`, resolved against the platform's origin) is not given to it,
+//! as in the reference. The function must return an absolute `http`/`https` address; the
+//! request fails (no answer) otherwise.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use engine_core::{Config, Target};
+//! use engine_io_blocking::ShellConfig;
+//!
+//! let mut config = ShellConfig::new(Config::new("https://platform.example.test").unwrap());
+//! config.rewrite_request_url = Some(Arc::new(|url: &str, target: Target| match target {
+//!     Target::Platform => url.replacen("https://platform.example.test", "http://127.0.0.1:8080/platform", 1),
+//!     Target::AgentRuntime => url.to_owned(),
+//! }));
+//! assert!(format!("{config:?}").contains("rewrite_request_url: true"));
+//! ```
 
 mod driver;
 mod http;
@@ -79,6 +106,9 @@ pub struct ShellConfig {
     /// Record a trace of everything fed to the engine (tokens redacted); read it with
     /// [`Shell::trace`]. Default off.
     pub record_trace: bool,
+    /// The host's URL rewrite (see [the crate docs](crate#url-rewrite)), applied once to every
+    /// request. Default none: requests go to their own address.
+    pub rewrite_request_url: Option<Arc<engine_core::UrlRewrite>>,
 }
 
 impl ShellConfig {
@@ -91,6 +121,7 @@ impl ShellConfig {
             stream_idle_timeout: Duration::from_secs(120),
             storage: Box::new(MemoryStorage::default()),
             record_trace: false,
+            rewrite_request_url: None,
         }
     }
 
@@ -109,6 +140,7 @@ impl std::fmt::Debug for ShellConfig {
             .field("request_timeout", &self.request_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
             .field("record_trace", &self.record_trace)
+            .field("rewrite_request_url", &self.rewrite_request_url.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -140,6 +172,7 @@ impl Shell {
             stream_idle_timeout,
             storage,
             record_trace,
+            rewrite_request_url,
         } = config;
         if engine_config.start_unix_ms == 0 {
             engine_config.start_unix_ms = SystemTime::now()
@@ -169,6 +202,7 @@ impl Shell {
             storage,
             published: Arc::clone(&published),
             last: snapshot,
+            rewrite: rewrite_request_url,
         };
         let spawned = std::thread::Builder::new()
             .name("engine-io-blocking-driver".into())

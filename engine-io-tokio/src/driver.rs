@@ -2,10 +2,11 @@
 //! completions and time, and carries out what the engine asks for.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use engine_core::{
     Engine, Event, FailureKind, Input, Intent, RequestId, SessionSummary, Snapshot, StorageRequest,
-    TransportFailure,
+    TransportFailure, UrlRewrite,
 };
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::{AbortHandle, JoinError, JoinSet};
@@ -45,6 +46,8 @@ pub(crate) struct Driver {
     pub events: broadcast::Sender<Event>,
     pub snapshots: watch::Sender<Snapshot>,
     pub done_tx: mpsc::Sender<Completion>,
+    /// The host's URL rewrite, applied once to every request carried out.
+    pub rewrite: Option<Arc<UrlRewrite>>,
     tasks: JoinSet<RequestId>,
     in_flight: BTreeMap<RequestId, InFlight>,
     /// Storage answers for the engine, fed in after the drain that asked for them.
@@ -74,6 +77,7 @@ impl Driver {
             events,
             snapshots,
             done_tx,
+            rewrite: None,
             tasks: JoinSet::new(),
             in_flight: BTreeMap::new(),
             follow_ups: VecDeque::new(),
@@ -190,10 +194,13 @@ impl Driver {
     fn carry_out(&mut self, intent: Intent) {
         match intent {
             Intent::Http { id, request, .. } => {
+                // Once, here: the request carries the original address, never a rewritten one.
+                let url = request.request_url(self.rewrite.as_deref());
                 let task = request::execute(
                     self.client.clone(),
                     id,
                     request,
+                    url,
                     self.limits,
                     self.done_tx.clone(),
                 );

@@ -43,14 +43,42 @@
 //! Redirects are not followed: the engine sees every status as sent. Credentials (sensitive
 //! headers) are sent but never logged; each request gets a `tracing` span with its id, method,
 //! target, path and status.
+//!
+//! # URL rewrite
+//!
+//! [`ShellConfig::rewrite_request_url`] is the reference's `connection.rewriteRequestUrl`: a
+//! function from a request's absolute address and its [`Target`](engine_core::Target)
+//! (platform or Agent runtime) to the address actually requested, for hosts that reach the
+//! platform or the runtimes through an address of their own (a proxy, a tunnel). The shell
+//! applies it exactly once to every request it carries out (platform, runtime, icon bytes), as
+//! [`HttpRequest::request_url`](engine_core::HttpRequest::request_url) does: the engine's
+//! requests always hold the original address, so a prefix is never doubled, and a retry is
+//! rewritten once again from the original. An address that came root-relative (an `rpc_url` or
+//! an icon url starting with `/`, resolved against the platform's origin) is not given to it,
+//! as in the reference. The function must return an absolute `http`/`https` address; the
+//! request fails (no answer) otherwise.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use engine_core::{Config, Target};
+//! use engine_io_tokio::ShellConfig;
+//!
+//! let mut config = ShellConfig::new(Config::new("https://platform.example.test").unwrap());
+//! config.rewrite_request_url = Some(Arc::new(|url: &str, target: Target| match target {
+//!     Target::Platform => url.replacen("https://platform.example.test", "http://127.0.0.1:8080/platform", 1),
+//!     Target::AgentRuntime => url.to_owned(),
+//! }));
+//! assert!(format!("{config:?}").contains("rewrite_request_url: true"));
+//! ```
 
 mod driver;
 mod request;
 mod storage;
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use engine_core::{Command, Engine, Event, Input, Snapshot};
+use engine_core::{Command, Engine, Event, Input, Snapshot, UrlRewrite};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -75,6 +103,9 @@ pub struct ShellConfig {
     /// Record a trace of everything fed to the engine (tokens redacted); read it with
     /// [`Handle::trace`]. Default off.
     pub record_trace: bool,
+    /// The host's URL rewrite (see [the crate docs](crate#url-rewrite)), applied once to every
+    /// request. Default none: requests go to their own address.
+    pub rewrite_request_url: Option<Arc<UrlRewrite>>,
 }
 
 impl std::fmt::Debug for ShellConfig {
@@ -85,6 +116,7 @@ impl std::fmt::Debug for ShellConfig {
             .field("request_timeout", &self.request_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
             .field("record_trace", &self.record_trace)
+            .field("rewrite_request_url", &self.rewrite_request_url.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -114,6 +146,7 @@ impl ShellConfig {
             stream_idle_timeout: Self::DEFAULT_STREAM_IDLE_TIMEOUT,
             storage: Box::new(MemoryStorage::default()),
             record_trace: false,
+            rewrite_request_url: None,
         }
     }
 }
@@ -136,6 +169,7 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         stream_idle_timeout,
         storage,
         record_trace,
+        rewrite_request_url,
     } = config;
     let limits = request::Limits {
         request_timeout,
@@ -156,7 +190,7 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         snapshots: snapshot_rx,
         events: event_tx.downgrade(),
     };
-    let driver = driver::Driver::new(
+    let mut driver = driver::Driver::new(
         engine,
         storage,
         request::client(connect_timeout),
@@ -165,6 +199,7 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         snapshot_tx,
         done_tx,
     );
+    driver.rewrite = rewrite_request_url;
     let task = tokio::spawn(driver.run(host_rx, done_rx));
     (handle, task)
 }

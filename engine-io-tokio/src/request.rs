@@ -73,11 +73,13 @@ impl Out {
     }
 }
 
-/// Sends `request` and reports its answer under `id`. Returns `id` when done.
+/// Sends `request` to `url` (its address after the host's rewrite) and reports its answer under
+/// `id`. Returns `id` when done.
 pub(crate) async fn execute(
     client: Client,
     id: RequestId,
     request: HttpRequest,
+    url: String,
     limits: Limits,
     tx: mpsc::Sender<Completion>,
 ) -> RequestId {
@@ -91,11 +93,13 @@ pub(crate) async fn execute(
         status = tracing::field::Empty,
     );
     let out = Out { id, tx };
-    run(client, request, limits, &out).instrument(span).await;
+    run(client, request, &url, limits, &out)
+        .instrument(span)
+        .await;
     id
 }
 
-async fn run(client: Client, request: HttpRequest, limits: Limits, out: &Out) {
+async fn run(client: Client, request: HttpRequest, url: &str, limits: Limits, out: &Out) {
     let streamed = request.body_mode == BodyMode::Streamed;
     let started = Instant::now();
     let head_limit = if streamed {
@@ -110,7 +114,7 @@ async fn run(client: Client, request: HttpRequest, limits: Limits, out: &Out) {
             return;
         }
     };
-    let builder = match build(&client, &request) {
+    let builder = match build(&client, &request, url) {
         Ok(builder) => builder,
         Err(message) => {
             fail(out, TransportFailure::no_answer(message)).await;
@@ -251,6 +255,7 @@ fn broken(message: String) -> TransportFailure {
 fn build(
     client: &reqwest::Client,
     request: &HttpRequest,
+    url: &str,
 ) -> Result<reqwest::RequestBuilder, String> {
     let method = match request.method {
         Method::Get => reqwest::Method::GET,
@@ -268,7 +273,7 @@ fn build(
         value.set_sensitive(header.is_sensitive());
         headers.append(name, value);
     }
-    let mut builder = client.request(method, request.url()).headers(headers);
+    let mut builder = client.request(method, url).headers(headers);
     if let Some(body) = &request.body {
         builder = builder.body(body.clone());
     }
@@ -364,6 +369,7 @@ mod tests {
             ],
             body: None,
             body_mode,
+            root_relative: false,
         }
     }
 
@@ -387,7 +393,15 @@ mod tests {
 
     async fn collect(client: Client, request: HttpRequest, limits: Limits) -> Vec<Part> {
         let (tx, mut rx) = mpsc::channel(16);
-        let id = execute(client, RequestId(7), request, limits, tx).await;
+        let id = execute(
+            client,
+            RequestId(7),
+            request.clone(),
+            request.url(),
+            limits,
+            tx,
+        )
+        .await;
         assert_eq!(id, RequestId(7));
         let mut parts = Vec::new();
         while let Some(c) = rx.recv().await {

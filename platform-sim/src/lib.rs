@@ -2,7 +2,8 @@
 //! default.
 //!
 //! [`Sim::start`] binds `127.0.0.1:0` and serves, for one simulated organization held in memory,
-//! the platform API of `platform-api.md` (P1 to P12, and an empty P13) under [`Sim::url`], and
+//! the platform API of `platform-api.md` (P1 to P14; every Agent has a `mask` icon) under
+//! [`Sim::url`] (or under [`SimConfig::path_prefix`] of it, for URL-rewrite tests), and
 //! each Agent's runtime (R1 to R3) under `{url}/runtime/{agent_uid}`, which is the `rpc_url`
 //! resolve-runtime-access hands out together with a per-session runtime token. Answers stream as
 //! real ui-message-stream SSE.
@@ -45,7 +46,41 @@ pub use types::{
     LoggedRequest, RuntimeBehaviour, SimConfig, default_catalog,
 };
 
+pub use platform::AGENT_ICON_SVG;
 use server::{Shared, lock};
+
+/// For URL-rewrite tests of a simulator behind [`SimConfig::path_prefix`]: every request in
+/// `log` arrived under `prefix` exactly once (never twice), and the host's rewrite was called
+/// once per request (`calls`: the addresses and targets it was given), only with original
+/// addresses under `base` (an Agent-runtime target exactly for the `/runtime/` paths). Says what
+/// is wrong otherwise.
+pub fn check_rewritten_once(
+    log: &[LoggedRequest],
+    prefix: &str,
+    base: &str,
+    calls: &[(String, engine_core::Target)],
+) -> Result<(), String> {
+    let doubled = format!("{prefix}{prefix}/");
+    for r in log {
+        if !r.path.starts_with(&format!("{prefix}/")) || r.path.starts_with(&doubled) {
+            return Err(format!("not rewritten exactly once: {}", r.path));
+        }
+    }
+    if calls.len() != log.len() {
+        return Err(format!(
+            "{} rewrites for {} requests",
+            calls.len(),
+            log.len()
+        ));
+    }
+    for (url, target) in calls {
+        let runtime = *target == engine_core::Target::AgentRuntime;
+        if !url.starts_with(base) || url.contains(prefix) || runtime != url.contains("/runtime/") {
+            return Err(format!("the rewrite was given {url} ({target:?})"));
+        }
+    }
+    Ok(())
+}
 
 /// How long [`Sim::shutdown`] waits for open connections before dropping them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);

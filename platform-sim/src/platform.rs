@@ -1,4 +1,4 @@
-//! The platform routes, P1 to P13 of `platform-api.md`.
+//! The platform routes, P1 to P14 of `platform-api.md`.
 
 use axum::http::Method;
 use axum::response::Response;
@@ -42,7 +42,11 @@ enum Endpoint {
     GetOrCreate(String),
     Catalog,
     Icons,
+    Icon(String),
 }
+
+/// The icon every simulated Agent has (a `mask` rendering).
+pub const AGENT_ICON_SVG: &str = r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><rect x="5" y="8" width="14" height="11" rx="2"/><circle cx="12" cy="4" r="2"/></svg>"#;
 
 fn endpoint(path: &str) -> Option<Endpoint> {
     let rest = path.strip_prefix("/api/v1/")?.strip_suffix('/')?;
@@ -61,6 +65,7 @@ fn endpoint(path: &str) -> Option<Endpoint> {
         ["agents", agent, "sessions", "get-or-create-session"] => Endpoint::GetOrCreate(id(agent)?),
         ["model-providers"] => Endpoint::Catalog,
         ["command-center", "agents"] => Endpoint::Icons,
+        ["command-center", "agents", agent, "icon"] => Endpoint::Icon(id(agent)?),
         _ => return None,
     })
 }
@@ -88,9 +93,65 @@ pub(crate) fn handle(shared: &Shared, req: &Req, path: &str) -> Response {
         Endpoint::StartNew(agent) if m == Method::POST => start_new(shared, req, &agent),
         Endpoint::GetOrCreate(agent) if m == Method::POST => get_or_create(shared, req, &agent),
         Endpoint::Catalog if m == Method::GET => json_response(200, &shared.config.catalog),
-        Endpoint::Icons if m == Method::GET => json_response(200, &json!([])),
+        Endpoint::Icons if m == Method::GET => icons(shared, req),
+        Endpoint::Icon(agent) if m == Method::GET => icon(shared, req, &agent),
         _ => error(405, &format!("Method \"{m}\" not allowed.")),
     }
+}
+
+/// P13: every Agent of the Environment with its icon, at the simulator's own (unprefixed)
+/// address; another Environment has none.
+fn icons(shared: &Shared, req: &Req) -> Response {
+    let Some(env) = req.param("organization_environment_uid") else {
+        return field_errors(&[("organization_environment_uid", "This field is required.")]);
+    };
+    if env != shared.config.environment_uid {
+        return json_response(200, &json!([]));
+    }
+    let rows: Vec<Value> = shared
+        .config
+        .agents
+        .iter()
+        .map(|agent| {
+            let url = format!(
+                "{}/api/v1/command-center/agents/{}/icon/",
+                shared.url,
+                encode(&agent.uid)
+            );
+            json!({"agentUid": agent.uid, "commandCenterIcon": {"rendering": "mask", "url": url}})
+        })
+        .collect();
+    json_response(200, &Value::Array(rows))
+}
+
+/// P14: the Agent's icon as SVG; 406 to an image-only `Accept` (as the platform's route does).
+fn icon(shared: &Shared, req: &Req, agent: &str) -> Response {
+    if !shared.config.agents.iter().any(|a| a.uid == agent) {
+        return error(404, NOT_FOUND);
+    }
+    let accept = req
+        .headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("*/*");
+    let image_only = accept
+        .split(',')
+        .map(|t| t.split(';').next().unwrap_or_default().trim())
+        .all(|t| t.starts_with("image/"));
+    if image_only {
+        return error(406, "Could not satisfy the request Accept header.");
+    }
+    let mut response = Response::new(axum::body::Body::from(AGENT_ICON_SVG));
+    let headers = response.headers_mut();
+    headers.insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("image/svg+xml"),
+    );
+    headers.insert(
+        axum::http::header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("private, no-cache"),
+    );
+    response
 }
 
 /// A 400 field-error map.

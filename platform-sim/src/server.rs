@@ -255,7 +255,16 @@ pub(crate) async fn handle(
     let body = axum::body::to_bytes(body, BODY_LIMIT)
         .await
         .unwrap_or_default();
-    let path = parts.uri.path().to_owned();
+    let received = parts.uri.path().to_owned();
+    // Behind a prefix, the path served is the one after it (stripped once).
+    let prefixed = match shared.config.path_prefix.as_deref() {
+        None => Some(received.clone()),
+        Some(prefix) => received
+            .strip_prefix(prefix.trim_end_matches('/'))
+            .filter(|rest| rest.starts_with('/'))
+            .map(str::to_owned),
+    };
+    let path = prefixed.clone().unwrap_or_default();
     let raw_query = parts.uri.query().unwrap_or_default().to_owned();
     let query = axum::extract::Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
         .map(|q| q.0)
@@ -293,13 +302,19 @@ pub(crate) async fn handle(
     };
     lock(&shared.log).push(LoggedRequest {
         method: req.method.as_str().to_owned(),
-        path: redact(&path, &secrets),
+        path: redact(&received, &secrets),
         query: redact(&raw_query, &secrets),
         body: logged_body,
         authorized,
         at_ms: shared.elapsed_ms(),
     });
 
+    if prefixed.is_none() {
+        return error(
+            404,
+            "Not found. This simulator is served under its path prefix.",
+        );
+    }
     let mut drop_after = None;
     match shared.take_fault(req.method.as_str(), &path) {
         Some(FaultKind::Status(status, body)) => {

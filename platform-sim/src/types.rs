@@ -28,6 +28,11 @@ pub struct SimConfig {
     pub catalog: Value,
     /// The pause between two streamed answer chunks, in milliseconds (default 15).
     pub answer_delay_ms: u64,
+    /// Serve everything under this path prefix only (e.g. `/proxy`), as a reverse proxy a host's
+    /// URL rewrite points at would: the prefix is stripped once from every request path, and a
+    /// request without it gets 404. The addresses the simulator hands out (`rpc_url`, icon urls)
+    /// stay unprefixed, as the platform's own. Default none.
+    pub path_prefix: Option<String>,
 }
 
 impl std::fmt::Debug for SimConfig {
@@ -39,6 +44,7 @@ impl std::fmt::Debug for SimConfig {
             .field("agents", &self.agents)
             .field("catalog", &self.catalog)
             .field("answer_delay_ms", &self.answer_delay_ms)
+            .field("path_prefix", &self.path_prefix)
             .finish()
     }
 }
@@ -53,7 +59,34 @@ impl Default for SimConfig {
             agents: vec![AgentSpec::new(DEFAULT_AGENT_UID, "Demo Agent")],
             catalog: default_catalog(),
             answer_delay_ms: 15,
+            path_prefix: None,
         }
+    }
+}
+
+impl SimConfig {
+    /// The host inputs that open the default session of the first Agent behind `handle`, for
+    /// the simulated person (with the platform token) in the simulated Environment, on a visible
+    /// chat.
+    pub fn default_session_inputs(&self, handle: &str) -> Vec<engine_core::Input> {
+        use engine_core::{DefaultSession, Input, Person, Secret, SourceStatus};
+        vec![
+            Input::Person(Person {
+                user_uid: Some(self.person_uid.clone()),
+                token: Some(Secret::new(self.platform_token.clone())),
+                token_type: None,
+            }),
+            Input::EnvironmentUid(Some(self.environment_uid.clone())),
+            Input::DefaultSession(Some(DefaultSession {
+                agent_uid: self.agents.first().map(|a| a.uid.clone()),
+                handle_unique_id: handle.to_owned(),
+                name: handle.to_owned(),
+                status: SourceStatus::Ready,
+                unavailable_message: None,
+            })),
+            Input::ShowsDefaultSession(true),
+            Input::IsVisible(true),
+        ]
     }
 }
 

@@ -14,8 +14,8 @@ use engine_core::AnswerStream;
 use engine_core::StreamOutcome;
 use engine_core::api::{
     AccessMode, InteractionState, model_required_fields, parse_catalog,
-    parse_get_or_create_session, parse_history, parse_insights, parse_runtime_access,
-    parse_session_list, parse_session_list_in, parse_session_record,
+    parse_get_or_create_session, parse_history, parse_icon_projection, parse_insights,
+    parse_runtime_access, parse_session_list, parse_session_list_in, parse_session_record,
 };
 use engine_core::message::Part;
 use futures_util::StreamExt;
@@ -755,6 +755,83 @@ async fn drop_mid_stream_cuts_the_connection() {
         .await
         .unwrap();
     assert_eq!(text_of(&assemble(&bytes)), "You said: Cut me off please");
+    sim.shutdown().await;
+}
+
+/// P13/P14: the demo Agent's icon projection parses with engine-core's parser, its bytes come
+/// as SVG with `Accept: */*` and the platform token, and an image-only Accept gets 406.
+#[tokio::test]
+async fn agent_icons_are_served() {
+    let sim = Sim::start(fast()).await.unwrap();
+    let client = Client::new(&sim);
+    let answer = client
+        .get(&format!(
+            "/api/v1/command-center/agents/?organization_environment_uid={ENV}"
+        ))
+        .await;
+    assert_eq!(answer.status, 200);
+    let icons = parse_icon_projection(&answer.body, &sim.url()).unwrap();
+    let url = icons[AGENT].url.clone();
+    assert_eq!(
+        url,
+        format!("{}/api/v1/command-center/agents/{AGENT}/icon/", sim.url())
+    );
+    let other = client
+        .get("/api/v1/command-center/agents/?organization_environment_uid=env-other")
+        .await;
+    assert_eq!(other.json(), json!([]));
+    assert_eq!(
+        client.get("/api/v1/command-center/agents/").await.status,
+        400
+    );
+    let fetch = |accept: &'static str, token: Option<&'static str>| {
+        let mut request = client.http.get(url.clone()).header("Accept", accept);
+        if let Some(token) = token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        request.send()
+    };
+    let bytes = fetch("*/*", Some(DEFAULT_PLATFORM_TOKEN)).await.unwrap();
+    assert_eq!(bytes.status().as_u16(), 200);
+    assert_eq!(bytes.headers()["content-type"], "image/svg+xml");
+    assert_eq!(
+        bytes.bytes().await.unwrap(),
+        platform_sim::AGENT_ICON_SVG.as_bytes()
+    );
+    let refused = fetch("image/svg+xml, image/png", Some(DEFAULT_PLATFORM_TOKEN));
+    assert_eq!(refused.await.unwrap().status().as_u16(), 406);
+    assert_eq!(fetch("*/*", None).await.unwrap().status().as_u16(), 401);
+    sim.shutdown().await;
+}
+
+/// `path_prefix`: served only under the prefix (stripped once), logged as received.
+#[tokio::test]
+async fn a_path_prefix_is_stripped_once() {
+    let sim = Sim::start(SimConfig {
+        path_prefix: Some("/proxy".into()),
+        ..fast()
+    })
+    .await
+    .unwrap();
+    let client = Client::new(&sim);
+    assert_eq!(
+        client.get("/proxy/api/v1/model-providers/").await.status,
+        200
+    );
+    assert_eq!(client.get("/api/v1/model-providers/").await.status, 404);
+    assert_eq!(
+        client
+            .get("/proxy/proxy/api/v1/model-providers/")
+            .await
+            .status,
+        404
+    );
+    assert_eq!(
+        client.get("/proxyapi/v1/model-providers/").await.status,
+        404
+    );
+    let paths: Vec<String> = sim.log().into_iter().map(|r| r.path).collect();
+    assert_eq!(paths[0], "/proxy/api/v1/model-providers/");
     sim.shutdown().await;
 }
 

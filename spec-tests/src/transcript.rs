@@ -163,5 +163,7 @@ pub(crate) fn call_name(call: &ApiCall) -> &'static str {
         ApiCall::CancelRun { .. } => "cancel-run",
         ApiCall::ListArchivedSessions { .. } => "archived-list",
         ApiCall::SearchSessions { .. } => "search",
+        ApiCall::ListAgentIcons { .. } => "agent-icons",
+        ApiCall::GetAgentIcon { .. } => "agent-icon",
     }
 }

@@ -240,6 +240,8 @@ fn answer(call: &ApiCall, kind: Kind, variant: u8) -> (u16, Vec<u8>) {
         ApiCall::ListModelProviders | ApiCall::UpdateSessionModel { .. } => (500, Vec::new()),
         // The explorer's reads have their own tests (explorer.rs).
         ApiCall::ListArchivedSessions { .. } | ApiCall::SearchSessions { .. } => (500, Vec::new()),
+        // Icons have their own tests (icons.rs); this model never asks for them.
+        ApiCall::ListAgentIcons { .. } | ApiCall::GetAgentIcon { .. } => (500, Vec::new()),
     }
 }
 

@@ -45,6 +45,10 @@ pub enum Operation {
     ArchivedSessionList,
     /// P1, the session search (the session explorer).
     SessionSearch,
+    /// P13, the Agent icon projection.
+    AgentIcons,
+    /// P14, an icon's bytes.
+    AgentIcon,
 }
 
 impl Operation {
@@ -68,6 +72,8 @@ impl Operation {
             Operation::CancelRun => "Session cancellation failed",
             Operation::ArchivedSessionList => "Archived session list request failed",
             Operation::SessionSearch => "Conversation search failed",
+            Operation::AgentIcons => "Agent icon projection failed",
+            Operation::AgentIcon => "Agent icon request failed",
         }
     }
 }

@@ -8,6 +8,7 @@ mod catalog;
 pub(crate) mod chat;
 mod error;
 mod history;
+mod icons;
 mod insights;
 mod provenance;
 mod runtime;
@@ -21,9 +22,14 @@ pub use catalog::{
 };
 pub use error::{ApiError, Operation, error_message, model_required_fields};
 pub use history::{History, HistoryStatus, parse_history};
+pub(crate) use icons::icon_address;
+pub use icons::{
+    IconRendering, MAX_ICON_URL_BYTES, MAX_PROJECTED_ICONS, ProjectedIcon, parse_icon_projection,
+};
 pub use insights::{Insights, parse_insights};
 pub(crate) use provenance::id_like;
 pub use provenance::{PROVENANCE_PART_TYPE, normalize_provenance, provenance_metadata};
+pub(crate) use runtime::rpc_url_of;
 pub use runtime::{
     AccessMode, InteractionState, PresencePhase, RuntimeAccess, RuntimeEndpoint,
     RuntimeInteraction, RuntimeNotice, RuntimePresence, Severity, Wake, parse_runtime_access,

@@ -413,20 +413,31 @@ fn endpoint_from(map: &Map<String, Value>, platform_base: &str) -> Option<Runtim
     })
 }
 
+/// The resolved `rpc_url` of a P11 body, and whether it came root-relative (starting with `/`),
+/// for the shells' URL rewrite (`platform-api.md` section 1); `None` without a usable one.
+pub(crate) fn rpc_url_of(body: &[u8], platform_base: &str) -> Option<(String, bool)> {
+    let Some(Value::Object(map)) = parse_json(body) else {
+        return None;
+    };
+    let raw = field(&map, "rpc_url", "rpcUrl").and_then(Value::as_str)?;
+    let resolved = resolve_rpc_url(raw, platform_base)?;
+    Some((resolved, raw.trim().starts_with('/')))
+}
+
 /// An absolute `http`/`https` URL split into its lowercase scheme, its authority and the rest
 /// (empty or starting with `/`).
-struct Absolute<'a> {
+pub(crate) struct Absolute<'a> {
     /// `http` or `https`.
-    scheme: &'static str,
+    pub scheme: &'static str,
     /// `host[:port]` (possibly with userinfo), checked by [`valid_authority`].
-    authority: &'a str,
+    pub authority: &'a str,
     /// The path.
-    path: &'a str,
+    pub path: &'a str,
 }
 
 /// Splits `url` as `http(s)://authority[/path]`; `None` for any other scheme, a missing `//`
 /// or an invalid authority.
-fn split_absolute(url: &str) -> Option<Absolute<'_>> {
+pub(crate) fn split_absolute(url: &str) -> Option<Absolute<'_>> {
     let (scheme, rest) = url.split_once(':')?;
     let scheme = if scheme.eq_ignore_ascii_case("https") {
         "https"

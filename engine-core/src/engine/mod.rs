@@ -1,6 +1,7 @@
 //! The `Engine`: owns the machines and relays signals between them until nothing changes.
 //! Sending and models have their own files (`sending.rs`, `models.rs`).
 
+mod icons;
 mod models;
 mod sending;
 
@@ -25,6 +26,7 @@ use crate::machines::default_session::{self, DefaultEvent, DefaultSessionMachine
 use crate::machines::environment::{EnvEvent, Environment};
 use crate::machines::explorer::{ExplorerEvent, ExplorerRead, ReadKind};
 use crate::machines::hydration::{HydEvent, Hydration};
+use crate::machines::icons::AgentIcons;
 use crate::machines::model_choice::{ChoiceEvent, ModelChoiceMachine};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
 use crate::machines::picker::{Picker, PickerEdit, PickerEvent};
@@ -108,6 +110,8 @@ pub struct Engine {
     archived: InitializedStateMachine<ExplorerRead>,
     /// The session explorer's search.
     search: InitializedStateMachine<ExplorerRead>,
+    /// Agent icons (ADR 090).
+    icons: InitializedStateMachine<AgentIcons>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -161,6 +165,9 @@ impl Engine {
         let search = ExplorerRead::new(ReadKind::Search)
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
+        let icons = AgentIcons::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
         let mut engine = Engine {
             start: now,
             last_now: now,
@@ -186,6 +193,7 @@ impl Engine {
             recorder: None,
             archived,
             search,
+            icons,
         };
         engine.scope_changed(now);
         engine.settle(now);
@@ -397,6 +405,9 @@ impl Engine {
                 self.inputs.person = person;
                 if self.inputs.scope() != before {
                     self.scope_changed(now);
+                } else if token_changed && self.inputs.person.token.is_none() {
+                    // Icons are read only for a signed-in person: without a credential they go.
+                    self.reset_icons(now);
                 } else if token_changed {
                     // OI-26: a new token reads the detail again.
                     let (mut ctx, p) = self.ctx(now);
@@ -563,6 +574,7 @@ impl Engine {
             self.choose_requested(&id, now);
         }
         self.requested_before_scope &= !self.scope_complete();
+        self.reset_icons(now);
     }
 
     /// Both the person's uid and an Environment are known.
@@ -760,6 +772,9 @@ impl Engine {
             }
             Command::ClearArchivedSessions => {
                 self.explore(ReadKind::Archived, &ExplorerEvent::Clear, now);
+            }
+            Command::RequestAgentIcons { agent_uids } => {
+                self.request_agent_icons(&agent_uids, now);
             }
         }
     }
@@ -983,6 +998,7 @@ impl Engine {
     fn route(&mut self, answer: &Answer, now: Instant) {
         match answer.owner {
             Owner::Unarchive => self.restored(answer, now),
+            Owner::Icons => self.icons_answered(answer, now),
             Owner::Archive => {
                 let Some(removal) = self.removals.remove(&answer.id) else {
                     return;
@@ -1050,7 +1066,8 @@ impl Engine {
                     Owner::Archive
                     | Owner::Unarchive
                     | Owner::ArchivedSessions
-                    | Owner::SessionSearch => {}
+                    | Owner::SessionSearch
+                    | Owner::Icons => {}
                 }
             }
         }

@@ -51,7 +51,7 @@ use crate::input::Input;
 use crate::intent::RequestId;
 use crate::response::{FailureKind, ResponseHead, TransportFailure};
 
-mod base64;
+pub(crate) mod base64;
 mod recorder;
 mod redact;
 mod replay;

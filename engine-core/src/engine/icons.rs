@@ -1,0 +1,70 @@
+//! The engine's side of Agent icons (ADR 090, P13/P14): the host's request, the answers, the
+//! reset on a change of person or Environment, and the snapshot value.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use super::Engine;
+use crate::io::{Answer, Ctx};
+use crate::machines::icons::IconsEvent;
+use crate::snapshot::{AgentIcon, IconImage};
+
+impl Engine {
+    /// `Command::RequestAgentIcons`: only with an active Environment and a platform credential
+    /// (the reference reads icons only for a signed-in person).
+    pub(super) fn request_agent_icons(&mut self, agents: &[String], now: Instant) {
+        let environment = self
+            .inputs
+            .environment_uid
+            .clone()
+            .filter(|_| self.inputs.person.token.is_some());
+        let event = IconsEvent::Request {
+            environment: environment.as_deref(),
+            agents,
+        };
+        self.icons_event(&event, now);
+    }
+
+    /// A P13 or P14 answer.
+    pub(super) fn icons_answered(&mut self, answer: &Answer, now: Instant) {
+        self.icons_event(&IconsEvent::Answer(answer), now);
+    }
+
+    /// What belongs to the old person or Environment goes (abort included).
+    pub(super) fn reset_icons(&mut self, now: Instant) {
+        self.icons_event(&IconsEvent::Reset, now);
+    }
+
+    fn icons_event(&mut self, event: &IconsEvent<'_>, now: Instant) {
+        let mut ctx = Ctx {
+            now,
+            inputs: &self.inputs,
+            io: &mut self.io,
+        };
+        self.icons.handle_with_context(event, &mut ctx);
+    }
+
+    /// `Snapshot::agent_icons`.
+    pub(crate) fn agent_icons(&self) -> BTreeMap<String, AgentIcon> {
+        let store = self.icons.inner();
+        let Some(projection) = store.projection() else {
+            return BTreeMap::new();
+        };
+        projection
+            .icons
+            .iter()
+            .map(|(uid, icon)| {
+                let image = store.image(&icon.url).map(|i| IconImage {
+                    content_type: i.content_type.clone(),
+                    bytes: i.bytes.clone(),
+                });
+                let icon = AgentIcon {
+                    rendering: icon.rendering,
+                    url: icon.url.clone(),
+                    image,
+                };
+                (uid.clone(), icon)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,286 @@
+//! ADR 090, P13/P14: Agent icons. One projection per active Environment, read when the host asks
+//! for icons and trusted for five minutes; a failed read is tried once more at once, then left
+//! (a missing icon is never a failure a person sees). Icon bytes are fetched per icon url for
+//! the Agents the host asked for, kept until the person or the Environment changes, fetched
+//! again when asked for after five minutes (a failed refresh keeps the bytes held) and, after a
+//! failed first load, not before a minute has passed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use statig::prelude::*;
+
+use crate::api::{ProjectedIcon, parse_icon_projection};
+use crate::intent::{ApiCall, RequestId};
+use crate::io::{Answer, Ctx, MAX_ICON_BYTES, Outcome as Http, Owner};
+
+/// The projection is fresh while younger than this (adr-notes 7).
+pub(crate) const PROJECTION_FRESH: Duration = Duration::from_millis(300_000);
+/// Held icon bytes are fetched again when asked for at this age or later.
+pub(crate) const IMAGE_REFRESH: Duration = Duration::from_millis(300_000);
+/// A failed first load of an icon is not tried again before this.
+pub(crate) const IMAGE_RETRY: Duration = Duration::from_millis(60_000);
+/// At most this many Agents are remembered as wanted (bounding the bytes held).
+pub(crate) const MAX_WANTED: usize = 128;
+
+/// The projection held, for the Environment it was read for.
+#[derive(Debug, Clone)]
+pub(crate) struct Projection {
+    pub environment: String,
+    pub icons: Arc<BTreeMap<String, ProjectedIcon>>,
+    loaded_at: Instant,
+}
+
+/// An icon's bytes as delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Image {
+    pub bytes: Bytes,
+    pub content_type: Option<String>,
+}
+
+/// Where the bytes of one icon url stand.
+#[derive(Debug, Clone)]
+struct ImageEntry {
+    /// The bytes held, if any (a failed refresh keeps them).
+    image: Option<Image>,
+    /// When the last load or refresh finished.
+    checked_at: Instant,
+}
+
+/// Shared storage of the icons machine.
+#[derive(Debug, Default)]
+pub(crate) struct AgentIcons {
+    projection: Option<Projection>,
+    /// Agents the host asked icons for, in this person's and Environment's scope.
+    wanted: BTreeSet<String>,
+    /// Bytes per icon url.
+    images: BTreeMap<String, ImageEntry>,
+    /// P14 requests in flight and their url.
+    fetching: BTreeMap<RequestId, String>,
+}
+
+pub(crate) enum IconsEvent<'a> {
+    /// The host draws these Agents (possibly none: the projection alone). `environment` is the
+    /// active one; `None` when no request may go (no Environment, or no platform credential).
+    Request {
+        environment: Option<&'a str>,
+        agents: &'a [String],
+    },
+    /// The person or the Environment changed, or the credential went: everything is dropped.
+    Reset,
+    Answer(&'a Answer),
+}
+
+#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+impl AgentIcons {
+    #[superstate]
+    fn any(&mut self, context: &mut Ctx<'_>, event: &IconsEvent<'_>) -> Outcome<State> {
+        match event {
+            IconsEvent::Reset => {
+                for id in std::mem::take(&mut self.fetching).into_keys() {
+                    context.io.abort(id);
+                }
+                self.projection = None;
+                self.wanted.clear();
+                self.images.clear();
+                // The exit action of `loading` aborts a projection read.
+                Transition(State::idle())
+            }
+            IconsEvent::Answer(a) => {
+                self.image_answered(context.now, a);
+                Handled
+            }
+            IconsEvent::Request { .. } => Handled,
+        }
+    }
+
+    #[state(superstate = "any")]
+    fn idle(&mut self, context: &mut Ctx<'_>, event: &IconsEvent<'_>) -> Outcome<State> {
+        match event {
+            IconsEvent::Request {
+                environment: Some(env),
+                agents,
+            } => {
+                self.want(agents);
+                if self.is_fresh(env, context.now) {
+                    self.fetch_images(context, agents.iter());
+                    Handled
+                } else {
+                    self.load(context, env, 1)
+                }
+            }
+            _ => Super,
+        }
+    }
+
+    /// A projection read is in flight for `environment` (attempt 1 or 2).
+    #[state(superstate = "any", exit_action = "abort_pending")]
+    #[allow(clippy::ptr_arg)] // statig hands state-local fields by reference
+    fn loading(
+        &mut self,
+        environment: &String,
+        pending: &RequestId,
+        attempt: &u8,
+        context: &mut Ctx<'_>,
+        event: &IconsEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            IconsEvent::Answer(a) if a.id == *pending => {
+                let read = a
+                    .outcome
+                    .ok_body(&a.call)
+                    .and_then(|body| parse_icon_projection(body, &context.io.base));
+                match read {
+                    Ok(icons) => {
+                        self.projection = Some(Projection {
+                            environment: environment.clone(),
+                            icons: Arc::new(icons),
+                            loaded_at: context.now,
+                        });
+                        let wanted: Vec<String> = self.wanted.iter().cloned().collect();
+                        self.fetch_images(context, wanted.iter());
+                        Transition(State::idle())
+                    }
+                    // One retry at once; then every Agent keeps its fallback icon.
+                    Err(_) if *attempt < 2 => {
+                        let environment = environment.clone();
+                        self.load(context, &environment, attempt + 1)
+                    }
+                    Err(_) => Transition(State::idle()),
+                }
+            }
+            // A request while the read runs joins it: its Agents are served when it answers.
+            IconsEvent::Request { agents, .. } => {
+                self.want(agents);
+                Handled
+            }
+            _ => Super,
+        }
+    }
+
+    #[action]
+    fn abort_pending(pending: &RequestId, context: &mut Ctx<'_>) {
+        context.io.abort(*pending);
+    }
+}
+
+impl AgentIcons {
+    fn is_fresh(&self, environment: &str, now: Instant) -> bool {
+        self.projection.as_ref().is_some_and(|p| {
+            p.environment == environment
+                && now.saturating_duration_since(p.loaded_at) < PROJECTION_FRESH
+        })
+    }
+
+    fn want(&mut self, agents: &[String]) {
+        for agent in agents {
+            let agent = agent.trim();
+            if !agent.is_empty() && (self.wanted.len() < MAX_WANTED || self.wanted.contains(agent))
+            {
+                self.wanted.insert(agent.to_owned());
+            }
+        }
+    }
+
+    fn load(&mut self, context: &mut Ctx<'_>, environment: &str, attempt: u8) -> Outcome<State> {
+        let call = ApiCall::ListAgentIcons {
+            environment_uid: environment.to_owned(),
+        };
+        match context.send(Owner::Icons, call) {
+            Ok(pending) => Transition(State::loading(environment.to_owned(), pending, attempt)),
+            Err(_) => Transition(State::idle()),
+        }
+    }
+
+    /// P14 for each wanted Agent the projection gives an icon, unless its bytes are in flight,
+    /// fresh, or failed less than a minute ago.
+    fn fetch_images<'a>(
+        &mut self,
+        context: &mut Ctx<'_>,
+        agents: impl Iterator<Item = &'a String>,
+    ) {
+        let Some(projection) = self.projection.as_ref() else {
+            return;
+        };
+        let icons = Arc::clone(&projection.icons);
+        for agent in agents {
+            let agent = agent.trim();
+            if !self.wanted.contains(agent) {
+                continue;
+            }
+            let Some(icon) = icons.get(agent) else {
+                continue;
+            };
+            if self.fetching.values().any(|url| *url == icon.url) {
+                continue;
+            }
+            let due = self.images.get(&icon.url).is_none_or(|entry| {
+                let age = context.now.saturating_duration_since(entry.checked_at);
+                match entry.image {
+                    Some(_) => age >= IMAGE_REFRESH,
+                    None => age >= IMAGE_RETRY,
+                }
+            });
+            if !due {
+                continue;
+            }
+            let call = ApiCall::GetAgentIcon {
+                agent_uid: agent.to_owned(),
+                url: icon.url.clone(),
+            };
+            if let Ok(id) = context.send(Owner::Icons, call) {
+                self.fetching.insert(id, icon.url.clone());
+            }
+        }
+    }
+
+    /// A P14 answer: bytes of an image type (or of no stated type), not empty and within the
+    /// size limit, replace what is held; anything else keeps held bytes, or marks a failed
+    /// first load.
+    fn image_answered(&mut self, now: Instant, answer: &Answer) {
+        let Some(url) = self.fetching.remove(&answer.id) else {
+            return;
+        };
+        let content_type = answer.content_type.as_deref();
+        let image = match &answer.outcome {
+            Http::Http { status, body }
+                if (200..300).contains(status)
+                    && !body.is_empty()
+                    && body.len() <= MAX_ICON_BYTES
+                    && content_type.is_none_or(is_image_type) =>
+            {
+                Some(Image {
+                    bytes: body.clone(),
+                    content_type: content_type.map(str::to_owned),
+                })
+            }
+            _ => None,
+        };
+        let held = self.images.remove(&url).and_then(|e| e.image);
+        let entry = ImageEntry {
+            image: image.or(held),
+            checked_at: now,
+        };
+        self.images.insert(url, entry);
+    }
+
+    /// The projection held (it always belongs to the active Environment).
+    pub(crate) fn projection(&self) -> Option<&Projection> {
+        self.projection.as_ref()
+    }
+
+    /// The bytes held for an icon url.
+    pub(crate) fn image(&self, url: &str) -> Option<&Image> {
+        self.images.get(url).and_then(|e| e.image.as_ref())
+    }
+}
+
+/// `image/*`, parameters ignored.
+fn is_image_type(content_type: &str) -> bool {
+    content_type
+        .trim()
+        .get(..6)
+        .is_some_and(|prefix| prefix.eq_ignore_ascii_case("image/"))
+}
