@@ -393,7 +393,8 @@ fn stop_at_once_then_after_the_cancel_answers() {
     assert_eq!(h.snapshot().thread, thread);
 }
 
-/// OI-19, adr-notes 8: a 2xx cancel clears the notice a failed cancel left.
+/// OI-19, adr-notes 8: a turn that starts, and a 2xx cancel, clear the notice a failed cancel
+/// left.
 #[test]
 fn an_accepted_cancel_clears_the_notice_of_a_failed_one() {
     let mut h = Harness::talking(S1);
@@ -412,6 +413,8 @@ fn an_accepted_cancel_clears_the_notice_of_a_failed_one() {
         h.reply(r, 200, runtime_ready(S1));
     };
     resolve_then_post(&mut h);
+    // The reference clears the notice when a turn's request starts.
+    assert_eq!(h.snapshot().session_notice, None);
     if let Some(c) = h.pending(spec_tests::turns::is_confirm) {
         h.reply_raw(c, 200, None, b"", None);
     }

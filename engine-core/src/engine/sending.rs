@@ -126,6 +126,9 @@ impl Engine {
         let work = p.works.entry(&mut ctx, session_uid);
         if guard.is_none() {
             work.own_working = true;
+            // adr-notes 8 (the reference's request start): a turn on its way clears the notice.
+            p.selection
+                .handle(&crate::machines::selection::SelEvent::Notice(None));
         }
         let event = RunEvent::Facts {
             facts: &facts,
