@@ -285,9 +285,16 @@ fn a_session_opened_from_its_history_says_how_its_last_run_went() {
         (RunStatus::Error, Some("The previous run failed."))
     );
 
-    let s = opened(idle_record, history_with("completed", None, json!([])));
+    let s = opened(idle_record.clone(), history_with("completed", None, json!([])));
     assert_eq!(status(&s), (RunStatus::Idle, None));
     assert!(!s.has_visible_assistant_output);
+    // The reference asks "empty and not running" first: an empty history says nothing, even
+    // when its session status is error.
+    let mut empty_error = history_with("error", Some("Quota."), json!([]));
+    empty_error["inProgressMessage"] = Value::Null;
+    let s = opened(idle_record, empty_error);
+    assert!(s.thread.is_empty());
+    assert_eq!(status(&s), (RunStatus::Idle, None));
 }
 
 /// adr-notes 8, FAIL-11: a history that fails to load shows its error in the run status too.

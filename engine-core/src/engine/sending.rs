@@ -458,27 +458,26 @@ pub(super) fn restored_status(history: &crate::api::History, working: bool) -> R
     use crate::api::HistoryStatus;
     use crate::machines::send::{COMPLETED_TEXT, RESTORED_LIVE_TEXT};
     use crate::snapshot::RunStatus;
-    let (status, detail) = match history.status {
-        HistoryStatus::Running if working => (RunStatus::Responding, Some(RESTORED_LIVE_TEXT)),
-        HistoryStatus::Error => {
-            let error = history
-                .error
-                .as_deref()
-                .map(str::trim)
-                .filter(|e| !e.is_empty());
-            let detail = error.unwrap_or(PREVIOUS_RUN_FAILED_TEXT).to_owned();
-            return Restored {
-                status: RunStatus::Error,
-                detail: Some(detail),
-                visible_output: has_answer(history),
-            };
-        }
-        _ if history.messages.is_empty() => (RunStatus::Idle, None),
-        _ => (RunStatus::Complete, Some(COMPLETED_TEXT)),
+    // The reference's order: an empty history of a session not running says nothing.
+    let running = history.status == HistoryStatus::Running;
+    let (status, detail) = if history.messages.is_empty() && !running {
+        (RunStatus::Idle, None)
+    } else if running && working {
+        (RunStatus::Responding, Some(RESTORED_LIVE_TEXT.to_owned()))
+    } else if history.status == HistoryStatus::Error {
+        let error = history
+            .error
+            .as_deref()
+            .map(str::trim)
+            .filter(|e| !e.is_empty());
+        let detail = error.unwrap_or(PREVIOUS_RUN_FAILED_TEXT).to_owned();
+        (RunStatus::Error, Some(detail))
+    } else {
+        (RunStatus::Complete, Some(COMPLETED_TEXT.to_owned()))
     };
     Restored {
         status,
-        detail: detail.map(str::to_owned),
+        detail,
         visible_output: has_answer(history),
     }
 }
