@@ -24,6 +24,9 @@ pub(crate) struct Work {
     /// `clearThread()`: the history's messages and thread id are set aside until a history is
     /// applied again.
     pub thread_cleared: bool,
+    /// A history that loads may say how the last run went (adr-notes 8): no turn of ours ran
+    /// since the session was last selected.
+    pub restorable: bool,
 }
 
 impl std::fmt::Debug for Work {
@@ -87,6 +90,7 @@ impl Works {
                 queue: Queue::default(),
                 own_working: false,
                 thread_cleared: false,
+                restorable: true,
             })
     }
 

@@ -285,7 +285,10 @@ fn a_session_opened_from_its_history_says_how_its_last_run_went() {
         (RunStatus::Error, Some("The previous run failed."))
     );
 
-    let s = opened(idle_record.clone(), history_with("completed", None, json!([])));
+    let s = opened(
+        idle_record.clone(),
+        history_with("completed", None, json!([])),
+    );
     assert_eq!(status(&s), (RunStatus::Idle, None));
     assert!(!s.has_visible_assistant_output);
     // The reference asks "empty and not running" first: an empty history says nothing, even

@@ -297,13 +297,13 @@ impl Engine {
             Some(Delivery::Finished(answer)) => self.route(&answer, now),
             // Only message requests stream (BodyMode::Streamed).
             Some(Delivery::Stream(piece)) if piece.owner == Owner::Send => {
-                let before = self.streamed_agent_id();
+                let before = self.agent_id_reports();
                 let (mut ctx, p) = self.ctx(now);
                 p.works.each_run(&mut ctx, &RunEvent::Piece(&piece));
-                // adr-notes 6: a frame of the shown session's answer reported the Agent.
-                if let Some(agent_id) = self
-                    .streamed_agent_id()
-                    .filter(|a| Some(a) != before.as_ref())
+                // adr-notes 6: a frame of the shown session's answer reported the Agent (the
+                // same one again included: a new selection forgot it).
+                if self.agent_id_reports() != before
+                    && let Some(agent_id) = self.streamed_agent_id()
                 {
                     let (mut ctx, p) = self.ctx(now);
                     let event = HydEvent::AgentIdReported(&agent_id);
@@ -316,11 +316,21 @@ impl Engine {
         self.settle(now);
     }
 
-    /// The Agent id the streaming answer of the hydrated session reports so far (adr-notes 6).
-    fn streamed_agent_id(&self) -> Option<String> {
+    /// The streaming answer of the hydrated session.
+    fn streamed_answer(&self) -> Option<&crate::stream::AnswerStream> {
         let uid = self.hydration.inner().session_uid.as_deref()?;
-        let answer = self.works.get(uid)?.run.inner().answer.as_ref()?;
-        answer.agent_id().map(str::to_owned)
+        self.works.get(uid)?.run.inner().answer.as_ref()
+    }
+
+    /// The Agent id that answer reports so far (adr-notes 6).
+    fn streamed_agent_id(&self) -> Option<String> {
+        self.streamed_answer()?.agent_id().map(str::to_owned)
+    }
+
+    /// How many of its frames reported one (no allocation per piece).
+    fn agent_id_reports(&self) -> u64 {
+        self.streamed_answer()
+            .map_or(0, crate::stream::AnswerStream::agent_id_reports)
     }
 
     /// Time has reached a deadline of [`Engine::poll_timeout`]. Early or repeated calls are harmless.
@@ -550,6 +560,33 @@ impl Engine {
         // Runs and cancels of the old pair stop; waiting messages are held (OI-20: away).
         p.works
             .each_run(&mut ctx, &RunEvent::Stop { decision: None });
+        // The stopped turns end in the old pair's work, before it is parked: a queued row on
+        // its way goes back to its own queue (nothing written is lost, INV-10).
+        let signals = std::mem::take(&mut ctx.io.signals);
+        for signal in signals {
+            match signal {
+                Signal::RunEnded {
+                    session_uid,
+                    end,
+                    sent,
+                    turn,
+                } => {
+                    if let Some(work) = p.works.get_mut(&session_uid) {
+                        let ended = sending::Ended {
+                            session_uid: &session_uid,
+                            end,
+                            sent,
+                            turn: *turn,
+                            on_screen: false,
+                        };
+                        for event in sending::run_ended(work, ended) {
+                            ctx.emit(event);
+                        }
+                    }
+                }
+                other => ctx.io.signals.push_back(other),
+            }
+        }
         p.works.each_cancel(&mut ctx, &CancelEvent::Reset);
         p.works.switch_scope(ctx.inputs.scope());
         p.choice.handle_with_context(&ChoiceEvent::Reset, &mut ctx);
@@ -1363,8 +1400,10 @@ impl Engine {
                 }
                 Signal::HistoryApplied { session_uid } => {
                     let h = p.hydration.inner();
+                    let own = p.works.get(&session_uid).is_some_and(|w| w.own_working);
                     let restored = h.history.value().map(|history| {
-                        let working = h.detail.value().is_none_or(|r| r.working);
+                        // The record's `working` of our own turn is not another run's.
+                        let working = h.detail.value().is_none_or(|r| r.working && !own);
                         sending::restored_status(history, working)
                     });
                     let running = p.works.is_running(&session_uid);
@@ -1374,7 +1413,7 @@ impl Engine {
                         .handle_with_context(&RunEvent::HistoryApplied, &mut ctx);
                     // adr-notes 8: a session opened from its history says how its last run
                     // went, unless a turn of ours runs now.
-                    if let Some(restored) = restored.filter(|_| !running) {
+                    if let Some(restored) = restored.filter(|_| !running && work.restorable) {
                         work.run
                             .handle_with_context(&RunEvent::Restored(&restored), &mut ctx);
                     }

@@ -125,6 +125,7 @@ impl Engine {
         let (mut ctx, p) = self.ctx(now);
         let work = p.works.entry(&mut ctx, session_uid);
         if guard.is_none() {
+            work.restorable = false;
             work.own_working = true;
             // adr-notes 8 (the reference's request start): a turn on its way clears the notice.
             p.selection
@@ -234,6 +235,7 @@ impl Engine {
         let Some(uid) = self.selected_uid() else {
             return;
         };
+        let running = self.works.is_running(&uid);
         let (mut ctx, p) = self.ctx(now);
         let decision = p.runtime.inner().decision(&uid);
         let work = p.works.entry(&mut ctx, &uid);
@@ -241,7 +243,8 @@ impl Engine {
             .handle_with_context(&RunEvent::Stop { decision }, &mut ctx);
         work.run.handle_with_context(&RunEvent::Clear, &mut ctx);
         work.thread_cleared = true;
-        work.own_working = true;
+        // Only a run of ours stopped here: another writer's work goes on (SND-25).
+        work.own_working |= running;
         p.selection
             .handle(&crate::machines::selection::SelEvent::Notice(None));
         p.hydration
@@ -311,6 +314,14 @@ impl Engine {
             {
                 work.queue.hold(HoldReason::Away, None);
             }
+            // adr-notes 8: the history of a session selected anew says how its last run went,
+            // unless a turn of ours still runs (its own end says that).
+            if let Some(uid) = selected.as_deref() {
+                let running = self.works.is_running(uid);
+                if let Some(work) = self.works.get_mut(uid) {
+                    work.restorable = !running;
+                }
+            }
             self.last_selected = selected.clone();
         }
         let Some(uid) = selected else {
@@ -322,9 +333,14 @@ impl Engine {
             .works
             .get(&uid)
             .is_some_and(|w| !w.queue.rows.is_empty() && w.queue.hold.is_none());
-        // SND-25: another writer works while messages wait: read the detail every 10 s; once it
-        // reports idle, the queue drains as after a clean finish.
-        if waiting && !running && visible && writer {
+        // SND-25: another writer works while messages wait: read the detail every 10 s; once a
+        // loaded record reports idle, the queue drains as after a clean finish. A read that
+        // failed (or is under way) says nothing: the watch goes on.
+        let h = self.hydration.inner();
+        let record_idle = h.session_uid.as_deref() == Some(uid.as_str())
+            && h.detail.value().is_some_and(|r| !r.working);
+        let watching = matches!(&self.works.writer_watch, Some((u, _)) if *u == uid);
+        if waiting && !running && visible && (writer || (watching && !record_idle)) {
             match &self.works.writer_watch {
                 Some((u, at)) if *u == uid => {
                     if now >= *at {

@@ -134,6 +134,10 @@ impl AgentIcons {
                     .and_then(|body| parse_icon_projection(body, &context.io.base));
                 match read {
                     Ok(icons) => {
+                        // Bytes are kept only for an address the new projection still gives
+                        // (a platform that changes its icon urls cannot grow what is held).
+                        self.images
+                            .retain(|url, _| icons.values().any(|icon| icon.url == *url));
                         self.projection = Some(Projection {
                             environment: environment.clone(),
                             icons: Arc::new(icons),

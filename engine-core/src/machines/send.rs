@@ -836,8 +836,12 @@ impl Run {
         }
     }
 
-    /// Sets the status and detail when they differ from what is shown.
+    /// Sets the status and detail when they differ from what is shown. After an `error` frame
+    /// the error stays shown, whatever streams after it (the turn fails at its end).
     fn update(&mut self, status: RunStatus, detail: &str) {
+        if self.status == RunStatus::Error && self.failure.is_some() {
+            return;
+        }
         if self.status != status || self.detail.as_deref() != Some(detail) {
             self.set_status(status, Some(detail));
         }

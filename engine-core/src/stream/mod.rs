@@ -62,6 +62,7 @@ pub struct AnswerStream {
     done: bool,
     ended: bool,
     agent_id: Option<String>,
+    agent_id_reports: u64,
     new_session: Option<NewSession>,
     stats: StreamStats,
 }
@@ -77,6 +78,7 @@ impl AnswerStream {
             done: false,
             ended: false,
             agent_id: None,
+            agent_id_reports: 0,
             new_session: None,
             stats: StreamStats::default(),
         }
@@ -132,6 +134,12 @@ impl AnswerStream {
     /// `agent_id` of a `data-*` part's data (adr-notes 6).
     pub fn agent_id(&self) -> Option<&str> {
         self.agent_id.as_deref()
+    }
+
+    /// How many frames reported an agent id so far (the same id again included): a host that
+    /// forgot the id (a new selection) learns it again from the next report.
+    pub fn agent_id_reports(&self) -> u64 {
+        self.agent_id_reports
     }
 
     /// The session announced by a `new_session` frame (the latest, if several).
@@ -190,6 +198,7 @@ impl AnswerStream {
     }
 
     fn set_agent_id(&mut self, agent_id: String, out: &mut Vec<StreamDelta>) {
+        self.agent_id_reports = self.agent_id_reports.wrapping_add(1);
         if self.agent_id.as_deref() != Some(agent_id.as_str()) {
             self.agent_id = Some(agent_id.clone());
             out.push(StreamDelta::AgentId { agent_id });
