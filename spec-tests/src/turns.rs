@@ -3,7 +3,7 @@
 use engine_core::{ApiCall, Event, RequestId, StreamDelta};
 use serde_json::Value;
 
-use crate::fixtures::runtime_ready;
+use crate::fixtures::{AGENT, ENV, insights, record, runtime_ready};
 use crate::harness::Harness;
 
 /// A message request (R2).
@@ -76,4 +76,18 @@ pub fn streamed_text(events: &[Event]) -> String {
             _ => None,
         })
         .collect()
+}
+
+/// `uid` selected, hydrated and confirmed ready, its record reporting `working`: another writer
+/// runs a turn (SND-25).
+pub fn another_writer_at_work(uid: &str) -> Harness {
+    let mut h = Harness::selected(uid);
+    let mut working = record(uid, AGENT, ENV, 0);
+    working["working"] = serde_json::json!(true);
+    h.answer_detail(uid, working);
+    h.answer_history(uid);
+    let ins = h.insights_request(uid);
+    h.reply(ins, 200, insights(uid));
+    h.runtime_ready(uid, 200);
+    h
 }

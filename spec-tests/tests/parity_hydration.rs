@@ -472,14 +472,7 @@ fn refetched(how: Refetch) -> (Harness, engine_core::RequestId) {
     let mut h = match how {
         Refetch::WriterPoll => {
             // SND-25: another writer works and a message waits: the detail is read every 10 s.
-            let mut h = Harness::selected(S1);
-            let mut working = record(S1, AGENT, ENV, 0);
-            working["working"] = json!(true);
-            h.answer_detail(S1, working);
-            h.answer_history(S1);
-            let ins = h.insights_request(S1);
-            h.reply(ins, 200, insights(S1));
-            h.runtime_ready(S1, 200);
+            let mut h = spec_tests::turns::another_writer_at_work(S1);
             h.send("Wait for it");
             h
         }

@@ -11,8 +11,8 @@
 use engine_core::{Command, Event, RunStatus};
 use serde_json::json;
 use spec_tests::Harness;
-use spec_tests::fixtures::{AGENT, ENV, USER, answer, history, insights, record};
-use spec_tests::turns::{all_ready_on, post_on, texts_sent};
+use spec_tests::fixtures::{AGENT, ENV, USER, answer, history, record};
+use spec_tests::turns::{all_ready_on, another_writer_at_work, post_on, texts_sent};
 
 const S1: &str = "s-1";
 
@@ -55,14 +55,7 @@ fn inv_10_scope_change_keeps_a_queued_row_on_its_way() {
 /// says `working`).
 #[test]
 fn snd_25_clear_thread_does_not_release_the_queue_into_another_writers_run() {
-    let mut h = Harness::selected(S1);
-    let mut working = record(S1, AGENT, ENV, 0);
-    working["working"] = json!(true);
-    h.answer_detail(S1, working);
-    h.answer_history(S1);
-    let ins = h.insights_request(S1);
-    h.reply(ins, 200, insights(S1));
-    h.runtime_ready(S1, 200);
+    let mut h = another_writer_at_work(S1);
     assert!(h.snapshot().is_agent_working);
     h.send("Wait for it");
     h.advance(1);
@@ -138,14 +131,7 @@ fn hyd_11_history_running_after_our_own_turn() {
 /// finished": the row keeps waiting, and is not released into a guard refusal.
 #[test]
 fn snd_25_failed_writer_poll_does_not_release_the_queue() {
-    let mut h = Harness::selected(S1);
-    let mut working = record(S1, AGENT, ENV, 0);
-    working["working"] = json!(true);
-    h.answer_detail(S1, working);
-    h.answer_history(S1);
-    let ins = h.insights_request(S1);
-    h.reply(ins, 200, insights(S1));
-    h.runtime_ready(S1, 200);
+    let mut h = another_writer_at_work(S1);
     h.send("Wait for it");
     h.advance(10_000);
     let d = h.detail_request(S1);

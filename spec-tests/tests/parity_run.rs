@@ -446,14 +446,7 @@ fn an_accepted_cancel_clears_the_notice_of_a_failed_one() {
 /// answers.
 #[test]
 fn stopping_another_writers_work() {
-    let mut h = Harness::selected(S1);
-    let mut working = record(S1, AGENT, ENV, 0);
-    working["working"] = json!(true);
-    h.answer_detail(S1, working);
-    h.answer_history(S1);
-    let id = h.insights_request(S1);
-    h.reply(id, 200, insights(S1));
-    h.runtime_ready(S1, 200);
+    let mut h = spec_tests::turns::another_writer_at_work(S1);
     assert!(h.snapshot().is_agent_working);
     h.command(Command::CancelActiveSession);
     let s = h.snapshot();

@@ -565,21 +565,9 @@ impl Engine {
         let signals = std::mem::take(&mut ctx.io.signals);
         for signal in signals {
             match signal {
-                Signal::RunEnded {
-                    session_uid,
-                    end,
-                    sent,
-                    turn,
-                } => {
-                    if let Some(work) = p.works.get_mut(&session_uid) {
-                        let ended = sending::Ended {
-                            session_uid: &session_uid,
-                            end,
-                            sent,
-                            turn: *turn,
-                            on_screen: false,
-                        };
-                        for event in sending::run_ended(work, ended) {
+                Signal::RunEnded(ended) => {
+                    if let Some(work) = p.works.get_mut(&ended.session_uid) {
+                        for event in sending::run_ended(work, *ended, false) {
                             ctx.emit(event);
                         }
                     }
@@ -1438,23 +1426,11 @@ impl Engine {
                         p.selection.handle(&SelEvent::Notice(None));
                     }
                 }
-                Signal::RunEnded {
-                    session_uid,
-                    end,
-                    sent,
-                    turn,
-                } => {
+                Signal::RunEnded(ended) => {
                     let on_screen = selection::selected(p.selection.state())
-                        .is_some_and(|(uid, _)| uid == session_uid);
-                    let work = p.works.entry(&mut ctx, &session_uid);
-                    let ended = sending::Ended {
-                        session_uid: &session_uid,
-                        end,
-                        sent,
-                        turn: *turn,
-                        on_screen,
-                    };
-                    for event in sending::run_ended(work, ended) {
+                        .is_some_and(|(uid, _)| uid == ended.session_uid);
+                    let work = p.works.entry(&mut ctx, &ended.session_uid);
+                    for event in sending::run_ended(work, *ended, on_screen) {
                         ctx.emit(event);
                     }
                 }

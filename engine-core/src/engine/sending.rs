@@ -11,7 +11,7 @@ use crate::intent::Intent;
 use crate::machines::cancel::CancelEvent;
 use crate::machines::hydration::HydEvent;
 use crate::machines::selection;
-use crate::machines::send::{QueuedTurn, Restored, RunEnd, RunEvent, Turn};
+use crate::machines::send::{QueuedTurn, Restored, RunEnd, RunEvent, Turn, TurnEnded};
 use crate::queue::{HoldReason, QueuedMessage, Refusal};
 
 impl Engine {
@@ -385,27 +385,23 @@ impl Engine {
     }
 }
 
-/// How a turn ended, as the engine relays it to the queue.
-pub(super) struct Ended<'a> {
-    pub session_uid: &'a str,
-    pub end: RunEnd,
-    pub sent: bool,
-    pub turn: Turn,
-    pub on_screen: bool,
-}
-
 /// OI-20, SND-22, ADR 087: the queue follows how a turn ended. A failed turn is reported with its
 /// code ([`Event::RunFailed`]); a message that did not go out is put back at the front of the
 /// queue (a row that could not start, a row stopped or blocked before it left) or handed back
 /// ([`Event::MessageNotSent`]: a typed message, or a row spent by a failure inside its run).
-pub(super) fn run_ended(work: &mut crate::work::Work, ended: Ended<'_>) -> Vec<Event> {
-    let Ended {
+/// `on_screen`: the session is the one shown.
+pub(super) fn run_ended(
+    work: &mut crate::work::Work,
+    ended: TurnEnded,
+    on_screen: bool,
+) -> Vec<Event> {
+    let TurnEnded {
         session_uid,
         end,
         sent,
         turn,
-        on_screen,
     } = ended;
+    let session_uid = session_uid.as_str();
     let Turn {
         text: written,
         queued,

@@ -46,13 +46,7 @@ pub(crate) enum Signal {
         decision: Box<runtime_access::Decision>,
     },
     /// A turn ended (OI-20: the queue follows).
-    RunEnded {
-        session_uid: String,
-        end: send::RunEnd,
-        /// The message request went out.
-        sent: bool,
-        turn: Box<send::Turn>,
-    },
+    RunEnded(Box<send::TurnEnded>),
     /// The run cancel was accepted (OI-19).
     CancelAccepted { session_uid: String },
     /// The run cancel failed (OI-19).

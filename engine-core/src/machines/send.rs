@@ -99,6 +99,16 @@ pub(crate) struct Turn {
     pub hold_deadline_ms: Option<u64>,
 }
 
+/// A turn is over: what the queue and the host learn of it (OI-20).
+#[derive(Debug, Clone)]
+pub(crate) struct TurnEnded {
+    pub session_uid: String,
+    pub end: RunEnd,
+    /// The message request went out.
+    pub sent: bool,
+    pub turn: Turn,
+}
+
 /// How a run ended, for the queue (OI-20).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RunEnd {
@@ -903,12 +913,15 @@ impl Run {
                 self.failure = Some(f.clone());
             }
         }
-        context.io.signals.push_back(Signal::RunEnded {
-            session_uid: self.session_uid.clone(),
-            end,
-            sent,
-            turn: Box::new(turn.clone()),
-        });
+        context
+            .io
+            .signals
+            .push_back(Signal::RunEnded(Box::new(TurnEnded {
+                session_uid: self.session_uid.clone(),
+                end,
+                sent,
+                turn: turn.clone(),
+            })));
         Transition(State::idle())
     }
 }
