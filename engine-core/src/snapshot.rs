@@ -261,7 +261,7 @@ pub struct Snapshot {
     /// empty until then, without an Environment or a platform credential, and after a person or
     /// Environment change. An Agent without an entry, or an entry without an image, is drawn
     /// with the surface's own fallback icon.
-    pub agent_icons: BTreeMap<String, AgentIcon>,
+    pub agent_icons: std::sync::Arc<BTreeMap<String, AgentIcon>>,
 }
 
 /// `capabilities`: the features the Agent source offers (ADR 099). Surfaces hide what is false.

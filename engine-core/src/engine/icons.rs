@@ -2,12 +2,13 @@
 //! reset on a change of person or Environment, and the snapshot value.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::Engine;
 use crate::io::{Answer, Ctx};
 use crate::machines::icons::IconsEvent;
-use crate::snapshot::{AgentIcon, IconImage};
+use crate::snapshot::AgentIcon;
 
 impl Engine {
     /// `Command::RequestAgentIcons`: only with an active Environment and a platform credential
@@ -44,27 +45,8 @@ impl Engine {
         self.icons.handle_with_context(event, &mut ctx);
     }
 
-    /// `Snapshot::agent_icons`.
-    pub(crate) fn agent_icons(&self) -> BTreeMap<String, AgentIcon> {
-        let store = self.icons.inner();
-        let Some(projection) = store.projection() else {
-            return BTreeMap::new();
-        };
-        projection
-            .icons
-            .iter()
-            .map(|(uid, icon)| {
-                let image = store.image(&icon.url).map(|i| IconImage {
-                    content_type: i.content_type.clone(),
-                    bytes: i.bytes.clone(),
-                });
-                let icon = AgentIcon {
-                    rendering: icon.rendering,
-                    url: icon.url.clone(),
-                    image,
-                };
-                (uid.clone(), icon)
-            })
-            .collect()
+    /// `Snapshot::agent_icons`: shared with the icons machine, rebuilt only when it changes.
+    pub(crate) fn agent_icons(&self) -> Arc<BTreeMap<String, AgentIcon>> {
+        self.icons.inner().view()
     }
 }

@@ -15,6 +15,7 @@ use statig::prelude::*;
 use crate::api::{ProjectedIcon, parse_icon_projection};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, MAX_ICON_BYTES, Outcome as Http, Owner};
+use crate::snapshot::{AgentIcon, IconImage};
 
 /// The projection is fresh while younger than this (adr-notes 7).
 pub(crate) const PROJECTION_FRESH: Duration = Duration::from_millis(300_000);
@@ -59,6 +60,9 @@ pub(crate) struct AgentIcons {
     images: BTreeMap<String, ImageEntry>,
     /// P14 requests in flight and their url.
     fetching: BTreeMap<RequestId, String>,
+    /// `Snapshot::agent_icons`, rebuilt when the projection or the bytes change: a snapshot
+    /// shares it (cloning and comparing it costs nothing per publish).
+    view: Arc<BTreeMap<String, AgentIcon>>,
 }
 
 pub(crate) enum IconsEvent<'a> {
@@ -85,6 +89,7 @@ impl AgentIcons {
                 self.projection = None;
                 self.wanted.clear();
                 self.images.clear();
+                self.rebuild_view();
                 // The exit action of `loading` aborts a projection read.
                 Transition(State::idle())
             }
@@ -143,6 +148,7 @@ impl AgentIcons {
                             icons: Arc::new(icons),
                             loaded_at: context.now,
                         });
+                        self.rebuild_view();
                         let wanted: Vec<String> = self.wanted.iter().cloned().collect();
                         self.fetch_images(context, wanted.iter());
                         Transition(State::idle())
@@ -263,16 +269,43 @@ impl AgentIcons {
             _ => None,
         };
         let held = self.images.remove(&url).and_then(|e| e.image);
+        let changed = image.is_some();
         let entry = ImageEntry {
             image: image.or(held),
             checked_at: now,
         };
         self.images.insert(url, entry);
+        if changed {
+            self.rebuild_view();
+        }
     }
 
-    /// The projection held (it always belongs to the active Environment).
-    pub(crate) fn projection(&self) -> Option<&Projection> {
-        self.projection.as_ref()
+    /// `Snapshot::agent_icons` from the projection and the bytes held.
+    fn rebuild_view(&mut self) {
+        let view = self.projection.as_ref().map(|projection| {
+            projection
+                .icons
+                .iter()
+                .map(|(uid, icon)| {
+                    let image = self.image(&icon.url).map(|i| IconImage {
+                        content_type: i.content_type.clone(),
+                        bytes: i.bytes.clone(),
+                    });
+                    let icon = AgentIcon {
+                        rendering: icon.rendering,
+                        url: icon.url.clone(),
+                        image,
+                    };
+                    (uid.clone(), icon)
+                })
+                .collect()
+        });
+        self.view = Arc::new(view.unwrap_or_default());
+    }
+
+    /// `Snapshot::agent_icons`, shared.
+    pub(crate) fn view(&self) -> Arc<BTreeMap<String, AgentIcon>> {
+        Arc::clone(&self.view)
     }
 
     /// The bytes held for an icon url.
