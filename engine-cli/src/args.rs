@@ -40,7 +40,7 @@ pub struct Args {
 /// A non-interactive action.
 #[derive(Debug, Subcommand)]
 pub enum Action {
-    /// Send one message, print the answer, exit (0 answered, 1 failed, 3 timed out).
+    /// Send one message, print the answer, exit (0 answered, 1 failed, 2 bad usage, 3 timed out).
     Send {
         /// The message.
         text: String,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use engine_core::message::MessageStatus;
-use engine_core::stream::StreamDelta;
+use engine_core::stream::{StreamDelta, StreamOutcome};
 use engine_core::{
     Command, Config, DefaultSession, Event, Input, Person, RunStatus, Snapshot, SourceStatus,
 };
@@ -95,7 +95,7 @@ async fn turn(
         return TurnEnd::Failed("the engine has stopped".into());
     }
     if working_before {
-        println!("(queued: the agent is working; it goes when it finishes)");
+        eprintln!("(queued: the agent is working; it goes when it finishes)");
         return TurnEnd::Answered;
     }
     let deadline = tokio::time::Instant::now() + timeout;
@@ -142,13 +142,18 @@ async fn turn(
     }
 }
 
-/// `agent-chat send "text"`: 0 answered, 1 failed or refused, 3 timed out.
+/// `agent-chat send "text"`: 0 answered, 1 failed or refused, 2 bad usage (an empty message), 3 timed out.
 pub async fn send_once(
     target: &Target,
     text: &str,
     timeout_s: u64,
     record: Option<&Path>,
 ) -> ExitCode {
+    if text.trim().is_empty() {
+        // The engine ignores a blank message: there is nothing to wait for.
+        eprintln!("agent-chat: the message is empty");
+        return ExitCode::from(2);
+    }
     let timeout = Duration::from_secs(timeout_s);
     let handle = match open(target, record.is_some()) {
         Ok(h) => h,
@@ -205,7 +210,7 @@ Commands:
   /refresh           read the session list again
   /search TEXT       search your conversations
   /switch N          show session N of /sessions or /search
-  /archive N         archive session N of /sessions
+  /archive N         archive session N of the last /sessions or /search
   /archived [LIMIT]  list this Agent's archived sessions
   /unarchive N       restore session N of /archived
   /default           back to the default session
@@ -215,9 +220,9 @@ Commands:
   /effort LEVEL      set the reasoning effort
   /choose ID [LEVEL] create the waiting session with model ID
   /cancel, /stop     stop the Agent's current run
-  /clear             clear the thread on screen (the session stays)
+  /clear             stop a running answer here and clear the thread (the session stays)
   /check             check the Agent again
-  /next              send the next queued message
+  /next              release a held queue: its first message goes next
   /retry             open the default session again
   /quit              leave
 Anything else is sent as a message.";
@@ -261,13 +266,18 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&Path>)
     }
     if !quit && let Some(before) = last_sent {
         // The input ended (a pipe): let the last answer come before leaving.
+        // A held queue sends nothing on its own: it does not keep the chat waiting.
         let over = |s: &Snapshot| {
             s.thread.len() > before
                 && !s.is_agent_working
-                && s.message_queue.is_empty()
+                && (s.message_queue.is_empty() || s.message_queue_hold.is_some())
                 && s.thread.iter().all(|m| m.status != MessageStatus::Running)
         };
         let _ = handle.wait_for(over, timeout).await;
+        let held = handle.snapshots().borrow().message_queue.len();
+        if held > 0 {
+            eprintln!("({held} queued message(s) not sent: the queue is held)");
+        }
     }
 
     spinner.abort();
@@ -458,7 +468,7 @@ async fn command(handle: &Handle, line: &str, listed: &mut Listed) -> bool {
                 println!("(archiving {session_uid})");
                 send(Command::ArchiveAgentSession { session_uid });
             }
-            None => println!("Use /sessions, then /archive N."),
+            None => println!("Use /sessions (or /search), then /archive N."),
         },
         "/unarchive" => match nth(rest, &listed.archived) {
             Some(session_uid) => {
@@ -540,17 +550,28 @@ async fn command(handle: &Handle, line: &str, listed: &mut Listed) -> bool {
             }
         }
         "/cancel" | "/stop" => send(Command::CancelActiveSession),
-        "/clear" => send(Command::ClearThread),
+        "/clear" => {
+            send(Command::ClearThread);
+            eprintln!("(thread cleared: its answer, if one ran, is stopped here)");
+        }
         "/check" => {
             send(Command::RefreshActiveSessionRuntimeAccess);
             println!("(checking again)");
         }
-        "/next" => send(Command::SendNextQueuedMessage),
+        "/next" => {
+            let waiting = snapshot().message_queue.len();
+            if waiting == 0 {
+                println!("(nothing is queued)");
+            } else {
+                send(Command::SendNextQueuedMessage);
+                println!("(the first of {waiting} queued message(s) goes once the agent is idle)");
+            }
+        }
         "/retry" => send(Command::RetryDefaultSession),
         w if w.starts_with('/') => println!("Unknown command {w}. /help lists them."),
         _ => {
             if snapshot().is_agent_working {
-                println!("(queued: it goes when the agent finishes)");
+                eprintln!("(queued: it goes when the agent finishes)");
             }
             send(Command::SendMessage { text: line.into() });
         }
@@ -563,9 +584,16 @@ async fn print_answers(handle: Handle, mid_line: std::sync::Arc<std::sync::atomi
     use std::sync::atomic::Ordering;
     let mut events = handle.subscribe();
     let mut rx = handle.snapshots();
-    let mut working = rx.borrow().is_agent_working;
+    // What was last shown of the run status and of the queue's hold.
     let mut status_line = rx.borrow().run_status_detail.clone();
+    let mut hold_line = rx.borrow().message_queue_texts.hold.clone();
     let mut out = std::io::stdout();
+    let end_line = |out: &mut std::io::Stdout| {
+        if mid_line.swap(false, Ordering::AcqRel) {
+            println!();
+            let _ = out.flush();
+        }
+    };
     loop {
         tokio::select! {
             event = events.recv() => match event {
@@ -574,10 +602,27 @@ async fn print_answers(handle: Handle, mid_line: std::sync::Arc<std::sync::atomi
                     let _ = out.flush();
                     mid_line.store(true, Ordering::Release);
                 }
+                // Each answer ends on its own line, with its own ending: events are not
+                // coalesced, so a queued turn that starts at once still shows the one before.
+                Ok(Event::Answer { delta: StreamDelta::Ended { outcome, .. }, .. }) => {
+                    end_line(&mut out);
+                    if matches!(
+                        outcome,
+                        StreamOutcome::Finished { .. } | StreamOutcome::Aborted { .. }
+                    ) {
+                        eprintln!("· Run completed.");
+                    }
+                }
+                Ok(Event::RunFailed { failure, .. }) => {
+                    end_line(&mut out);
+                    eprintln!("(failed [{}] {})", failure.code, failure.message);
+                }
                 Ok(Event::MessageNotSent { reason, code, .. }) => {
+                    end_line(&mut out);
                     eprintln!("(not sent [{code}]: {reason})");
                 }
                 Ok(Event::Notify(n)) => {
+                    end_line(&mut out);
                     eprintln!("[{}] {}", n.title, n.description.unwrap_or_default());
                 }
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
@@ -588,24 +633,29 @@ async fn print_answers(handle: Handle, mid_line: std::sync::Arc<std::sync::atomi
                     return;
                 }
                 let s = rx.borrow_and_update().clone();
-                if working && !s.is_agent_working {
-                    println!();
-                    mid_line.store(false, Ordering::Release);
-                    if s.run_status == RunStatus::Error {
-                        eprintln!("(failed {})", failure_line(&s));
-                    } else if let Some(detail) = &s.run_status_detail {
-                        eprintln!("· {detail}");
-                    }
-                } else if s.run_status_detail != status_line
-                    && s.run_status != RunStatus::Error
-                    && !mid_line.load(Ordering::Acquire)
+                // adr-notes 8: the run status line, as it changes between answer texts. The
+                // ends of runs come from the events above ("Run completed.", failures).
+                if s.run_status_detail != status_line
+                    && !matches!(s.run_status, RunStatus::Complete | RunStatus::Error)
                     && let Some(detail) = &s.run_status_detail
                 {
-                    // adr-notes 8: the run status line, as it changes between answer texts.
-                    eprintln!("· {detail}");
+                    if s.run_status == RunStatus::Idle {
+                        end_line(&mut out);
+                    }
+                    if !mid_line.load(Ordering::Acquire) {
+                        eprintln!("· {detail}");
+                    }
                 }
                 status_line = s.run_status_detail.clone();
-                working = s.is_agent_working;
+                // ADR 087: a held queue says so, and how to release it.
+                if s.message_queue_texts.hold != hold_line {
+                    if let Some(hold) = &s.message_queue_texts.hold {
+                        end_line(&mut out);
+                        let n = s.message_queue.len();
+                        eprintln!("· {hold} ({n} waiting; /next sends the first)");
+                    }
+                    hold_line = s.message_queue_texts.hold.clone();
+                }
             }
         }
     }

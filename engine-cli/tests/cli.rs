@@ -65,6 +65,14 @@ async fn a_failed_send_names_its_code() {
     assert!(stderr.contains("Runtime exploded."), "{stderr}");
 }
 
+/// A blank message is bad usage (exit 2) at once: the engine ignores it, so nothing would come.
+#[test]
+fn an_empty_message_is_bad_usage() {
+    let out = agent_chat().args(["send", "   "]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the message is empty"));
+}
+
 #[test]
 fn a_real_platform_needs_a_token_and_never_echoes_it() {
     let out = agent_chat()

@@ -304,3 +304,82 @@ async fn the_run_status_line_and_a_stop() {
     }
     assert!(!stderr.to_lowercase().contains("abort"), "{stderr}");
 }
+
+/// ADR 087 in the chat (issue 11, point 11): a message queued while an answer streams is answered
+/// as its own turn, on its own line and with its own "Run completed."; a stop holds what waits
+/// and says how to release it.
+#[tokio::test(flavor = "multi_thread")]
+async fn queued_turns_end_on_their_own_lines_and_a_held_queue_says_so() {
+    let sim = Sim::start(SimConfig {
+        answer_delay_ms: 150,
+        ..SimConfig::default()
+    })
+    .await
+    .unwrap();
+    let token = token_file("queue");
+    let mut child = chat(&sim, &token, &[]);
+    let mut stdin = child.stdin.take().unwrap();
+    wait_log(&sim, |r| r.is("GET", "/api/chat")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    writeln!(stdin, "alpha beta gamma delta").unwrap();
+    wait_log(&sim, |r| {
+        r.is("POST", "/api/chat") && !r.path.contains("cancel")
+    })
+    .await;
+    writeln!(stdin, "queued one").unwrap();
+    // Both answers run to their end (the second goes after the first).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while sim
+        .log()
+        .iter()
+        .filter(|r| r.is("POST", "/api/chat") && !r.path.contains("cancel"))
+        .count()
+        < 2
+    {
+        assert!(Instant::now() < deadline, "the queued message never went");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // A stop with a message waiting holds it.
+    writeln!(
+        stdin,
+        "one two three four five six seven eight nine ten eleven"
+    )
+    .unwrap();
+    wait_log(&sim, |r| {
+        r.is("POST", "/api/chat")
+            && r.body
+                .as_ref()
+                .is_some_and(|b| b.to_string().contains("eleven"))
+    })
+    .await;
+    writeln!(stdin, "held back").unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    writeln!(stdin, "/stop").unwrap();
+    wait_log(&sim, |r| r.is("POST", "/api/chat/session/cancel")).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    writeln!(stdin, "/quit").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_file(token);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("You said: queued one")),
+        "the queued answer starts its own line:\n{stdout}"
+    );
+    assert!(
+        stderr.matches("· Run completed.").count() >= 2,
+        "each answer ends with its own line:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("· Held after you stopped Demo Agent. (1 waiting; /next sends the first)"),
+        "{stderr}"
+    );
+    assert!(
+        !stdout.contains("held back"),
+        "the held message was not sent: {stdout}"
+    );
+}
