@@ -6,12 +6,12 @@
 //! Run: `cargo run -p engine-core --example default_session`
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use engine_core::{
     ApiCall, Command, Config, DefaultSession, Engine, Input, Intent, Person, RequestId,
-    ResponseHead, Secret, SourceStatus,
+    ResponseHead, Secret, SourceStatus, Time,
 };
 use serde_json::{Value, json};
 
@@ -105,7 +105,9 @@ fn drain(engine: &mut Engine, t: u64) -> Vec<(RequestId, ApiCall)> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let start = Instant::now();
+    // A virtual clock: plain `Time` values, here from an arbitrary origin. A real host passes its
+    // own monotonic reading (or `InstantClock::time(Instant::now())`).
+    let start = Time::from_millis(5_000);
     let at = |ms: u64| start + Duration::from_millis(ms);
     let mut engine = Engine::new(Config::new("https://platform.example.test")?, start);
     let inputs = [
@@ -151,7 +153,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// The platform answers each request 20 ms after it was sent, in order, piece by piece.
 fn answer_all(
     engine: &mut Engine,
-    start: Instant,
+    start: Time,
     queue: &mut VecDeque<(RequestId, ApiCall)>,
     t: &mut u64,
 ) {

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use std::time::Instant;
+use crate::time::Time;
 
 use bytes::{Bytes, BytesMut};
 
@@ -190,19 +190,19 @@ pub(crate) struct Io {
     /// shells do not pass them through the host's URL rewrite.
     root_relative_bases: std::collections::BTreeSet<String>,
     /// The engine's time origin and the wall-clock reading (Unix ms) it stands for (OI-32).
-    clock_origin: (Instant, u64),
+    clock_origin: (Time, u64),
 }
 
 impl Io {
     /// Wall-clock Unix milliseconds at `now`, for absolute values (OI-32).
-    pub(crate) fn wall_ms(&self, now: Instant) -> u64 {
+    pub(crate) fn wall_ms(&self, now: Time) -> u64 {
         let (origin, unix_ms) = self.clock_origin;
         let elapsed =
             u64::try_from(now.saturating_duration_since(origin).as_millis()).unwrap_or(u64::MAX);
         unix_ms.saturating_add(elapsed)
     }
 
-    pub(crate) fn new(config: &crate::config::Config, origin: Instant) -> Io {
+    pub(crate) fn new(config: &crate::config::Config, origin: Time) -> Io {
         let (base, max_body_bytes, seed) = (
             config.platform_base_url.clone(),
             config.max_body_bytes,
@@ -489,7 +489,7 @@ impl Io {
 /// The context every machine handler receives.
 pub(crate) struct Ctx<'a> {
     /// The time of the input being handled (monotonic).
-    pub now: Instant,
+    pub now: Time,
     pub inputs: &'a Inputs,
     pub io: &'a mut Io,
 }

@@ -16,6 +16,7 @@ mod response;
 mod rng;
 mod snapshot;
 pub mod stream;
+mod time;
 mod timestamp;
 pub mod trace;
 mod view;
@@ -44,3 +45,4 @@ pub use snapshot::{
     SessionModelSelectionRequest, Snapshot,
 };
 pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};
+pub use time::{InstantClock, Time};

@@ -1,8 +1,8 @@
 //! Each session's working state: its run (turns, the answer stream), its run cancel and its
 //! queue. Runs are kept per session, so a run goes on while another session is on screen.
 
+use crate::time::Time;
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use statig::blocking::InitializedStateMachine;
 use statig::prelude::*;
@@ -51,7 +51,7 @@ pub(crate) struct Works {
     parked: BTreeMap<ScopeKey, BTreeMap<String, Work>>,
     /// SND-25: the next read of the detail while another writer works, and that such a watch
     /// runs for this session.
-    pub writer_watch: Option<(String, Instant)>,
+    pub writer_watch: Option<(String, Time)>,
     /// Sessions whose stored queue was asked for (once per engine, ADR 087).
     pub queue_loads: std::collections::BTreeSet<String>,
     /// The rows last written to storage, per session.
@@ -149,7 +149,7 @@ impl Works {
     }
 
     /// The earliest deadline of any run, cancel or writer watch.
-    pub(crate) fn deadline(&self) -> Option<Instant> {
+    pub(crate) fn deadline(&self) -> Option<Time> {
         let runs = self.by_session.values().flat_map(|w| {
             let cancel = cancel::is_cancelling(w.cancel.state())
                 .then(|| w.cancel.inner().deadline())

@@ -163,6 +163,9 @@ pub(crate) struct Driver {
     pub last: Snapshot,
     /// The host's URL rewrite, applied once to every request carried out.
     pub rewrite: Option<Arc<engine_core::UrlRewrite>>,
+    /// The engine's time origin: the driver works in instants and hands the engine
+    /// [`engine_core::Time`]s.
+    pub clock: engine_core::InstantClock,
 }
 
 /// The driver's working state beyond what it was built with.
@@ -216,8 +219,8 @@ impl Driver {
             match next {
                 None => {
                     self.silent_streams(&mut run, now);
-                    run.fired = self.engine.poll_timeout();
-                    self.engine.handle_timeout(now);
+                    run.fired = self.deadline();
+                    self.engine.handle_timeout(self.clock.time(now));
                 }
                 Some(Msg::Shutdown) => break,
                 Some(msg) => self.handle(&mut run, msg, now),
@@ -235,7 +238,7 @@ impl Driver {
     fn wait(&self, run: &Running) -> Result<Msg, RecvTimeoutError> {
         let idle = self.limits.stream_idle_timeout;
         let watchdog = run.streams.values().map(|(at, _)| *at + idle).min();
-        let deadline = match (self.engine.poll_timeout(), watchdog) {
+        let deadline = match (self.deadline(), watchdog) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -252,6 +255,11 @@ impl Driver {
                 self.inbox.recv_timeout(wait)
             }
         }
+    }
+
+    /// The engine's next deadline, as an instant.
+    fn deadline(&self) -> Option<Instant> {
+        self.engine.poll_timeout().map(|t| self.clock.instant(t))
     }
 
     /// A streamed answer silent for longer than the idle limit fails: no answer before its
@@ -278,7 +286,8 @@ impl Driver {
                     },
                     message,
                 };
-                self.engine.handle_failure(id, failure, now);
+                self.engine
+                    .handle_failure(id, failure, self.clock.time(now));
             }
         }
     }
@@ -297,6 +306,7 @@ impl Driver {
             _ => {}
         }
         let engine = &mut self.engine;
+        let now = self.clock.time(now);
         match msg {
             Msg::Input(input) => engine.handle_input(input, now),
             // Completions of requests no longer in flight (aborted) are dropped here; the

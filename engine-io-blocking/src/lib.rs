@@ -185,10 +185,11 @@ impl Shell {
             stream_idle_timeout,
             max_body_bytes: engine_config.max_body_bytes,
         };
+        let clock = engine_core::InstantClock::new(Instant::now());
         let engine = if record_trace {
-            Engine::new_recording(engine_config, Instant::now())
+            Engine::new_recording(engine_config, engine_core::Time::ZERO)
         } else {
-            Engine::new(engine_config, Instant::now())
+            Engine::new(engine_config, engine_core::Time::ZERO)
         };
         let snapshot = engine.snapshot();
         let published = Arc::new(Published::new(snapshot.clone()));
@@ -203,6 +204,7 @@ impl Shell {
             published: Arc::clone(&published),
             last: snapshot,
             rewrite: rewrite_request_url,
+            clock,
         };
         let spawned = std::thread::Builder::new()
             .name("engine-io-blocking-driver".into())

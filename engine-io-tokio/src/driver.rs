@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use engine_core::{
-    Engine, Event, FailureKind, Input, Intent, RequestId, SessionSummary, Snapshot, StorageRequest,
-    TransportFailure, UrlRewrite,
+    Engine, Event, FailureKind, Input, InstantClock, Intent, RequestId, SessionSummary, Snapshot,
+    StorageRequest, Time, TransportFailure, UrlRewrite,
 };
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::{AbortHandle, JoinError, JoinSet};
@@ -52,10 +52,13 @@ pub(crate) struct Driver {
     in_flight: BTreeMap<RequestId, InFlight>,
     /// Storage answers for the engine, fed in after the drain that asked for them.
     follow_ups: VecDeque<Input>,
+    /// The engine's time origin: instants in, [`Time`]s to the engine, deadlines back out. Set
+    /// it to the origin the engine was built on.
+    pub clock: InstantClock,
 }
 
-/// The engine's clock: tokio's, so paused-time tests move it too.
-pub(crate) fn now() -> std::time::Instant {
+/// The shell's clock: tokio's, so paused-time tests move it too.
+pub(crate) fn instant_now() -> std::time::Instant {
     tokio::time::Instant::now().into_std()
 }
 
@@ -81,7 +84,13 @@ impl Driver {
             tasks: JoinSet::new(),
             in_flight: BTreeMap::new(),
             follow_ups: VecDeque::new(),
+            clock: InstantClock::new(instant_now()),
         }
+    }
+
+    /// Now, as the engine's [`Time`].
+    fn now(&self) -> Time {
+        self.clock.time(instant_now())
     }
 
     /// Runs until shutdown, or until every handle is gone.
@@ -91,25 +100,27 @@ impl Driver {
         mut done: mpsc::Receiver<Completion>,
     ) {
         // The engine may have work from its construction.
-        self.settle(now());
+        let now = self.now();
+        self.settle(now);
         self.publish();
         let sleep = tokio::time::sleep_until(tokio::time::Instant::now());
         tokio::pin!(sleep);
-        let mut armed: Option<std::time::Instant> = None;
+        let mut armed: Option<Time> = None;
         loop {
             // Re-arm only when the deadline moved; a past deadline fires at once.
             let deadline = self.engine.poll_timeout();
             if deadline != armed {
                 armed = deadline;
                 if let Some(at) = deadline {
-                    let at = tokio::time::Instant::from_std(at).max(tokio::time::Instant::now());
+                    let at = tokio::time::Instant::from_std(self.clock.instant(at))
+                        .max(tokio::time::Instant::now());
                     sleep.as_mut().reset(at);
                 }
             }
             let touched = tokio::select! {
                 message = host.recv() => match message {
                     Some(HostMessage::Input(input)) => {
-                        let now = now();
+                        let now = self.now();
                         self.engine.handle_input(input, now);
                         self.settle(now);
                         true
@@ -136,7 +147,7 @@ impl Driver {
                 () = &mut sleep, if armed.is_some() => {
                     // Spurious or early wake-ups are harmless: the engine checks its timers.
                     armed = None;
-                    let now = now();
+                    let now = self.now();
                     self.engine.handle_timeout(now);
                     self.settle(now);
                     true
@@ -154,7 +165,7 @@ impl Driver {
 
     /// The drive contract: drain intents and events until both are empty, feeding storage
     /// answers back in (each answer is a new input, drained in turn).
-    fn settle(&mut self, now: std::time::Instant) {
+    fn settle(&mut self, now: Time) {
         loop {
             loop {
                 let mut idle = true;
@@ -260,10 +271,10 @@ impl Driver {
     /// Hands a part of an answer to the engine. Parts of aborted requests are dropped here (the
     /// engine would ignore them anyway).
     fn complete(&mut self, Completion { id, part }: Completion) {
+        let now = self.now();
         let Some(request) = self.in_flight.get_mut(&id) else {
             return;
         };
-        let now = now();
         match part {
             Part::Head(head) => {
                 request.head_seen = true;
@@ -313,7 +324,7 @@ impl Driver {
             },
             message: "The request failed unexpectedly.".into(),
         };
-        let now = now();
+        let now = self.now();
         self.engine.handle_failure(id, failure, now);
         self.settle(now);
         true

@@ -176,10 +176,11 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         stream_idle_timeout,
         buffer_limit: engine.max_body_bytes,
     };
+    let clock = engine_core::InstantClock::new(driver::instant_now());
     let engine = if record_trace {
-        Engine::new_recording(engine, driver::now())
+        Engine::new_recording(engine, engine_core::Time::ZERO)
     } else {
-        Engine::new(engine, driver::now())
+        Engine::new(engine, engine_core::Time::ZERO)
     };
     let (snapshot_tx, snapshot_rx) = watch::channel(engine.snapshot());
     let (event_tx, _) = broadcast::channel(EVENT_CAPACITY);
@@ -199,6 +200,7 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         snapshot_tx,
         done_tx,
     );
+    driver.clock = clock;
     driver.rewrite = rewrite_request_url;
     let task = tokio::spawn(driver.run(host_rx, done_rx));
     (handle, task)

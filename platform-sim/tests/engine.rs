@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use engine_core::message::{Part, Role};
 use engine_core::{
-    Command, Config, DefaultSession, Engine, FailureKind, Input, Intent, Person, RequestId,
-    ResponseHead, RunStatus, Secret, Snapshot, SourceStatus, TransportFailure,
+    Command, Config, DefaultSession, Engine, FailureKind, Input, InstantClock, Intent, Person,
+    RequestId, ResponseHead, RunStatus, Secret, Snapshot, SourceStatus, TransportFailure,
 };
 use futures_util::StreamExt;
 use platform_sim::{DEFAULT_PLATFORM_TOKEN, RuntimeBehaviour, Sim, SimConfig};
@@ -35,11 +35,14 @@ struct Shell {
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
     tasks: HashMap<RequestId, JoinHandle<()>>,
+    /// The engine's time origin: instants in, `Time`s to the engine.
+    clock: InstantClock,
 }
 
 impl Shell {
     fn new(sim: &Sim) -> Shell {
-        let now = Instant::now();
+        let clock = InstantClock::new(Instant::now());
+        let now = clock.time(Instant::now());
         let mut engine = Engine::new(Config::new(&sim.url()).unwrap(), now);
         let config = sim.config();
         for input in [
@@ -68,6 +71,7 @@ impl Shell {
             tx,
             rx,
             tasks: HashMap::new(),
+            clock,
         }
     }
 
@@ -147,10 +151,10 @@ impl Shell {
             let wake = self
                 .engine
                 .poll_timeout()
-                .map_or(deadline, |t| t.min(deadline));
+                .map_or(deadline, |t| self.clock.instant(t).min(deadline));
             tokio::select! {
                 msg = self.rx.recv() => {
-                    let now = Instant::now();
+                    let now = self.clock.time(Instant::now());
                     match msg {
                         Some(Msg::Head(id, head)) => self.engine.handle_response(id, head, now),
                         Some(Msg::Chunk(id, bytes)) => self.engine.handle_body_chunk(id, bytes, now),
@@ -166,7 +170,7 @@ impl Shell {
                     }
                 }
                 () = tokio::time::sleep_until(wake.into()) => {
-                    self.engine.handle_timeout(Instant::now());
+                    self.engine.handle_timeout(self.clock.time(Instant::now()));
                 }
             }
         }
@@ -175,7 +179,7 @@ impl Shell {
     fn send(&mut self, text: &str) {
         self.engine.handle_input(
             Input::Command(Command::SendMessage { text: text.into() }),
-            Instant::now(),
+            self.clock.time(Instant::now()),
         );
     }
 }

@@ -1,13 +1,13 @@
 //! The test harness: one engine, a virtual clock, a scripted platform and a transcript.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use engine_core::{
     ApiCall, Command, Config, DefaultSession, Engine, Event, HttpRequest, Input, Intent,
     LaunchTarget, Notice, Person, RequestId, ResponseHead, Secret, Snapshot, StorageRequest,
-    Target, TransportFailure,
+    Target, Time, TransportFailure,
 };
 use serde_json::Value;
 
@@ -49,7 +49,7 @@ type Script = Box<dyn FnMut(&ApiCall) -> Option<(u64, Reply)>>;
 /// A driven engine with a virtual clock.
 pub struct Harness {
     engine: Engine,
-    epoch: Instant,
+    epoch: Time,
     now_ms: u64,
     transcript: Vec<String>,
     sent: Vec<Sent>,
@@ -62,6 +62,10 @@ pub struct Harness {
     deliveries: BTreeMap<(u64, u64), (RequestId, Reply)>,
     seq: u64,
 }
+
+/// Where the harness's virtual clock starts on the engine's [`Time`] line: an arbitrary
+/// origin, not zero, so every test also checks that only differences of time matter.
+pub const ORIGIN: Time = Time::from_micros(5_000_000);
 
 /// The platform base every harness engine uses.
 pub const BASE: &str = "https://platform.test";
@@ -81,7 +85,7 @@ impl Harness {
 
     /// An engine with this configuration.
     pub fn with_config(config: Config) -> Harness {
-        let epoch = Instant::now();
+        let epoch = ORIGIN;
         let engine = Engine::new(config, epoch);
         let last = engine.snapshot();
         let mut h = Harness {
@@ -150,7 +154,7 @@ impl Harness {
         h
     }
 
-    fn at(&self) -> Instant {
+    fn at(&self) -> Time {
         self.epoch + Duration::from_millis(self.now_ms)
     }
 
@@ -301,7 +305,8 @@ impl Harness {
                 .engine
                 .poll_timeout()
                 .map(|t| {
-                    u64::try_from(t.duration_since(self.epoch).as_millis()).unwrap_or(u64::MAX)
+                    u64::try_from(t.saturating_duration_since(self.epoch).as_millis())
+                        .unwrap_or(u64::MAX)
                 })
                 .filter(|at| *at <= target);
             match (next_delivery, next_timer) {

@@ -10,13 +10,13 @@
 //! The runtime failure rule (FAIL-14) is covered with runtime access in rta.rs; the catalog
 //! failure rules wait for the model catalog.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use engine_core::{
     AgentRecord, ApiCall, Command, Config, DefaultSessionStatus, DetailStatus, Engine, Event,
     Input, Intent, Notice, NoticeVariant, Origin, Person, ReadinessStatus, RequestId, ResponseHead,
-    Secret, Snapshot, TransportFailure,
+    Secret, Snapshot, Time, TransportFailure,
 };
 use serde_json::{Value, json};
 use spec_tests::fixtures::{AGENT, AGENT2, ENV, ENV2, USER, page, record};
@@ -37,7 +37,7 @@ fn start_new_pending(h: &Harness) -> RequestId {
 /// message is empty, i.e. an error that carries no message).
 struct Direct {
     engine: Engine,
-    epoch: Instant,
+    epoch: Time,
     now_ms: u64,
     sent: Vec<(RequestId, ApiCall)>,
     events: Vec<Event>,
@@ -46,7 +46,7 @@ struct Direct {
 impl Direct {
     /// A visible chat for USER in ENV.
     fn visible_in_env() -> Direct {
-        let epoch = Instant::now();
+        let epoch = Time::from_millis(42_000); // any origin
         let engine = Engine::new(Config::new(BASE).unwrap().with_seed(1), epoch);
         let mut d = Direct {
             engine,
@@ -65,7 +65,7 @@ impl Direct {
         d
     }
 
-    fn at(&mut self) -> Instant {
+    fn at(&mut self) -> Time {
         self.now_ms += 1;
         self.epoch + Duration::from_millis(self.now_ms)
     }

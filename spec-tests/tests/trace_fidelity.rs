@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use engine_core::trace::{EntryKind, replay};
 use engine_core::{
-    ApiCall, Command, Config, Engine, Input, Intent, Person, RequestId, ResponseHead, Secret,
+    ApiCall, Command, Config, Engine, Input, InstantClock, Intent, Person, RequestId, ResponseHead,
+    Secret, Time,
 };
 use serde_json::{Value, json};
 use spec_tests::BASE;
@@ -25,10 +26,11 @@ use spec_tests::fixtures::{
 };
 
 /// An engine recording itself (`Engine::new_recording`), driven on a clock with nanosecond
-/// offsets the way a shell drives it with `Instant::now()`.
+/// offsets the way a shell drives it with `Instant::now()`, converted by an [`InstantClock`].
 struct Live {
     engine: Engine,
     start: Instant,
+    clock: InstantClock,
     /// Nanoseconds since the start.
     now_ns: u64,
     intents: Vec<Value>,
@@ -43,8 +45,9 @@ impl Live {
         config.start_unix_ms = 1_790_928_000_000;
         let start = Instant::now();
         let mut live = Live {
-            engine: Engine::new_recording(config, start),
+            engine: Engine::new_recording(config, InstantClock::new(start).time(start)),
             start,
+            clock: InstantClock::new(start),
             now_ns: 0,
             intents: Vec::new(),
             events: Vec::new(),
@@ -55,8 +58,9 @@ impl Live {
         live
     }
 
-    fn now(&self) -> Instant {
-        self.start + Duration::from_nanos(self.now_ns)
+    fn now(&self) -> Time {
+        self.clock
+            .time(self.start + Duration::from_nanos(self.now_ns))
     }
 
     fn wait_ns(&mut self, ns: u64) -> &mut Self {
@@ -263,11 +267,10 @@ fn inv_12_a_blank_runtime_token_replays_identically() {
     live.assert_replays_identically();
 }
 
-/// INV-12: the recorder truncates offsets to microseconds while the engine it records ran on
-/// nanoseconds. A runtime-access poll due at D (2 s after an answer that came 800 ns into a
-/// microsecond) is not due for an input 300 ns before D; in the trace both are moved back to the
-/// microsecond, the input lands exactly on the replayed deadline, and the replay sends a poll
-/// the recorded run never sent.
+/// INV-12: a shell's clock has nanoseconds, the engine's `Time` and the trace microseconds. A
+/// runtime-access poll due at D (2 s after an answer that came 800 ns into a microsecond) is not
+/// due for an input 300 ns before D: the shell's conversion moves both back to the microsecond,
+/// as the trace does, so the replay sends no poll the recorded run never sent.
 #[test]
 fn inv_12_sub_microsecond_times_replay_identically() {
     let mut live = Live::new();
@@ -284,8 +287,14 @@ fn inv_12_sub_microsecond_times_replay_identically() {
         "notice": null, "operation": null, "retry_after_ms": 2000});
     live.reply(rra, 200, &waking);
     let deadline = live.engine.poll_timeout().expect("a poll is scheduled");
-    let due_ns = u64::try_from(deadline.duration_since(live.start).as_nanos()).unwrap();
-    // A recording engine runs on whole microseconds, as its trace does.
+    let due_ns = u64::try_from(
+        live.clock
+            .instant(deadline)
+            .duration_since(live.start)
+            .as_nanos(),
+    )
+    .unwrap();
+    // The engine runs on whole microseconds, as its trace does.
     assert_eq!(due_ns % 1_000, 0, "the deadline lies on a microsecond");
     // 300 ns before the deadline, the host says something that changes nothing.
     live.now_ns = due_ns - 300;

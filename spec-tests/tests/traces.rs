@@ -12,12 +12,12 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use engine_core::trace::{EntryKind, ReplayError, TraceRecorder, replay};
 use engine_core::{
     ApiCall, Command, Config, DefaultSession, Engine, FailureKind, Input, Intent, Person,
-    RequestId, ResponseHead, Secret, TransportFailure,
+    RequestId, ResponseHead, Secret, Time, TransportFailure,
 };
 use serde_json::{Value, json};
 use spec_tests::BASE;
@@ -351,7 +351,7 @@ struct Observed {
 struct Recording {
     engine: Engine,
     recorder: TraceRecorder,
-    epoch: Instant,
+    epoch: Time,
     now_ms: u64,
     last: Value,
     observed: Vec<Observed>,
@@ -363,7 +363,7 @@ impl Recording {
     fn new(seed: u64) -> Recording {
         let mut config = Config::new(BASE).unwrap().with_seed(seed);
         config.start_unix_ms = 1_790_928_000_000;
-        let epoch = Instant::now();
+        let epoch = Time::from_millis(42_000); // any origin
         let engine = Engine::new(config.clone(), epoch);
         let recorder = TraceRecorder::new(&config, epoch);
         let last = serde_json::to_value(engine.snapshot()).unwrap();
@@ -381,7 +381,7 @@ impl Recording {
         r
     }
 
-    fn now(&self) -> Instant {
+    fn now(&self) -> Time {
         self.epoch + Duration::from_millis(self.now_ms)
     }
 
@@ -511,7 +511,7 @@ impl Recording {
     fn timeout(&mut self) -> &mut Self {
         let deadline = self.engine.poll_timeout().expect("a timer runs");
         let ms = deadline
-            .duration_since(self.epoch)
+            .saturating_duration_since(self.epoch)
             .as_micros()
             .div_ceil(1000);
         self.now_ms = self.now_ms.max(u64::try_from(ms).unwrap());

@@ -1,9 +1,9 @@
 //! The engine's side of Agent icons (ADR 090, P13/P14): the host's request, the answers, the
 //! reset on a change of person or Environment, and the snapshot value.
 
+use crate::time::Time;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Instant;
 
 use super::Engine;
 use crate::io::{Answer, Ctx};
@@ -13,7 +13,7 @@ use crate::snapshot::AgentIcon;
 impl Engine {
     /// `Command::RequestAgentIcons`: only with an active Environment and a platform credential
     /// (the reference reads icons only for a signed-in person).
-    pub(super) fn request_agent_icons(&mut self, agents: &[String], now: Instant) {
+    pub(super) fn request_agent_icons(&mut self, agents: &[String], now: Time) {
         let environment = self
             .inputs
             .environment_uid
@@ -27,16 +27,16 @@ impl Engine {
     }
 
     /// A P13 or P14 answer.
-    pub(super) fn icons_answered(&mut self, answer: &Answer, now: Instant) {
+    pub(super) fn icons_answered(&mut self, answer: &Answer, now: Time) {
         self.icons_event(&IconsEvent::Answer(answer), now);
     }
 
     /// What belongs to the old person or Environment goes (abort included).
-    pub(super) fn reset_icons(&mut self, now: Instant) {
+    pub(super) fn reset_icons(&mut self, now: Time) {
         self.icons_event(&IconsEvent::Reset, now);
     }
 
-    fn icons_event(&mut self, event: &IconsEvent<'_>, now: Instant) {
+    fn icons_event(&mut self, event: &IconsEvent<'_>, now: Time) {
         let mut ctx = Ctx {
             now,
             inputs: &self.inputs,

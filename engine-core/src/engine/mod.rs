@@ -5,8 +5,8 @@ mod icons;
 mod models;
 mod sending;
 
+use crate::time::Time;
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use bytes::Bytes;
 use statig::blocking::InitializedStateMachine;
@@ -60,10 +60,9 @@ struct Removal {
 /// wait for I/O or time. [`Engine::snapshot`] is the level truth to render.
 ///
 /// ```
-/// use std::time::Instant;
-/// use engine_core::{Config, Engine, Input, Intent, ApiCall};
+/// use engine_core::{ApiCall, Config, Engine, Input, Intent, Time};
 ///
-/// let now = Instant::now();
+/// let now = Time::from_millis(5_000); // the host's monotonic clock, any origin
 /// let mut engine = Engine::new(Config::new("https://platform.example.test").unwrap(), now);
 /// engine.handle_input(Input::EnvironmentUid(Some("env-1".into())), now);
 /// engine.handle_input(Input::IsVisible(true), now);
@@ -75,8 +74,8 @@ struct Removal {
 /// assert!(matches!(calls.as_slice(), [ApiCall::ListSessions { .. }]));
 /// ```
 pub struct Engine {
-    start: Instant,
-    last_now: Instant,
+    start: Time,
+    last_now: Time,
     inputs: Inputs,
     io: Io,
     env: InitializedStateMachine<Environment>,
@@ -89,7 +88,7 @@ pub struct Engine {
     choice: InitializedStateMachine<ModelChoiceMachine>,
     picker: InitializedStateMachine<Picker>,
     /// Since when the page is hidden (RTA-10, RTA-22).
-    page_hidden_since: Option<Instant>,
+    page_hidden_since: Option<Time>,
     /// The launchKey last opened (SEL-7).
     opened_launch_key: Option<u64>,
     /// The requested id was set while the person or the Environment was still unknown: it carries
@@ -125,8 +124,9 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Builds an engine at `now` (its time origin).
-    pub fn new(config: Config, now: Instant) -> Engine {
+    /// Builds an engine at `now`, on the host's monotonic clock (any origin: only differences
+    /// between the [`Time`]s it is given matter; traces count from this one).
+    pub fn new(config: Config, now: Time) -> Engine {
         let inputs = Inputs::default();
         let mut io = Io::new(&config, now);
         let mut ctx = Ctx {
@@ -203,7 +203,7 @@ impl Engine {
     /// An engine that records every input it is fed as a trace (`spec-tests/TRACES.md`), with
     /// secrets redacted; read it with [`Engine::trace`]. Replaying the trace gives the same
     /// intents, events and snapshots.
-    pub fn new_recording(config: Config, now: Instant) -> Engine {
+    pub fn new_recording(config: Config, now: Time) -> Engine {
         let recorder = crate::trace::TraceRecorder::new(&config, now);
         let mut engine = Engine::new(config, now);
         engine.recorder = Some(recorder);
@@ -218,37 +218,29 @@ impl Engine {
             .map(crate::trace::TraceRecorder::text)
     }
 
-    /// The time of an input: recorded first when recording (on whole microseconds), then read as
-    /// monotonic.
+    /// The time of an input: recorded first when recording, then read as monotonic.
     fn enter(
         &mut self,
-        now: Instant,
-        record: impl FnOnce(&mut crate::trace::TraceRecorder, Instant),
-    ) -> Instant {
-        let now = self.recorded_now(now);
+        now: Time,
+        record: impl FnOnce(&mut crate::trace::TraceRecorder, Time),
+    ) -> Time {
         if let Some(r) = self.recorder.as_mut() {
             record(r, now);
         }
         self.tick(now)
     }
 
-    /// A recording engine runs on the microseconds its trace can hold, so a replay sees exactly
-    /// the times it saw (the trace's offsets have three decimals of a millisecond).
-    fn recorded_now(&self, now: Instant) -> Instant {
-        if self.recorder.is_none() {
-            return now;
-        }
-        let since = now.saturating_duration_since(self.start);
-        let micros = u64::try_from(since.as_micros()).unwrap_or(u64::MAX);
-        self.start + std::time::Duration::from_micros(micros)
-    }
-
     /// Milliseconds since the engine's start, as of the last input.
     pub fn elapsed_ms(&self) -> u64 {
-        u64::try_from(self.last_now.duration_since(self.start).as_millis()).unwrap_or(u64::MAX)
+        u64::try_from(
+            self.last_now
+                .saturating_duration_since(self.start)
+                .as_millis(),
+        )
+        .unwrap_or(u64::MAX)
     }
 
-    fn tick(&mut self, now: Instant) -> Instant {
+    fn tick(&mut self, now: Time) -> Time {
         // Time is monotonic: an earlier `now` is read as the last one.
         if now > self.last_now {
             self.last_now = now;
@@ -257,42 +249,42 @@ impl Engine {
     }
 
     /// A host input or command.
-    pub fn handle_input(&mut self, input: Input, now: Instant) {
+    pub fn handle_input(&mut self, input: Input, now: Time) {
         let now = self.enter(now, |r, now| r.input(&input, now));
         self.apply(input, now);
         self.settle(now);
     }
 
     /// The head of an answer to request `id`. Unknown ids are ignored.
-    pub fn handle_response(&mut self, id: RequestId, head: ResponseHead, now: Instant) {
+    pub fn handle_response(&mut self, id: RequestId, head: ResponseHead, now: Time) {
         let now = self.enter(now, |r, now| r.head(id, &head, now));
         let answer = self.io.on_head(id, head);
         self.finished(answer, now);
     }
 
     /// A piece of the body of request `id`, in any chunking.
-    pub fn handle_body_chunk(&mut self, id: RequestId, chunk: Bytes, now: Instant) {
+    pub fn handle_body_chunk(&mut self, id: RequestId, chunk: Bytes, now: Time) {
         let now = self.enter(now, |r, now| r.chunk(id, &chunk, now));
         let answer = self.io.on_chunk(id, &chunk);
         self.finished(answer, now);
     }
 
     /// The end of the body of request `id`.
-    pub fn handle_body_end(&mut self, id: RequestId, now: Instant) {
+    pub fn handle_body_end(&mut self, id: RequestId, now: Time) {
         let now = self.enter(now, |r, now| r.end(id, now));
         let answer = self.io.on_end(id);
         self.finished(answer, now);
     }
 
     /// Request `id` failed below HTTP (no answer, or a broken body).
-    pub fn handle_failure(&mut self, id: RequestId, failure: TransportFailure, now: Instant) {
+    pub fn handle_failure(&mut self, id: RequestId, failure: TransportFailure, now: Time) {
         let now = self.enter(now, |r, now| r.failure(id, &failure, now));
         let answer = self.io.on_failure(id, &failure);
         self.finished(answer, now);
     }
 
     /// Hands a finished request, or a piece of a streamed answer, to its owner and settles.
-    fn finished(&mut self, delivery: Option<Delivery>, now: Instant) {
+    fn finished(&mut self, delivery: Option<Delivery>, now: Time) {
         match delivery {
             Some(Delivery::Finished(answer)) => self.route(&answer, now),
             // Only message requests stream (BodyMode::Streamed).
@@ -334,7 +326,7 @@ impl Engine {
     }
 
     /// Time has reached a deadline of [`Engine::poll_timeout`]. Early or repeated calls are harmless.
-    pub fn handle_timeout(&mut self, now: Instant) {
+    pub fn handle_timeout(&mut self, now: Time) {
         let now = self.enter(now, |r, now| r.timeout(now));
         self.settle(now);
     }
@@ -353,10 +345,11 @@ impl Engine {
         self.io.events.pop_front()
     }
 
-    /// When [`Engine::handle_timeout`] should next be called; `None` when no timer runs. The
-    /// timers are runtime access's: the next poll (never while the page is hidden) and the
-    /// confirmation limit. After a drain it always lies after the last `now`.
-    pub fn poll_timeout(&self) -> Option<Instant> {
+    /// When [`Engine::handle_timeout`] should next be called, on the host's clock (the same
+    /// [`Time`] line as every `now`); `None` when no timer runs. The timers are runtime access's:
+    /// the next poll (never while the page is hidden) and the confirmation limit. After a drain it
+    /// always lies after the last `now`.
+    pub fn poll_timeout(&self) -> Option<Time> {
         let page_hidden = self.inputs.page_hidden;
         let runtime =
             runtime_access::deadline(self.runtime.inner(), self.runtime.state(), page_hidden);
@@ -374,7 +367,7 @@ impl Engine {
         self.io.ignored_answers
     }
 
-    fn ctx(&mut self, now: Instant) -> (Ctx<'_>, Parts<'_>) {
+    fn ctx(&mut self, now: Time) -> (Ctx<'_>, Parts<'_>) {
         let Engine {
             inputs,
             io,
@@ -407,7 +400,7 @@ impl Engine {
         )
     }
 
-    fn apply(&mut self, input: Input, now: Instant) {
+    fn apply(&mut self, input: Input, now: Time) {
         match input {
             Input::Person(person) => {
                 let token_changed = person.token != self.inputs.person.token;
@@ -514,7 +507,7 @@ impl Engine {
         }
     }
 
-    fn choose_requested(&mut self, id: &str, now: Instant) {
+    fn choose_requested(&mut self, id: &str, now: Time) {
         // OI-14: on the default-session surface a requested id never wins (DEF-2, DEF-18).
         if self.inputs.shows_default_session {
             return;
@@ -544,7 +537,7 @@ impl Engine {
     }
 
     /// ENV-1 to ENV-4: a new person or Environment.
-    fn scope_changed(&mut self, now: Instant) {
+    fn scope_changed(&mut self, now: Time) {
         // SEL-7: a launch cancelled before it opened is opened again for the new pair.
         if opening::in_flight(self.opening.state()).is_some_and(|op| op.kind == OpenKind::Launch) {
             self.opened_launch_key = None;
@@ -608,7 +601,7 @@ impl Engine {
         scope.person.is_some() && scope.environment.is_some()
     }
 
-    fn command(&mut self, command: Command, now: Instant) {
+    fn command(&mut self, command: Command, now: Time) {
         match command {
             Command::RetryDefaultSession => {
                 let key = self.inputs.default_combination();
@@ -805,7 +798,7 @@ impl Engine {
     }
 
     /// One explorer read handles an event.
-    fn explore(&mut self, kind: ReadKind, event: &ExplorerEvent<'_>, now: Instant) {
+    fn explore(&mut self, kind: ReadKind, event: &ExplorerEvent<'_>, now: Time) {
         let Engine {
             inputs,
             io,
@@ -823,7 +816,7 @@ impl Engine {
 
     /// `fetchArchivedAgentSessions`: the Agent named, else the selected session's, else the
     /// default session's; the person's uid and an Environment are required.
-    fn fetch_archived(&mut self, agent_uid: Option<&str>, limit: Option<u32>, now: Instant) {
+    fn fetch_archived(&mut self, agent_uid: Option<&str>, limit: Option<u32>, now: Time) {
         let agent = non_blank(agent_uid)
             .or_else(|| self.selected_agent())
             .or_else(|| self.inputs.default_agent());
@@ -860,7 +853,7 @@ impl Engine {
     }
 
     /// `searchAgentSessions`: `q` trimmed; a blank query clears the search without a request.
-    fn search(&mut self, query: &str, limit: Option<u32>, now: Instant) {
+    fn search(&mut self, query: &str, limit: Option<u32>, now: Time) {
         let Some(query) = non_blank(Some(query)) else {
             self.explore(ReadKind::Search, &ExplorerEvent::Clear, now);
             return;
@@ -915,14 +908,14 @@ impl Engine {
         })
     }
 
-    fn open(&mut self, kind: OpenKind, agent: Option<String>, label: Option<String>, now: Instant) {
+    fn open(&mut self, kind: OpenKind, agent: Option<String>, label: Option<String>, now: Time) {
         let op = OpenOp { kind, agent, label };
         let (mut ctx, p) = self.ctx(now);
         p.opening
             .handle_with_context(&OpenEvent::Start(&op), &mut ctx);
     }
 
-    fn remove(&mut self, session_uid: String, archived: bool, now: Instant) {
+    fn remove(&mut self, session_uid: String, archived: bool, now: Time) {
         if check_id("session", &session_uid).is_err() {
             self.removal_failed(archived, Some("This session has no identifier.".to_owned()));
             return;
@@ -952,7 +945,7 @@ impl Engine {
     }
 
     /// `unarchiveAgentSession(uid)`.
-    fn restore(&mut self, session_uid: String, now: Instant) {
+    fn restore(&mut self, session_uid: String, now: Time) {
         if let Err(e) = check_id("session", &session_uid) {
             self.restore_failed(Some(e.to_string()));
             return;
@@ -971,7 +964,7 @@ impl Engine {
 
     /// The unarchive answer: the restored record joins the list (OI-13: only an unarchived
     /// record of this Environment).
-    fn restored(&mut self, answer: &Answer, now: Instant) {
+    fn restored(&mut self, answer: &Answer, now: Time) {
         if self.restorations.remove(&answer.id).is_none() {
             return;
         }
@@ -1020,7 +1013,7 @@ impl Engine {
     }
 
     /// Hands a finished request to its owner.
-    fn route(&mut self, answer: &Answer, now: Instant) {
+    fn route(&mut self, answer: &Answer, now: Time) {
         match answer.owner {
             Owner::Unarchive => self.restored(answer, now),
             Owner::Icons => self.icons_answered(answer, now),
@@ -1099,7 +1092,7 @@ impl Engine {
     }
 
     /// Applies the level rules and relays signals until nothing changes.
-    fn settle(&mut self, now: Instant) {
+    fn settle(&mut self, now: Time) {
         for _ in 0..MAX_SETTLE_ROUNDS {
             let before = self.fingerprint();
             self.evaluate(now);
@@ -1132,7 +1125,7 @@ impl Engine {
     }
 
     /// One round of the level rules, in dependency order.
-    fn evaluate(&mut self, now: Instant) {
+    fn evaluate(&mut self, now: Time) {
         // SEL-5 to SEL-7: once per launchKey, only while visible and an Environment is active.
         let launch = self
             .inputs
@@ -1235,7 +1228,7 @@ impl Engine {
     }
 
     /// Relays queued signals; true when there were any.
-    fn relay_signals(&mut self, now: Instant) -> bool {
+    fn relay_signals(&mut self, now: Time) -> bool {
         let mut any = false;
         while let Some(signal) = self.io.signals.pop_front() {
             any = true;
@@ -1524,9 +1517,9 @@ impl Engine {
         }
     }
 
-    /// OI-4: when the selected session's wake is 30 s past its deadline ("taking longer"), as an
-    /// instant of the engine's clock; a timer, so hosts render the change on time.
-    pub(crate) fn wake_overdue_at(&self) -> Option<Instant> {
+    /// OI-4: when the selected session's wake is 30 s past its deadline ("taking longer"), as a
+    /// `Time` of the engine's clock; a timer, so hosts render the change on time.
+    pub(crate) fn wake_overdue_at(&self) -> Option<Time> {
         let uid = self.selected_uid()?;
         let deadline_ms = crate::view::wake_overdue_ms(self.runtime.inner().decision(&uid)?)?;
         let now_ms = self.io.wall_ms(self.last_now);

@@ -1,7 +1,7 @@
 //! The engine's side of models: the catalog demand, the picker's edits, the last-used models and
 //! the model rules evaluated after every input (CAT, MOD).
 
-use std::time::Instant;
+use crate::time::Time;
 
 use super::Engine;
 use crate::inputs::non_blank;
@@ -32,7 +32,7 @@ impl Engine {
 
     /// A person's picker change: PATCHed on a ready session (CAT-15), never while a model choice
     /// waits (MOD-9).
-    pub(super) fn edit_picker(&mut self, edit: &PickerEdit, now: Instant) {
+    pub(super) fn edit_picker(&mut self, edit: &PickerEdit, now: Time) {
         let ready =
             crate::view::current_readiness(self).status == crate::snapshot::ReadinessStatus::Ready;
         let catalog = self.person_catalog();
@@ -64,7 +64,7 @@ impl Engine {
     }
 
     /// The catalog store, a waiting model choice and the picker (CAT, MOD).
-    pub(super) fn evaluate_models(&mut self, now: Instant) {
+    pub(super) fn evaluate_models(&mut self, now: Time) {
         // A status flicker of the source keeps a pending choice (DEF-12): the combination, not
         // the ready key.
         let key = self.inputs.default_combination();

@@ -1,7 +1,7 @@
 //! The engine's side of sending: the composer's submit, the queue, the run cancel, the body of
 //! a turn, and the queue rules evaluated after every input (SND, OI-20, ADR 087).
 
-use std::time::Instant;
+use crate::time::Time;
 
 use super::{Engine, WRITER_POLL};
 use crate::event::{Event, Notice, NoticeVariant};
@@ -41,7 +41,7 @@ impl Engine {
     }
 
     /// The composer's submit.
-    pub(super) fn send_message(&mut self, text: &str, now: Instant) {
+    pub(super) fn send_message(&mut self, text: &str, now: Time) {
         let text = text.trim();
         if text.is_empty() {
             return;
@@ -63,7 +63,7 @@ impl Engine {
     }
 
     /// SND-24: add to the session's queue; a held queue holds the new row too.
-    pub(super) fn enqueue(&mut self, session_uid: &str, text: &str, now: Instant) {
+    pub(super) fn enqueue(&mut self, session_uid: &str, text: &str, now: Time) {
         let row = QueuedMessage {
             id: format!("queued-{}", self.io.rng.uuid_v4()),
             text: text.trim().to_owned(),
@@ -94,7 +94,7 @@ impl Engine {
         session_uid: &str,
         text: &str,
         queued: Option<QueuedTurn>,
-        now: Instant,
+        now: Time,
     ) {
         let readiness = crate::view::current_readiness(self);
         let detail_loaded = self.hydration.inner().session_uid.as_deref() == Some(session_uid)
@@ -190,7 +190,7 @@ impl Engine {
     }
 
     /// `cancelActiveSession()` (SND-16, SND-17, OI-19).
-    pub(super) fn cancel_active(&mut self, now: Instant) {
+    pub(super) fn cancel_active(&mut self, now: Time) {
         let uid = self.selected_uid();
         let running = uid.as_deref().is_some_and(|u| self.agent_working(u));
         let Some(uid) = uid.filter(|_| running) else {
@@ -231,7 +231,7 @@ impl Engine {
 
     /// `clearThread()` (adr-notes 6): the local run stops as a stop does, without a cancel
     /// request; the thread starts afresh.
-    pub(super) fn clear_thread(&mut self, now: Instant) {
+    pub(super) fn clear_thread(&mut self, now: Time) {
         let Some(uid) = self.selected_uid() else {
             return;
         };
@@ -279,7 +279,7 @@ impl Engine {
     }
 
     /// The runs' and cancels' clocks, and the queue rules (OI-20, SND-25).
-    pub(super) fn evaluate_work(&mut self, now: Instant) {
+    pub(super) fn evaluate_work(&mut self, now: Time) {
         let selected = self.selected_uid();
         // ADR 087: a session's stored queue is read once, when it first comes on screen.
         if let Some(uid) = selected.as_ref().filter(|_| self.inputs.visible)

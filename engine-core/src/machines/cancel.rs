@@ -2,7 +2,9 @@
 //! cached runtime access or, without one, access resolved first; one repeat after a 401 or 403
 //! (SND-23); the whole call is given up after 10 s.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::time::Time;
 
 use statig::prelude::*;
 
@@ -23,7 +25,7 @@ pub(crate) struct Cancel {
     pub session_uid: String,
     facts: BodyFacts,
     /// When the cancel is given up.
-    give_up_at: Option<Instant>,
+    give_up_at: Option<Time>,
 }
 
 pub(crate) enum CancelEvent<'a> {
@@ -228,7 +230,7 @@ impl Cancel {
     }
 
     /// When the cancel is given up, while it runs.
-    pub(crate) fn deadline(&self) -> Option<Instant> {
+    pub(crate) fn deadline(&self) -> Option<Time> {
         self.give_up_at
     }
 }

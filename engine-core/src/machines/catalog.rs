@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::time::Time;
 
 use statig::prelude::*;
 
@@ -26,7 +28,7 @@ const NUMERIC_UID: &str =
 #[derive(Debug, Clone)]
 struct Entry {
     catalog: Arc<Catalog>,
-    loaded_at: Instant,
+    loaded_at: Time,
 }
 
 /// What makes a new demand: a change of any of these while the catalog is wanted (CAT-6).
@@ -155,7 +157,7 @@ impl CatalogStore {
         &mut self,
         person: &String,
         attempt: &u8,
-        at: &Instant,
+        at: &Time,
         context: &mut Ctx<'_>,
         event: &CatalogEvent<'_>,
     ) -> Outcome<State> {
@@ -183,7 +185,7 @@ impl CatalogStore {
 }
 
 impl CatalogStore {
-    fn is_fresh(&self, person: &str, now: Instant) -> bool {
+    fn is_fresh(&self, person: &str, now: Time) -> bool {
         self.entries
             .get(person)
             .is_some_and(|e| now.saturating_duration_since(e.loaded_at) < FRESH)
@@ -272,7 +274,7 @@ pub(crate) fn is_loading(state: &State) -> bool {
 }
 
 /// The store's next deadline: a retry.
-pub(crate) fn deadline(state: &State) -> Option<Instant> {
+pub(crate) fn deadline(state: &State) -> Option<Time> {
     match state {
         State::Retrying { at, .. } => Some(*at),
         _ => None,

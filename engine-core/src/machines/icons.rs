@@ -7,7 +7,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::time::Time;
 
 use bytes::Bytes;
 use statig::prelude::*;
@@ -31,7 +33,7 @@ pub(crate) const MAX_WANTED: usize = 128;
 pub(crate) struct Projection {
     pub environment: String,
     pub icons: Arc<BTreeMap<String, ProjectedIcon>>,
-    loaded_at: Instant,
+    loaded_at: Time,
 }
 
 /// An icon's bytes as delivered.
@@ -47,7 +49,7 @@ struct ImageEntry {
     /// The bytes held, if any (a failed refresh keeps them).
     image: Option<Image>,
     /// When the last load or refresh finished.
-    checked_at: Instant,
+    checked_at: Time,
 }
 
 /// Shared storage of the icons machine.
@@ -177,7 +179,7 @@ impl AgentIcons {
 }
 
 impl AgentIcons {
-    fn is_fresh(&self, environment: &str, now: Instant) -> bool {
+    fn is_fresh(&self, environment: &str, now: Time) -> bool {
         self.projection.as_ref().is_some_and(|p| {
             p.environment == environment
                 && now.saturating_duration_since(p.loaded_at) < PROJECTION_FRESH
@@ -249,7 +251,7 @@ impl AgentIcons {
     /// A P14 answer: bytes of an image type (or of no stated type), not empty and within the
     /// size limit, replace what is held; anything else keeps held bytes, or marks a failed
     /// first load.
-    fn image_answered(&mut self, now: Instant, answer: &Answer) {
+    fn image_answered(&mut self, now: Time, answer: &Answer) {
         let Some(url) = self.fetching.remove(&answer.id) else {
             return;
         };

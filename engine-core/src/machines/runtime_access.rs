@@ -6,7 +6,9 @@
 //! into view without a young decision: it then drops to a silent `checking` first (RTA-19, RTA-21).
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::time::Time;
 
 use statig::prelude::*;
 
@@ -41,9 +43,9 @@ pub(crate) struct Decision {
     /// Where a ready decision's requests go; kept by the engine's waking decision (OI-5).
     pub endpoint: Option<RuntimeEndpoint>,
     /// When it was last received or confirmed: its age counts from here (OI-7).
-    pub at: Instant,
+    pub at: Time,
     /// When the next round is due, while the decision is followed (transient, waking, failing).
-    pub next_round: Option<Instant>,
+    pub next_round: Option<Time>,
     /// The wait that led to `next_round`: the "previous delay" of the backoff (OI-1).
     pub delay_ms: u64,
     /// The engine's silent `checking`, not yet replaced by any answer (RTA-19, RTA-20).
@@ -66,7 +68,7 @@ impl Decision {
 
     /// A decision from a resolve-runtime-access answer received at `now`; a transient one is
     /// due again after its interval (RTA-9, OI-2). A ready one still needs its confirmation.
-    pub(crate) fn from_access(access: crate::api::RuntimeAccess, now: Instant) -> Decision {
+    pub(crate) fn from_access(access: crate::api::RuntimeAccess, now: Time) -> Decision {
         let endpoint = match &access.mode {
             AccessMode::Token(e) => Some(e.clone()),
             _ => None,
@@ -88,12 +90,12 @@ impl Decision {
         decision
     }
 
-    fn age(&self, now: Instant) -> Duration {
+    fn age(&self, now: Time) -> Duration {
         now.saturating_duration_since(self.at)
     }
 
     /// The silent `checking` of a session that comes into view (RTA-19, RTA-21).
-    fn silent_checking(now: Instant) -> Decision {
+    fn silent_checking(now: Time) -> Decision {
         Decision {
             interaction: RuntimeInteraction {
                 state: InteractionState::Checking,
@@ -162,14 +164,14 @@ pub(crate) fn chat_url(endpoint: &RuntimeEndpoint) -> String {
 #[derive(Debug, Default)]
 pub(crate) struct Confirmations {
     /// Serving confirmations per chat URL (OI-9).
-    served: BTreeMap<String, Instant>,
+    served: BTreeMap<String, Time>,
     /// One wake clock per chat URL (OI-5): the wall-clock ms of its first failed confirmation.
     wakes: BTreeMap<String, u64>,
 }
 
 impl Confirmations {
     /// A serving answer from this endpoint is remembered (SND-4, RTA-14: age under 15 s).
-    pub(crate) fn remembered(&self, endpoint: &RuntimeEndpoint, now: Instant) -> bool {
+    pub(crate) fn remembered(&self, endpoint: &RuntimeEndpoint, now: Time) -> bool {
         self.served
             .get(&chat_url(endpoint))
             .is_some_and(|t| now.saturating_duration_since(*t) < MEMORY)
@@ -185,7 +187,7 @@ impl Confirmations {
     }
 
     /// The Agent served: remember it, and its wake is over.
-    pub(crate) fn serving(&mut self, endpoint: &RuntimeEndpoint, now: Instant) {
+    pub(crate) fn serving(&mut self, endpoint: &RuntimeEndpoint, now: Time) {
         let url = chat_url(endpoint);
         self.wakes.remove(&url);
         self.served.insert(url, now);
@@ -211,7 +213,7 @@ pub(crate) struct RuntimeAccessMachine {
     /// The decision of each session of the current person and Environment (ENV-3).
     decisions: BTreeMap<String, Decision>,
     /// The last focus-triggered check (RTA-23: at most one per minute).
-    last_revalidate: Option<Instant>,
+    last_revalidate: Option<Time>,
     /// The Agent name of the session in view, for notices (OI-6).
     agent_name: Option<String>,
 }
@@ -302,7 +304,7 @@ impl RuntimeAccessMachine {
         &mut self,
         session: &String,
         pending: &RequestId,
-        deadline: &Instant,
+        deadline: &Time,
         candidate: &Box<Decision>,
         context: &mut Ctx<'_>,
         event: &RtaEvent<'_>,
@@ -440,7 +442,7 @@ impl RuntimeAccessMachine {
         self.last_revalidate = None;
     }
 
-    fn is_stale(&self, session: &str, now: Instant) -> bool {
+    fn is_stale(&self, session: &str, now: Time) -> bool {
         self.decisions
             .get(session)
             .is_none_or(|d| d.age(now) >= STALE)
@@ -641,7 +643,7 @@ pub(crate) fn deadline(
     machine: &RuntimeAccessMachine,
     state: &State,
     page_hidden: bool,
-) -> Option<Instant> {
+) -> Option<Time> {
     match state {
         State::Confirming { deadline, .. } => Some(*deadline),
         State::Following { session } if !page_hidden => {

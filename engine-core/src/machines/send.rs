@@ -6,7 +6,9 @@
 //! The engine keeps one `Run` machine per session, so a run goes on while another session is on
 //! screen.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::time::Time;
 
 use statig::prelude::*;
 
@@ -340,7 +342,7 @@ impl Run {
     fn confirming(
         &mut self,
         pending: &RequestId,
-        deadline: &Instant,
+        deadline: &Time,
         candidate: &Box<Decision>,
         turn: &Box<Turn>,
         context: &mut Ctx<'_>,
@@ -370,7 +372,7 @@ impl Run {
     #[allow(clippy::borrowed_box)]
     fn held(
         &mut self,
-        next_check: &Instant,
+        next_check: &Time,
         turn: &Box<Turn>,
         context: &mut Ctx<'_>,
         event: &RunEvent<'_>,
@@ -967,7 +969,7 @@ pub(crate) fn is_streaming(state: &State) -> bool {
 }
 
 /// The run's next deadline: the confirmation limit or the hold's next read.
-pub(crate) fn deadline(state: &State) -> Option<Instant> {
+pub(crate) fn deadline(state: &State) -> Option<Time> {
     match state {
         State::Confirming { deadline, .. } => Some(*deadline),
         State::Held { next_check, .. } => Some(*next_check),

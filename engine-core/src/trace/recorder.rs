@@ -1,7 +1,7 @@
 //! [`TraceRecorder`]: writes a trace from the calls a shell makes, with credentials redacted.
 
+use crate::time::Time;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Instant;
 
 use crate::config::Config;
 use crate::input::Input;
@@ -33,11 +33,11 @@ use super::{Expectation, FORMAT, Header, Offset, Record, Step, TraceConfig, VERS
 /// near [`Config::max_body_bytes`] changes length when redacted.)
 ///
 /// ```
-/// use std::time::{Duration, Instant};
-/// use engine_core::{Config, Engine, Input, Person, Secret};
+/// use std::time::Duration;
+/// use engine_core::{Config, Engine, Input, Person, Secret, Time};
 /// use engine_core::trace::TraceRecorder;
 ///
-/// let start = Instant::now();
+/// let start = Time::from_micros(5_000_000); // any origin the host chooses
 /// let config = Config::new("https://platform.test").unwrap().with_seed(7);
 /// let mut engine = Engine::new(config.clone(), start);
 /// let mut recorder = TraceRecorder::new(&config, start);
@@ -60,7 +60,7 @@ use super::{Expectation, FORMAT, Header, Offset, Record, Step, TraceConfig, VERS
 /// ```
 #[derive(Debug)]
 pub struct TraceRecorder {
-    start: Instant,
+    start: Time,
     last: Offset,
     out: String,
     /// Resolve-runtime-access requests: their answers are redacted.
@@ -75,7 +75,7 @@ pub struct TraceRecorder {
 impl TraceRecorder {
     /// A recorder for an engine built with `config` at `start` (the engine's time origin); the
     /// header is written at once.
-    pub fn new(config: &Config, start: Instant) -> TraceRecorder {
+    pub fn new(config: &Config, start: Time) -> TraceRecorder {
         let header = Header {
             trace: FORMAT.to_owned(),
             version: VERSION,
@@ -101,20 +101,20 @@ impl TraceRecorder {
 
     /// The offset of `now`; never earlier than the previous record's (the engine reads an
     /// earlier `now` as the last one, and so does the trace).
-    fn at(&mut self, now: Instant) -> Offset {
+    fn at(&mut self, now: Time) -> Offset {
         let at = Offset::from_duration(now.saturating_duration_since(self.start)).max(self.last);
         self.last = at;
         at
     }
 
-    fn step(&mut self, now: Instant, step: Step) {
+    fn step(&mut self, now: Time, step: Step) {
         let at = self.at(now);
         self.push(&Record::Step { at, step });
     }
 
     /// A host input or command. The person's token is written as `[redacted-N]`, N counting the
     /// distinct tokens seen, so a token refresh replays as one.
-    pub fn input(&mut self, input: &Input, now: Instant) {
+    pub fn input(&mut self, input: &Input, now: Time) {
         let at = self.at(now);
         let record = Record::Step {
             at,
@@ -166,7 +166,7 @@ impl TraceRecorder {
     }
 
     /// A response head.
-    pub fn head(&mut self, id: RequestId, head: &ResponseHead, now: Instant) {
+    pub fn head(&mut self, id: RequestId, head: &ResponseHead, now: Time) {
         self.step(
             now,
             Step::Head {
@@ -177,7 +177,7 @@ impl TraceRecorder {
     }
 
     /// A piece of a body; redacted when it belongs to a runtime-access answer.
-    pub fn chunk(&mut self, id: RequestId, chunk: &[u8], now: Instant) {
+    pub fn chunk(&mut self, id: RequestId, chunk: &[u8], now: Time) {
         let bytes = if self.runtime_access.contains(&id) {
             self.redactors.entry(id).or_default().feed(chunk)
         } else {
@@ -187,13 +187,13 @@ impl TraceRecorder {
     }
 
     /// The end of a body.
-    pub fn end(&mut self, id: RequestId, now: Instant) {
+    pub fn end(&mut self, id: RequestId, now: Time) {
         self.redactors.remove(&id);
         self.step(now, Step::End { id });
     }
 
     /// A transport failure.
-    pub fn failure(&mut self, id: RequestId, failure: &TransportFailure, now: Instant) {
+    pub fn failure(&mut self, id: RequestId, failure: &TransportFailure, now: Time) {
         self.redactors.remove(&id);
         self.step(
             now,
@@ -205,7 +205,7 @@ impl TraceRecorder {
     }
 
     /// A timer fired ([`crate::Engine::handle_timeout`]).
-    pub fn timeout(&mut self, now: Instant) {
+    pub fn timeout(&mut self, now: Time) {
         self.step(now, Step::Timeout);
     }
 
