@@ -17,6 +17,7 @@ use super::chunk::{Chunk, InputEncoding};
 use super::delta::StreamDelta;
 use super::metadata::deep_merge;
 use super::outcome::StreamOutcome;
+use super::partial_json::PartialJson;
 use super::surrogates::{self, SplitSurrogates};
 use crate::message::{DataPart, Message, Part, PartState, ReasoningPart, TextPart};
 
@@ -28,13 +29,15 @@ enum TextKind {
 }
 
 /// A tool call whose input is streaming.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct PartialTool {
     /// The index of its part.
     index: usize,
     encoding: InputEncoding,
     /// A high surrogate half that ended the last delta (see [`surrogates`]).
     pending: Option<u16>,
+    /// The input's parse, kept up to date as the raw text grows.
+    parser: PartialJson,
 }
 
 /// Turns chunks into one assistant message.
