@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use self::assemble::Assembler;
 pub use self::chunk::NewSession;
-use self::chunk::{Chunk, ChunkError, parse_frame};
+use self::chunk::{Chunk, ChunkError, parse_delta, parse_frame};
 pub use self::delta::StreamDelta;
 pub use self::outcome::{INTERRUPTED_TEXT, StreamOutcome};
 use self::sse::{SseDecoder, SseEvent};
@@ -169,6 +169,14 @@ impl Receiver {
                 self.assembler.done(out);
             }
             SseEvent::Data(payload) => {
+                if let Some((agent_id, chunk)) = parse_delta(payload) {
+                    if let Some(agent_id) = agent_id {
+                        self.set_agent_id(agent_id, out);
+                    }
+                    self.stats.chunks += 1;
+                    self.assembler.apply_delta(chunk, out);
+                    return;
+                }
                 let frame = parse_frame(payload);
                 if let Some(agent_id) = frame.agent_id {
                     self.set_agent_id(agent_id, out);

@@ -166,7 +166,7 @@ impl Assembler {
     pub(super) fn tool_input_delta(
         &mut self,
         call_id: &str,
-        delta: String,
+        delta: &str,
         split: SplitSurrogates,
         out: &mut Vec<StreamDelta>,
     ) {
@@ -174,7 +174,12 @@ impl Assembler {
             self.protocol_errors += 1;
             return;
         };
-        let delta = surrogates::join(&mut partial.pending, delta, split);
+        if partial.pending.is_none() && split == SplitSurrogates::default() {
+            // Nothing to join: the delta is appended as it is.
+            self.append_tool_input(call_id, delta, out);
+            return;
+        }
+        let delta = surrogates::join(&mut partial.pending, delta.to_owned(), split);
         self.append_tool_input(call_id, &delta, out);
     }
 
