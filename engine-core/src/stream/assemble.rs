@@ -539,6 +539,8 @@ impl Assembler {
             return;
         };
         *fields.state = PartState::Done;
+        // The text is final: give back what growing it reserved.
+        fields.text.shrink_to_fit();
         if provider_metadata.is_some() {
             *fields.provider_metadata = provider_metadata;
         }
