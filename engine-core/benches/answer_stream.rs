@@ -20,7 +20,13 @@
 //!   --toggle-collect='*run_floor*' <bench binary>` (see docs/benchmarks.md).
 //! - `ANSWER_STREAM_RATIOS=0` skips the ratio table.
 
-#![allow(missing_docs, clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    missing_docs,
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -60,16 +66,81 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "the", "of", "and", "to", "in", "is", "that", "it", "for", "as", "with", "stream", "parser",
-    "message", "chunk", "buffer", "event", "decoder", "token", "model", "answer", "request",
-    "response", "incremental", "bytes", "state", "client", "server", "protocol", "schema",
-    "value", "field", "error", "result", "tool", "input", "output", "step", "reasoning", "text",
-    "part", "delta", "assemble", "render", "update", "latency", "memory", "allocation",
-    "string", "array", "object", "because", "however", "therefore", "first", "finally",
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "that",
+    "it",
+    "for",
+    "as",
+    "with",
+    "stream",
+    "parser",
+    "message",
+    "chunk",
+    "buffer",
+    "event",
+    "decoder",
+    "token",
+    "model",
+    "answer",
+    "request",
+    "response",
+    "incremental",
+    "bytes",
+    "state",
+    "client",
+    "server",
+    "protocol",
+    "schema",
+    "value",
+    "field",
+    "error",
+    "result",
+    "tool",
+    "input",
+    "output",
+    "step",
+    "reasoning",
+    "text",
+    "part",
+    "delta",
+    "assemble",
+    "render",
+    "update",
+    "latency",
+    "memory",
+    "allocation",
+    "string",
+    "array",
+    "object",
+    "because",
+    "however",
+    "therefore",
+    "first",
+    "finally",
 ];
 const SPICE: &[&str] = &[
-    "café", "naïve", "Zürich", "—", "→", "“quoted”", "\"escaped\"", "C:\\path", "🚀", "🌍",
-    "日本語", "`code()`", "**bold**", "x = 42;", "{\"k\": 1}", "tab\there", "line\nbreak",
+    "café",
+    "naïve",
+    "Zürich",
+    "—",
+    "→",
+    "“quoted”",
+    "\"escaped\"",
+    "C:\\path",
+    "🚀",
+    "🌍",
+    "日本語",
+    "`code()`",
+    "**bold**",
+    "x = 42;",
+    "{\"k\": 1}",
+    "tab\there",
+    "line\nbreak",
 ];
 
 /// Endless prose that looks like model output.
@@ -100,8 +171,13 @@ impl Prose {
             self.pending.push_str(word);
         }
         let end = self.rng.next();
-        self.pending
-            .push_str(if end < 0.1 { ":\n\n- " } else if end < 0.2 { ".\n\n" } else { ". " });
+        self.pending.push_str(if end < 0.1 {
+            ":\n\n- "
+        } else if end < 0.2 {
+            ".\n\n"
+        } else {
+            ". "
+        });
     }
 
     /// The next `chars` characters.
@@ -109,7 +185,11 @@ impl Prose {
         while self.pending.chars().count() < chars {
             self.sentence();
         }
-        let end = self.pending.char_indices().nth(chars).map_or(self.pending.len(), |(i, _)| i);
+        let end = self
+            .pending
+            .char_indices()
+            .nth(chars)
+            .map_or(self.pending.len(), |(i, _)| i);
         self.pending.drain(..end).collect()
     }
 
@@ -192,7 +272,9 @@ fn agent(scale: f64) -> Body {
     let mut body = Body::default();
     body.chunk(&json!({"type": "start", "messageId": "msg-bench",
         "messageMetadata": {"createdAt": 1_767_225_600_000_u64, "model": "bench-model-1"}}));
-    body.chunk(&json!({"type": "data-status", "id": "status", "data": {"phase": "thinking", "step": 0}}));
+    body.chunk(
+        &json!({"type": "data-status", "id": "status", "data": {"phase": "thinking", "step": 0}}),
+    );
     let steps = 40;
     for s in 0..steps {
         body.chunk(&json!({"type": "start-step"}));
@@ -230,7 +312,9 @@ fn agent(scale: f64) -> Body {
             {"usage": {"step": s, "inputTokens": rng.int(1_000, 50_000), "outputTokens": rng.int(500, 4_000)}}}));
         body.chunk(&json!({"type": "finish-step"}));
     }
-    body.chunk(&json!({"type": "data-status", "id": "status", "data": {"phase": "done", "step": steps}}));
+    body.chunk(
+        &json!({"type": "data-status", "id": "status", "data": {"phase": "done", "step": steps}}),
+    );
     body.chunk(&json!({"type": "finish", "finishReason": "stop",
         "messageMetadata": {"finishedAt": 1_767_225_900_000_u64, "stats": {"steps": steps}}}));
     body.done()
@@ -242,7 +326,9 @@ fn long_tool() -> Body {
     let mut prose = Prose::new(3);
     let mut body = Body::default();
     body.chunk(&json!({"type": "start", "messageId": "msg-bench"}));
-    body.chunk(&json!({"type": "tool-input-start", "toolCallId": "call-0", "toolName": "write_file"}));
+    body.chunk(
+        &json!({"type": "tool-input-start", "toolCallId": "call-0", "toolName": "write_file"}),
+    );
     let input = json!({"path": "src/long.rs", "content": prose.take(100_000)});
     body.tool_input(&mut rng, "call-0", &input.to_string());
     body.chunk(&json!({"type": "tool-input-available", "toolCallId": "call-0", "toolName": "write_file", "input": input}));
@@ -283,7 +369,11 @@ fn run_engine(body: &[u8]) -> usize {
 
 /// The floor's chunks: a tagged enum borrowing its strings from the payload.
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 enum FloorChunk<'a> {
     Start {
         message_id: Option<Cow<'a, str>>,
@@ -424,10 +514,10 @@ impl FloorMessage {
             }
             FloorChunk::Other => {
                 // Data parts are rare: the derive cannot match a type prefix.
-                if data.starts_with(br#"{"type":"data-"#) {
-                    if let Ok(value) = serde_json::from_slice::<Value>(data) {
-                        self.parts.push((String::new(), Some(value)));
-                    }
+                if data.starts_with(br#"{"type":"data-"#)
+                    && let Ok(value) = serde_json::from_slice::<Value>(data)
+                {
+                    self.parts.push((String::new(), Some(value)));
                 }
             }
         }
@@ -521,8 +611,8 @@ fn ratios() {
         let body = shape(name);
         let (mut engine, mut floor) = (Duration::MAX, Duration::MAX);
         for _ in 0..5 {
-            engine = engine.min(best(0, || _ = black_box(run_engine(&body.bytes))));
-            floor = floor.min(best(0, || _ = black_box(run_floor(&body.bytes))));
+            engine = engine.min(best(1, || _ = black_box(run_engine(&body.bytes))));
+            floor = floor.min(best(1, || _ = black_box(run_floor(&body.bytes))));
         }
         println!(
             "  {name:<12} {:>8} events  engine {:>9.3} ms  floor {:>9.3} ms  engine/floor {:>5.2}x",
@@ -569,14 +659,20 @@ fn answer_stream(c: &mut Criterion) {
 
 fn main() {
     if let Ok(only) = std::env::var("ANSWER_STREAM_ONLY") {
-        let (which, name) = only.split_once(':').expect("ANSWER_STREAM_ONLY=<engine|floor>:<shape>");
+        let (which, name) = only
+            .split_once(':')
+            .expect("ANSWER_STREAM_ONLY=<engine|floor>:<shape>");
         let body = shape(name);
         let parts = match which {
             "engine" => run_engine(&body.bytes),
             "floor" => run_floor(&body.bytes),
             other => panic!("unknown implementation {other}"),
         };
-        println!("{which} {name}: {} events, {} bytes, {parts} parts", body.events, body.bytes.len());
+        println!(
+            "{which} {name}: {} events, {} bytes, {parts} parts",
+            body.events,
+            body.bytes.len()
+        );
         return;
     }
     if std::env::var("ANSWER_STREAM_RATIOS").as_deref() != Ok("0") {
