@@ -693,7 +693,7 @@ mod tests {
     }
 
     /// `PartialJson` fed a text in pieces gives `parse_partial_json` of every prefix.
-    fn assert_incremental(text: &str, step: usize) {
+    fn assert_incremental(text: &str, step: usize) -> PartialJson {
         let mut parser = PartialJson::default();
         let mut value = None;
         let mut end = 0;
@@ -710,6 +710,7 @@ mod tests {
                 "{prefix:?} (step {step})"
             );
         }
+        parser
     }
 
     #[test]
@@ -747,11 +748,97 @@ mod tests {
         ];
         for text in texts {
             for step in [1, 2, 3, 5, 7, 64] {
-                assert_incremental(text, step);
+                _ = assert_incremental(text, step);
             }
         }
         let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
-        assert_incremental(&deep, 3);
+        _ = assert_incremental(&deep, 3);
+    }
+
+    /// A seeded linear congruential generator for the random documents.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// A random JSON document: nested arrays and objects, strings with escapes, non-ASCII text
+    /// and surrogate pairs, numbers and literals, compact or spaced.
+    fn random_document(rng: &mut Lcg, depth: usize, out: &mut String) {
+        let space = if rng.below(4) == 0 { " " } else { "" };
+        let kind = if depth > 3 {
+            2 + rng.below(4)
+        } else {
+            rng.below(6)
+        };
+        match kind {
+            0 | 1 => {
+                let object = kind == 1;
+                out.push(if object { '{' } else { '[' });
+                for i in 0..rng.below(4) {
+                    if i > 0 {
+                        out.push(',');
+                        out.push_str(space);
+                    }
+                    if object {
+                        out.push_str(["\"a\"", "\"b\"", "\"k\\u00e9y\"", "\"a\""][i as usize % 4]);
+                        out.push(':');
+                        out.push_str(space);
+                    }
+                    random_document(rng, depth + 1, out);
+                }
+                out.push(if object { '}' } else { ']' });
+            }
+            2 | 3 => {
+                out.push('"');
+                for _ in 0..rng.below(12) {
+                    let piece = [
+                        "a",
+                        "ü",
+                        "🌍",
+                        "\\\"",
+                        "\\\\",
+                        "\\n",
+                        "\\u00e9",
+                        "\\ud83d\\ude80",
+                        " ",
+                        "\\/",
+                        "\\t",
+                        "日本",
+                    ];
+                    out.push_str(piece[rng.below(piece.len() as u64) as usize]);
+                }
+                out.push('"');
+            }
+            4 => {
+                let numbers = ["0", "-1", "12.5", "-0.25e-3", "1E9", "123456789", "7"];
+                out.push_str(numbers[rng.below(numbers.len() as u64) as usize]);
+            }
+            _ => out.push_str(["true", "false", "null"][rng.below(3) as usize]),
+        }
+    }
+
+    #[test]
+    fn incremental_parse_matches_on_random_documents() {
+        let mut rng = Lcg(12);
+        for _ in 0..300 {
+            let mut text = String::new();
+            random_document(&mut rng, 0, &mut text);
+            let step = 1 + rng.below(7) as usize;
+            // A valid document never leaves the incremental path.
+            assert!(!assert_incremental(&text, step).fallback, "{text}");
+            assert_eq!(
+                parse_partial_json(&text),
+                Some(serde_json::from_str(&text).unwrap()),
+                "{text}"
+            );
+        }
     }
 
     #[test]
