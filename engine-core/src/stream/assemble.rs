@@ -13,10 +13,11 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::chunk::{Chunk, InputEncoding};
+use super::chunk::{Chunk, DeltaChunk, InputEncoding};
 use super::delta::StreamDelta;
 use super::metadata::deep_merge;
 use super::outcome::StreamOutcome;
+use super::partial_json::PartialJson;
 use super::surrogates::{self, SplitSurrogates};
 use crate::message::{DataPart, Message, Part, PartState, ReasoningPart, TextPart};
 
@@ -28,13 +29,15 @@ enum TextKind {
 }
 
 /// A tool call whose input is streaming.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct PartialTool {
     /// The index of its part.
     index: usize,
     encoding: InputEncoding,
     /// A high surrogate half that ended the last delta (see [`surrogates`]).
     pending: Option<u16>,
+    /// The input's parse, kept up to date as the raw text grows.
+    parser: PartialJson,
 }
 
 /// Turns chunks into one assistant message.
@@ -171,7 +174,7 @@ impl Assembler {
                 delta,
                 provider_metadata,
                 split,
-            } => self.text_delta(TextKind::Text, id, (delta, split), provider_metadata, out),
+            } => self.text_delta(TextKind::Text, &id, (delta, split), provider_metadata, out),
             Chunk::TextEnd {
                 id,
                 provider_metadata,
@@ -188,7 +191,7 @@ impl Assembler {
                 split,
             } => self.text_delta(
                 TextKind::Reasoning,
-                id,
+                &id,
                 (delta, split),
                 provider_metadata,
                 out,
@@ -205,7 +208,7 @@ impl Assembler {
                 tool_call_id,
                 input_text_delta,
                 split,
-            } => self.tool_input_delta(&tool_call_id, input_text_delta, split, out),
+            } => self.tool_input_delta(&tool_call_id, &input_text_delta, split, out),
             Chunk::ToolInputAvailable { call, input } => {
                 self.tool_input_available(call, input, out);
             }
@@ -255,6 +258,26 @@ impl Assembler {
                 transient,
             } => self.data(data_type, id, data, transient, out),
             Chunk::FinishStep | Chunk::ToolOutputDelta | Chunk::NewSession(_) => {}
+        }
+    }
+
+    /// Applies a delta chunk of the plain shape (see [`super::chunk::parse_delta`]): what
+    /// [`Assembler::apply`] does with the same chunk, without owning its ids.
+    pub fn apply_delta(&mut self, chunk: DeltaChunk<'_>, out: &mut Vec<StreamDelta>) {
+        self.ensure_started(out);
+        let none = SplitSurrogates::default();
+        match chunk {
+            DeltaChunk::Text { id, delta } => {
+                self.text_delta(TextKind::Text, &id, (delta.into_owned(), none), None, out);
+            }
+            DeltaChunk::Reasoning { id, delta } => {
+                let delta = (delta.into_owned(), none);
+                self.text_delta(TextKind::Reasoning, &id, delta, None, out);
+            }
+            DeltaChunk::ToolInput {
+                tool_call_id,
+                input_text_delta,
+            } => self.tool_input_delta(&tool_call_id, &input_text_delta, none, out),
         }
     }
 
@@ -476,18 +499,18 @@ impl Assembler {
     fn text_delta(
         &mut self,
         kind: TextKind,
-        id: String,
+        id: &str,
         (delta, split): (String, SplitSurrogates),
         provider_metadata: Option<Value>,
         out: &mut Vec<StreamDelta>,
     ) {
-        let delta = self.joined(kind, &id, delta, split);
-        let Some((index, fields)) = self.open_text_part(kind, &id) else {
+        let delta = self.joined(kind, id, delta, split);
+        let Some((index, fields)) = self.open_text_part(kind, id) else {
             // Lenient: a delta for an id with no open part opens one.
             self.protocol_errors += 1;
-            let part = Self::new_text_part(kind, &id, delta, provider_metadata);
+            let part = Self::new_text_part(kind, id, delta, provider_metadata);
             let index = self.push_part(part, out);
-            self.open_parts(kind).insert(id, index);
+            self.open_parts(kind).insert(id.to_owned(), index);
             return;
         };
         fields.text.push_str(&delta);
@@ -516,6 +539,8 @@ impl Assembler {
             return;
         };
         *fields.state = PartState::Done;
+        // The text is final: give back what growing it reserved.
+        fields.text.shrink_to_fit();
         if provider_metadata.is_some() {
             *fields.provider_metadata = provider_metadata;
         }

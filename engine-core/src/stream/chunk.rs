@@ -6,7 +6,9 @@
 //! whose required field is missing or of the wrong type is invalid (skipped too). Unknown extra
 //! fields are ignored, and an optional field of the wrong type (or `null`) counts as absent.
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::surrogates::{self, Repaired, SplitSurrogates};
@@ -349,6 +351,80 @@ pub fn parse_frame(payload: &str) -> Frame {
         agent_id,
         chunk: fields.into_chunk(),
     }
+}
+
+/// A delta chunk, its strings borrowed from the payload where they have no escapes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeltaChunk<'a> {
+    /// `text-delta` without `providerMetadata`.
+    Text {
+        /// `id`.
+        id: Cow<'a, str>,
+        /// `delta`.
+        delta: Cow<'a, str>,
+    },
+    /// `reasoning-delta` without `providerMetadata`.
+    Reasoning {
+        /// `id`.
+        id: Cow<'a, str>,
+        /// `delta`.
+        delta: Cow<'a, str>,
+    },
+    /// `tool-input-delta`.
+    ToolInput {
+        /// `toolCallId`.
+        tool_call_id: Cow<'a, str>,
+        /// `inputTextDelta`.
+        input_text_delta: Cow<'a, str>,
+    },
+}
+
+/// The plain shape of a delta chunk: no other field, each string well formed.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    chunk_type: Cow<'a, str>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    delta: Option<Cow<'a, str>>,
+    #[serde(rename = "toolCallId", default, borrow)]
+    tool_call_id: Option<Cow<'a, str>>,
+    #[serde(rename = "inputTextDelta", default, borrow)]
+    input_text_delta: Option<Cow<'a, str>>,
+    #[serde(default)]
+    agent_id: Option<Value>,
+}
+
+/// The hot path: a payload that is a delta chunk of the plain shape, parsed into a typed
+/// struct borrowing from it (no `Value` map), with the frame's agent id. `None` for anything
+/// else, which [`parse_frame`] then reads: an unknown field, a mistyped or duplicate one, or
+/// a lone surrogate (which serde_json refuses here) gives `None`, so the two paths agree on
+/// every payload.
+pub fn parse_delta(payload: &str) -> Option<(Option<String>, DeltaChunk<'_>)> {
+    let plain: PlainDelta<'_> = serde_json::from_str(payload).ok()?;
+    // A field of another chunk type is left to the general path.
+    let chunk = match (
+        &*plain.chunk_type,
+        plain.id,
+        plain.delta,
+        plain.tool_call_id,
+        plain.input_text_delta,
+    ) {
+        ("text-delta", Some(id), Some(delta), None, None) => DeltaChunk::Text { id, delta },
+        ("reasoning-delta", Some(id), Some(delta), None, None) => {
+            DeltaChunk::Reasoning { id, delta }
+        }
+        ("tool-input-delta", None, None, Some(tool_call_id), Some(input_text_delta)) => {
+            DeltaChunk::ToolInput {
+                tool_call_id,
+                input_text_delta,
+            }
+        }
+        _ => return None,
+    };
+    Some((crate::api::id_like(plain.agent_id.as_ref()), chunk))
 }
 
 /// The fields of a chunk being parsed (`type` removed). Fields are moved out, not cloned.
@@ -698,6 +774,68 @@ mod tests {
                 Err(ChunkError::NotAChunk),
                 "{payload}"
             );
+        }
+    }
+
+    /// The hot path gives the chunk `parse_frame` gives, or leaves the payload to it.
+    #[test]
+    fn delta_chunks_parse_alike_on_both_paths() {
+        let hot = [
+            r#"{"type":"text-delta","id":"t","delta":"a \" \u00e9 🌍"}"#,
+            r#"{"delta":"x","type":"reasoning-delta","id":"r"}"#,
+            r#"{"type":"tool-input-delta","toolCallId":"c","inputTextDelta":"{\"a\":"}"#,
+            r#"{"type":"text-delta","id":"t","delta":"","agent_id":" ag-1 "}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a","agent_id":7}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a","agent_id":null}"#,
+            r#" {"type":"text-delta","id":"t","delta":"\ud83d\ude80"} "#,
+        ];
+        for payload in hot {
+            let (agent_id, delta) = parse_delta(payload).expect(payload);
+            let frame = parse_frame(payload);
+            assert_eq!(agent_id, frame.agent_id, "{payload}");
+            let split = SplitSurrogates::default();
+            let expected = match delta {
+                DeltaChunk::Text { id, delta } => Chunk::TextDelta {
+                    id: id.into_owned(),
+                    delta: delta.into_owned(),
+                    provider_metadata: None,
+                    split,
+                },
+                DeltaChunk::Reasoning { id, delta } => Chunk::ReasoningDelta {
+                    id: id.into_owned(),
+                    delta: delta.into_owned(),
+                    provider_metadata: None,
+                    split,
+                },
+                DeltaChunk::ToolInput {
+                    tool_call_id,
+                    input_text_delta,
+                } => Chunk::ToolInputDelta {
+                    tool_call_id: tool_call_id.into_owned(),
+                    input_text_delta: input_text_delta.into_owned(),
+                    split,
+                },
+            };
+            assert_eq!(frame.chunk, Ok(expected), "{payload}");
+        }
+        let general = [
+            r#"{"type":"text-delta","id":"t","delta":"\ud83d"}"#,
+            r#"{"type":"text-delta","id":"t","delta":"\ude80a"}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a","x":"\ud83d"}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a","x":1e400}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a","providerMetadata":{"p":1}}"#,
+            r#"{"type":"text-delta","id":null,"delta":"a"}"#,
+            r#"{"type":"text-delta","id":1,"delta":"a"}"#,
+            r#"{"type":"text-delta","id":"t"}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a","delta":"b"}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a","toolCallId":"c"}"#,
+            r#"{"type":"tool-input-delta","toolCallId":"c","inputTextDelta":"a","id":"t"}"#,
+            r#"{"type":"text-start","id":"t"}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a"} x"#,
+            r#"["text-delta"]"#,
+        ];
+        for payload in general {
+            assert_eq!(parse_delta(payload), None, "{payload}");
         }
     }
 

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use self::assemble::Assembler;
 pub use self::chunk::NewSession;
-use self::chunk::{Chunk, ChunkError, parse_frame};
+use self::chunk::{Chunk, ChunkError, parse_delta, parse_frame};
 pub use self::delta::StreamDelta;
 pub use self::outcome::{INTERRUPTED_TEXT, StreamOutcome};
 use self::sse::{SseDecoder, SseEvent};
@@ -55,12 +55,16 @@ pub struct StreamStats {
 #[derive(Debug, Clone)]
 pub struct AnswerStream {
     decoder: SseDecoder,
+    receiver: Receiver,
+    ended: bool,
+}
+
+/// What the decoded events go to (apart from the decoder, which lends them).
+#[derive(Debug, Clone)]
+struct Receiver {
     assembler: Assembler,
-    /// Scratch buffer of decoded events, reused across slices.
-    events: Vec<SseEvent>,
     /// `[DONE]` was seen: later events are ignored.
     done: bool,
-    ended: bool,
     agent_id: Option<String>,
     agent_id_reports: u64,
     new_session: Option<NewSession>,
@@ -73,14 +77,15 @@ impl AnswerStream {
     pub fn new(message_id: String, max_event_bytes: usize) -> AnswerStream {
         AnswerStream {
             decoder: SseDecoder::new(max_event_bytes),
-            assembler: Assembler::new(message_id),
-            events: Vec::new(),
-            done: false,
+            receiver: Receiver {
+                assembler: Assembler::new(message_id),
+                done: false,
+                agent_id: None,
+                agent_id_reports: 0,
+                new_session: None,
+                stats: StreamStats::default(),
+            },
             ended: false,
-            agent_id: None,
-            agent_id_reports: 0,
-            new_session: None,
-            stats: StreamStats::default(),
         }
     }
 
@@ -90,14 +95,11 @@ impl AnswerStream {
         if self.ended {
             return;
         }
-        let mut events = std::mem::take(&mut self.events);
-        self.decoder.feed(bytes, &mut events);
-        for event in events.drain(..) {
-            self.event(event, out);
-        }
-        self.events = events;
-        self.stats.protocol_errors = self.assembler.protocol_errors();
-        self.stats.invalid_utf8_lines = self.decoder.invalid_utf8_lines();
+        let receiver = &mut self.receiver;
+        self.decoder.feed(bytes, |event| receiver.event(event, out));
+        let stats = &mut self.receiver.stats;
+        stats.protocol_errors = self.receiver.assembler.protocol_errors();
+        stats.invalid_utf8_lines = self.decoder.invalid_utf8_lines();
     }
 
     /// The body ended cleanly: an unfinished last event is discarded, and the message takes
@@ -106,53 +108,55 @@ impl AnswerStream {
         if std::mem::replace(&mut self.ended, true) {
             return;
         }
-        self.stats.discarded_at_end = self.decoder.finish();
-        self.assembler.end(out);
+        self.receiver.stats.discarded_at_end = self.decoder.finish();
+        self.receiver.assembler.end(out);
     }
 
     /// The assistant message so far (status running until [`AnswerStream::end`]).
     pub fn message(&self) -> &Message {
-        self.assembler.message()
+        self.receiver.assembler.message()
     }
 
     /// The assistant message, taken whole when the answer is over.
     pub fn into_message(self) -> Message {
-        self.assembler.into_message()
+        self.receiver.assembler.into_message()
     }
 
     /// Where the stream stands.
     pub fn outcome(&self) -> &StreamOutcome {
-        self.assembler.outcome()
+        self.receiver.assembler.outcome()
     }
 
     /// The first error text an `error` chunk gave, if any.
     pub fn error_text(&self) -> Option<&str> {
-        self.assembler.error_text()
+        self.receiver.assembler.error_text()
     }
 
     /// The agent id the latest frame carrying one gave: its top-level `agent_id`, or the
     /// `agent_id` of a `data-*` part's data (adr-notes 6).
     pub fn agent_id(&self) -> Option<&str> {
-        self.agent_id.as_deref()
+        self.receiver.agent_id.as_deref()
     }
 
     /// How many frames reported an agent id so far (the same id again included): a host that
     /// forgot the id (a new selection) learns it again from the next report.
     pub fn agent_id_reports(&self) -> u64 {
-        self.agent_id_reports
+        self.receiver.agent_id_reports
     }
 
     /// The session announced by a `new_session` frame (the latest, if several).
     pub fn new_session(&self) -> Option<&NewSession> {
-        self.new_session.as_ref()
+        self.receiver.new_session.as_ref()
     }
 
     /// Counts of what was processed and skipped.
     pub fn stats(&self) -> &StreamStats {
-        &self.stats
+        &self.receiver.stats
     }
+}
 
-    fn event(&mut self, event: SseEvent, out: &mut Vec<StreamDelta>) {
+impl Receiver {
+    fn event(&mut self, event: SseEvent<'_>, out: &mut Vec<StreamDelta>) {
         self.stats.events += 1;
         if self.done {
             self.stats.after_done += 1;
@@ -165,7 +169,15 @@ impl AnswerStream {
                 self.assembler.done(out);
             }
             SseEvent::Data(payload) => {
-                let frame = parse_frame(&payload);
+                if let Some((agent_id, chunk)) = parse_delta(payload) {
+                    if let Some(agent_id) = agent_id {
+                        self.set_agent_id(agent_id, out);
+                    }
+                    self.stats.chunks += 1;
+                    self.assembler.apply_delta(chunk, out);
+                    return;
+                }
+                let frame = parse_frame(payload);
                 if let Some(agent_id) = frame.agent_id {
                     self.set_agent_id(agent_id, out);
                 }

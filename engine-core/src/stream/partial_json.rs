@@ -7,8 +7,15 @@
 //! dangling key (with or without its colon) and a trailing comma are dropped, and the open
 //! arrays and objects are closed. `{"city":"Ber` gives `{"city":"Ber"}`, `{"a":1,"b"` gives
 //! `{"a":1}`. Text that is not the start of a JSON value gives `None`.
+//!
+//! [`PartialJson`] gives the same value while the text grows, at a cost proportional to what
+//! was appended: it reads each byte once (a number or literal cut by the end, or an escape,
+//! is read again when the text grows) and updates the value in place. Anything outside the
+//! plain grammar it follows (a syntax error, a lone surrogate, a control character in a
+//! string, form feed, deep nesting) makes it fall back to [`parse_partial_json`] on the whole
+//! text, which is the definition.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The value `text` stands for, repairing an incomplete end; `None` for blank or invalid text.
 pub fn parse_partial_json(text: &str) -> Option<Value> {
@@ -22,9 +29,10 @@ pub fn parse_partial_json(text: &str) -> Option<Value> {
 }
 
 /// What the scanner expects next.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Expect {
     /// A value (top level, after `:`, after `,` in an array).
+    #[default]
     Value,
     /// A value or `]` (right after `[`).
     ValueOrClose,
@@ -272,6 +280,353 @@ fn scan_string(bytes: &[u8], start: usize) -> StringEnd {
     StringEnd::Open { keep: bytes.len() }
 }
 
+/// Containers deeper than this make [`PartialJson`] fall back (serde_json refuses deep nesting).
+const MAX_DEPTH: usize = 64;
+
+/// A container open at the end of the text read so far.
+#[derive(Debug, Clone)]
+enum Open {
+    Array,
+    /// An object; `key` is the key of the member being read, or the key being decoded.
+    Object {
+        key: String,
+    },
+}
+
+/// Where the reader stands inside a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Lex {
+    /// Between tokens.
+    #[default]
+    Between,
+    /// Inside a string value: its text so far is in the value.
+    Value,
+    /// Inside a key: its text so far is the innermost object's `key`.
+    Key,
+}
+
+/// [`parse_partial_json`] of a text that grows by appending, kept up to date in O(appended).
+#[derive(Debug, Clone, Default)]
+pub struct PartialJson {
+    /// The bytes read (a token cut by the end of the text stays unread).
+    read: usize,
+    open: Vec<Open>,
+    expect: Expect,
+    lex: Lex,
+    /// The slot of the value being read is already in the value (a number or literal cut by
+    /// the end of the text, replaced when it grows).
+    filled: bool,
+    /// The text left the plain grammar: every update parses it whole.
+    fallback: bool,
+}
+
+impl PartialJson {
+    /// Brings `value` (what earlier calls gave, `None` at first) to `parse_partial_json(text)`,
+    /// where `text` is the text of the previous call with more appended.
+    pub fn update(&mut self, text: &str, value: &mut Option<Value>) {
+        if !self.fallback && self.advance(text, value).is_none() {
+            self.fallback = true;
+        }
+        if self.fallback {
+            *value = parse_partial_json(text);
+        }
+    }
+
+    /// Reads what was appended; `None` to fall back.
+    fn advance(&mut self, text: &str, value: &mut Option<Value>) -> Option<()> {
+        let bytes = text.as_bytes();
+        if bytes.len() < self.read {
+            return None;
+        }
+        loop {
+            let at = self.read;
+            let Some(&byte) = bytes.get(at) else {
+                return Some(());
+            };
+            if self.lex != Lex::Between {
+                let target = match self.lex {
+                    Lex::Key => match self.open.last_mut()? {
+                        Open::Object { key } => key,
+                        Open::Array => return None,
+                    },
+                    _ => match slot(value, &self.open)? {
+                        Value::String(string) => string,
+                        _ => return None,
+                    },
+                };
+                let (end, closed) = read_string(text, at, target)?;
+                self.read = end;
+                if !closed {
+                    return Some(());
+                }
+                self.expect = match self.lex {
+                    Lex::Key => Expect::Colon,
+                    _ => {
+                        self.filled = false;
+                        Expect::AfterValue
+                    }
+                };
+                self.lex = Lex::Between;
+                continue;
+            }
+            if matches!(byte, b' ' | b'\t' | b'\n' | b'\r') {
+                self.read += 1;
+                continue;
+            }
+            match (self.expect, byte) {
+                (Expect::AfterValue, b',') => {
+                    self.expect = match self.open.last()? {
+                        Open::Object { .. } => Expect::Key,
+                        Open::Array => Expect::Value,
+                    };
+                    self.read += 1;
+                }
+                (Expect::AfterValue | Expect::KeyOrClose, b'}') => {
+                    if !matches!(self.open.last(), Some(Open::Object { .. })) {
+                        return None;
+                    }
+                    self.close();
+                }
+                (Expect::AfterValue | Expect::ValueOrClose, b']') => {
+                    if !matches!(self.open.last(), Some(Open::Array)) {
+                        return None;
+                    }
+                    self.close();
+                }
+                (Expect::KeyOrClose | Expect::Key, b'"') => {
+                    if let Some(Open::Object { key }) = self.open.last_mut() {
+                        key.clear();
+                    }
+                    self.lex = Lex::Key;
+                    self.read += 1;
+                }
+                (Expect::Colon, b':') => {
+                    self.expect = Expect::Value;
+                    self.read += 1;
+                }
+                (Expect::Value | Expect::ValueOrClose, b'{' | b'[') => {
+                    if self.open.len() >= MAX_DEPTH {
+                        return None;
+                    }
+                    let (container, open, next) = if byte == b'{' {
+                        let key = String::new();
+                        (
+                            Value::Object(Map::new()),
+                            Open::Object { key },
+                            Expect::KeyOrClose,
+                        )
+                    } else {
+                        (Value::Array(Vec::new()), Open::Array, Expect::ValueOrClose)
+                    };
+                    self.fill(value, container)?;
+                    self.open.push(open);
+                    self.filled = false;
+                    self.expect = next;
+                    self.read += 1;
+                }
+                (Expect::Value | Expect::ValueOrClose, b'"') => {
+                    self.fill(value, Value::String(String::new()))?;
+                    self.lex = Lex::Value;
+                    self.read += 1;
+                }
+                (Expect::Value | Expect::ValueOrClose, b'-' | b'0'..=b'9') => {
+                    let rest = bytes.get(at..).unwrap_or_default();
+                    let len = rest
+                        .iter()
+                        .take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                        .count();
+                    let cut_by_end = at + len == bytes.len();
+                    let token = rest.get(..len).unwrap_or_default();
+                    // Cut by the end, the number is read up to its last digit.
+                    let keep = if cut_by_end {
+                        len - token
+                            .iter()
+                            .rev()
+                            .take_while(|b| !b.is_ascii_digit())
+                            .count()
+                    } else {
+                        len
+                    };
+                    if keep == 0 {
+                        // A lone `-` cut by the end: dropped for now.
+                        return cut_by_end.then_some(());
+                    }
+                    let number = serde_json::from_str(text.get(at..at + keep)?).ok()?;
+                    self.fill(value, number)?;
+                    if cut_by_end {
+                        return Some(());
+                    }
+                    self.read = at + len;
+                    self.filled = false;
+                    self.expect = Expect::AfterValue;
+                }
+                (Expect::Value | Expect::ValueOrClose, b't' | b'f' | b'n') => {
+                    let len = bytes
+                        .get(at..)
+                        .unwrap_or_default()
+                        .iter()
+                        .take_while(|b| b.is_ascii_alphabetic())
+                        .count();
+                    let word = text.get(at..at + len)?;
+                    let (literal, literal_value) = match byte {
+                        b't' => ("true", Value::Bool(true)),
+                        b'f' => ("false", Value::Bool(false)),
+                        _ => ("null", Value::Null),
+                    };
+                    if !literal.starts_with(word) {
+                        return None;
+                    }
+                    self.fill(value, literal_value)?;
+                    if at + len == bytes.len() {
+                        // Cut by the end: completed for now, read again when it grows.
+                        return Some(());
+                    }
+                    if word != literal {
+                        return None;
+                    }
+                    self.read = at + len;
+                    self.filled = false;
+                    self.expect = Expect::AfterValue;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The innermost container closes.
+    fn close(&mut self) {
+        self.open.pop();
+        self.filled = false;
+        self.expect = Expect::AfterValue;
+        self.read += 1;
+    }
+
+    /// Puts `new` in the slot of the value being read (replacing what an earlier update put
+    /// there for the same token).
+    fn fill(&mut self, root: &mut Option<Value>, new: Value) -> Option<()> {
+        let filled = std::mem::replace(&mut self.filled, true);
+        let Some(frame) = self.open.last() else {
+            *root = Some(new);
+            return Some(());
+        };
+        match (innermost(root, &self.open)?, frame) {
+            (Value::Array(items), Open::Array) => match items.last_mut() {
+                Some(last) if filled => *last = new,
+                _ => items.push(new),
+            },
+            (Value::Object(map), Open::Object { key }) => match map.get_mut(key) {
+                Some(existing) => *existing = new,
+                None => {
+                    map.insert(key.clone(), new);
+                }
+            },
+            _ => return None,
+        }
+        Some(())
+    }
+}
+
+/// The innermost open container in `root`.
+fn innermost<'v>(root: &'v mut Option<Value>, open: &[Open]) -> Option<&'v mut Value> {
+    let (_, parents) = open.split_last()?;
+    let mut node = root.as_mut()?;
+    for frame in parents {
+        node = child(node, frame)?;
+    }
+    Some(node)
+}
+
+/// The value being read: the last item or current member of the innermost container, or the
+/// root.
+fn slot<'v>(root: &'v mut Option<Value>, open: &[Open]) -> Option<&'v mut Value> {
+    match open.last() {
+        None => root.as_mut(),
+        Some(frame) => child(innermost(root, open)?, frame),
+    }
+}
+
+fn child<'v>(node: &'v mut Value, frame: &Open) -> Option<&'v mut Value> {
+    match (node, frame) {
+        (Value::Array(items), Open::Array) => items.last_mut(),
+        (Value::Object(map), Open::Object { key }) => map.get_mut(key),
+        _ => None,
+    }
+}
+
+/// Decodes string content from `at` into `target`: the position reached and whether the
+/// string closed. An escape cut by the end of the text (a high surrogate without its pair
+/// too) stays unread. `None` for what the plain grammar does not take: a control character, an
+/// unknown escape, a lone surrogate.
+fn read_string(text: &str, mut at: usize, target: &mut String) -> Option<(usize, bool)> {
+    let bytes = text.as_bytes();
+    loop {
+        let rest = bytes.get(at..)?;
+        let run = rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .unwrap_or(rest.len());
+        target.push_str(text.get(at..at + run)?);
+        at += run;
+        let Some(&byte) = bytes.get(at) else {
+            return Some((at, false));
+        };
+        match byte {
+            b'"' => return Some((at + 1, true)),
+            b'\\' => {
+                let Some(&escape) = bytes.get(at + 1) else {
+                    return Some((at, false));
+                };
+                let (ch, len) = match escape {
+                    b'"' => ('"', 2),
+                    b'\\' => ('\\', 2),
+                    b'/' => ('/', 2),
+                    b'b' => ('\u{8}', 2),
+                    b'f' => ('\u{c}', 2),
+                    b'n' => ('\n', 2),
+                    b'r' => ('\r', 2),
+                    b't' => ('\t', 2),
+                    b'u' => {
+                        let Some(hex) = bytes.get(at + 2..at + 6) else {
+                            return Some((at, false));
+                        };
+                        let unit = hex4(hex)?;
+                        if (0xD800..0xDC00).contains(&unit) {
+                            if bytes.len() < at + 12 {
+                                return Some((at, false));
+                            }
+                            if bytes.get(at + 6..at + 8) != Some(b"\\u") {
+                                return None;
+                            }
+                            let low = hex4(bytes.get(at + 8..at + 12)?)?;
+                            if !(0xDC00..0xE000).contains(&low) {
+                                return None;
+                            }
+                            let code = 0x10000
+                                + ((u32::from(unit) - 0xD800) << 10)
+                                + (u32::from(low) - 0xDC00);
+                            (char::from_u32(code)?, 12)
+                        } else {
+                            (char::from_u32(u32::from(unit))?, 6)
+                        }
+                    }
+                    _ => return None,
+                };
+                target.push(ch);
+                at += len;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Four hex digits.
+fn hex4(hex: &[u8]) -> Option<u16> {
+    hex.iter().try_fold(0u16, |unit, &b| {
+        let digit = char::from(b).to_digit(16)?;
+        Some((unit << 4) | u16::try_from(digit).ok()?)
+    })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 mod tests {
@@ -334,6 +689,155 @@ mod tests {
         ];
         for (text, expected) in cases {
             assert_eq!(parse_partial_json(text), expected, "{text}");
+        }
+    }
+
+    /// `PartialJson` fed a text in pieces gives `parse_partial_json` of every prefix.
+    fn assert_incremental(text: &str, step: usize) -> PartialJson {
+        let mut parser = PartialJson::default();
+        let mut value = None;
+        let mut end = 0;
+        while end < text.len() {
+            end = (end + step).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            let prefix = &text[..end];
+            parser.update(prefix, &mut value);
+            assert_eq!(
+                value,
+                parse_partial_json(prefix),
+                "{prefix:?} (step {step})"
+            );
+        }
+        parser
+    }
+
+    #[test]
+    fn incremental_parse_matches_the_whole_parse_on_every_prefix() {
+        let texts = [
+            r#"{"a": [1, -2.5e+3, true, null, "s\"\\\u00e9\ud83c\udf0d\n\/"], "b": {"c": {}}, "d": []}"#,
+            r#"{"path":"src/x.rs","content":"line \"one\"\nline two\t\u0041 🌍 ü","n":120000}"#,
+            r#"{"b":0,"a":1,"b":[2,{"b":3}],"b":"x"}"#,
+            r#"[[[]],[{}],{"k":[true,false,null]},-0,0.5,1E9,12]"#,
+            r#"  {"q" : "a" , "r":[ 1 ,2 ] }  "#,
+            r#""top\u00e9""#,
+            "123",
+            "tru",
+            "-",
+            r#"{"a":"\ud83c"}"#,
+            r#"{"a":"\ud83c\u0041"}"#,
+            r#"{"a":"\udc00"}"#,
+            r#"{"a":"x\qy"}"#,
+            r#"{"a":"\u+abc"}"#,
+            "{\"a\":\"tab\there\"}",
+            "[1]\u{c}",
+            "{\u{c}\"a\":1}",
+            r#"{"a":01}"#,
+            r#"[1-2,3]"#,
+            r#"[-]"#,
+            r#"[1.]"#,
+            r#"{"a" 1}"#,
+            r#"{"a":1}}"#,
+            "[1]x",
+            r#"{"a":trux}"#,
+            r#"{"a":nulll}"#,
+            r#"{} {}"#,
+            r#"1,"#,
+            r#"[1e400]"#,
+        ];
+        for text in texts {
+            for step in [1, 2, 3, 5, 7, 64] {
+                _ = assert_incremental(text, step);
+            }
+        }
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        _ = assert_incremental(&deep, 3);
+    }
+
+    /// A seeded linear congruential generator for the random documents.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// A random JSON document: nested arrays and objects, strings with escapes, non-ASCII text
+    /// and surrogate pairs, numbers and literals, compact or spaced.
+    fn random_document(rng: &mut Lcg, depth: usize, out: &mut String) {
+        let space = if rng.below(4) == 0 { " " } else { "" };
+        let kind = if depth > 3 {
+            2 + rng.below(4)
+        } else {
+            rng.below(6)
+        };
+        match kind {
+            0 | 1 => {
+                let object = kind == 1;
+                out.push(if object { '{' } else { '[' });
+                for i in 0..rng.below(4) {
+                    if i > 0 {
+                        out.push(',');
+                        out.push_str(space);
+                    }
+                    if object {
+                        out.push_str(["\"a\"", "\"b\"", "\"k\\u00e9y\"", "\"a\""][i as usize % 4]);
+                        out.push(':');
+                        out.push_str(space);
+                    }
+                    random_document(rng, depth + 1, out);
+                }
+                out.push(if object { '}' } else { ']' });
+            }
+            2 | 3 => {
+                out.push('"');
+                for _ in 0..rng.below(12) {
+                    let piece = [
+                        "a",
+                        "ü",
+                        "🌍",
+                        "\\\"",
+                        "\\\\",
+                        "\\n",
+                        "\\u00e9",
+                        "\\ud83d\\ude80",
+                        " ",
+                        "\\/",
+                        "\\t",
+                        "日本",
+                    ];
+                    out.push_str(piece[rng.below(piece.len() as u64) as usize]);
+                }
+                out.push('"');
+            }
+            4 => {
+                let numbers = ["0", "-1", "12.5", "-0.25e-3", "1E9", "123456789", "7"];
+                out.push_str(numbers[rng.below(numbers.len() as u64) as usize]);
+            }
+            _ => out.push_str(["true", "false", "null"][rng.below(3) as usize]),
+        }
+    }
+
+    #[test]
+    fn incremental_parse_matches_on_random_documents() {
+        let mut rng = Lcg(12);
+        for _ in 0..300 {
+            let mut text = String::new();
+            random_document(&mut rng, 0, &mut text);
+            let step = 1 + rng.below(7) as usize;
+            // A valid document never leaves the incremental path.
+            assert!(!assert_incremental(&text, step).fallback, "{text}");
+            assert_eq!(
+                parse_partial_json(&text),
+                Some(serde_json::from_str(&text).unwrap()),
+                "{text}"
+            );
         }
     }
 

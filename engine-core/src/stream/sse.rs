@@ -18,14 +18,17 @@
 /// The bytes a line may hold beyond `max_event_bytes` (for its field name and separator).
 const LINE_ALLOWANCE: usize = 64;
 
+/// The capacity of the event buffer kept between events.
+const DATA_KEPT: usize = 64 * 1024;
+
 /// The UTF-8 byte-order mark.
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
-/// One decoded event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SseEvent {
+/// One decoded event, lent to the caller of [`SseDecoder::feed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SseEvent<'a> {
     /// The event's data (its `data` lines joined with `\n`).
-    Data(String),
+    Data(&'a str),
     /// The data was exactly `[DONE]`: the stream's terminator.
     Done,
     /// The event's data exceeded the size cap; it was dropped.
@@ -34,6 +37,10 @@ pub enum SseEvent {
         bytes: usize,
     },
 }
+
+/// The data of the current event while it is a single line lying whole in the slice being
+/// scanned: its byte range there, not copied yet.
+type Held = Option<std::ops::Range<usize>>;
 
 /// Whether the leading byte-order mark has been dealt with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,8 +99,8 @@ impl SseDecoder {
         self.invalid_utf8_lines
     }
 
-    /// Decodes the next slice of the body, pushing the events it completes to `out`.
-    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
+    /// Decodes the next slice of the body, handing each event it completes to `on_event`.
+    pub fn feed(&mut self, mut bytes: &[u8], mut on_event: impl FnMut(SseEvent<'_>)) {
         while let Bom::Pending(matched) = self.bom {
             let Some((&first, rest)) = bytes.split_first() else {
                 return;
@@ -108,10 +115,10 @@ impl SseDecoder {
             } else {
                 // Not a mark after all: the bytes held back are ordinary content.
                 self.bom = Bom::Settled;
-                self.scan(BOM.get(..matched).unwrap_or_default(), out);
+                self.scan(BOM.get(..matched).unwrap_or_default(), &mut on_event);
             }
         }
-        self.scan(bytes, out);
+        self.scan(bytes, &mut on_event);
     }
 
     /// The body ended. Returns whether an unfinished event (or line) was discarded.
@@ -129,37 +136,46 @@ impl SseDecoder {
         discarded
     }
 
-    /// Splits `bytes` into lines.
-    fn scan(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
+    /// Splits `input` into lines, finding line ends with `memchr`. A line lying whole in
+    /// `input` is read in place; only a line cut by the end of the slice is buffered.
+    fn scan(&mut self, input: &[u8], on_event: &mut impl FnMut(SseEvent<'_>)) {
+        let mut at = 0;
         if self.after_cr {
-            if let Some((b'\n', rest)) = bytes.split_first() {
-                bytes = rest;
+            if input.first() == Some(&b'\n') {
+                at = 1;
                 self.after_cr = false;
-            } else if !bytes.is_empty() {
+            } else if !input.is_empty() {
                 self.after_cr = false;
             }
         }
-        while !bytes.is_empty() {
-            let Some(end) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') else {
-                self.push_line_bytes(bytes);
+        let mut held: Held = None;
+        while let Some(rest) = input.get(at..).filter(|rest| !rest.is_empty()) {
+            let Some(offset) = memchr::memchr2(b'\n', b'\r', rest) else {
+                self.release(input, &mut held);
+                self.push_line_bytes(rest);
                 return;
             };
-            let (segment, rest) = bytes.split_at_checked(end).unwrap_or((bytes, &[]));
-            self.push_line_bytes(segment);
-            let Some((&terminator, mut rest)) = rest.split_first() else {
-                return;
-            };
-            if terminator == b'\r' {
-                match rest.split_first() {
-                    Some((b'\n', after)) => rest = after,
+            let end = at + offset;
+            let mut next = end + 1;
+            if input.get(end) == Some(&b'\r') {
+                match input.get(next) {
+                    Some(b'\n') => next += 1,
                     Some(_) => {}
                     // The LF of a CRLF may start the next slice.
                     None => self.after_cr = true,
                 }
             }
-            self.end_line(out);
-            bytes = rest;
+            let segment = rest.get(..offset).unwrap_or_default();
+            let unbuffered = self.line.is_empty() && !self.line_overlong && self.line_len == 0;
+            if unbuffered && segment.len() <= self.line_cap() {
+                self.complete_line(segment, Some(at), input, &mut held, on_event);
+            } else {
+                self.push_line_bytes(segment);
+                self.end_buffered_line(input, &mut held, on_event);
+            }
+            at = next;
         }
+        self.release(input, &mut held);
     }
 
     /// The most bytes a line is buffered to.
@@ -184,7 +200,13 @@ impl SseDecoder {
         }
     }
 
-    fn end_line(&mut self, out: &mut Vec<SseEvent>) {
+    /// The buffered line is complete.
+    fn end_buffered_line(
+        &mut self,
+        input: &[u8],
+        held: &mut Held,
+        on_event: &mut impl FnMut(SseEvent<'_>),
+    ) {
         let line = std::mem::take(&mut self.line);
         let line_len = std::mem::take(&mut self.line_len);
         if std::mem::take(&mut self.line_overlong) {
@@ -192,6 +214,7 @@ impl SseDecoder {
             // ignored.
             let (field, value) = split_field(&line);
             if field == b"data" {
+                self.release(input, held);
                 let prefix = line.len() - value.len();
                 let separator = usize::from(self.has_data);
                 self.has_data = true;
@@ -201,18 +224,67 @@ impl SseDecoder {
                     .saturating_add(line_len.saturating_sub(prefix));
                 self.drop_data();
             }
-        } else if line.is_empty() {
-            self.dispatch(out);
-        } else if line.first() != Some(&b':') {
-            let (field, value) = split_field(&line);
-            if field == b"data" {
-                self.push_data(value);
-            }
+        } else {
+            self.complete_line(&line, None, input, held, on_event);
         }
         // Reuse the line's buffer unless it grew large.
         if line.capacity() <= 4 * LINE_ALLOWANCE.max(1024) {
             self.line = line;
             self.line.clear();
+        }
+    }
+
+    /// A complete line (at most the line cap). `start` is where it begins in `input` when it
+    /// lies there whole: the data line of a single-line event is then held, not copied.
+    fn complete_line(
+        &mut self,
+        line: &[u8],
+        start: Option<usize>,
+        input: &[u8],
+        held: &mut Held,
+        on_event: &mut impl FnMut(SseEvent<'_>),
+    ) {
+        if line.is_empty() {
+            self.dispatch(input, held, on_event);
+            return;
+        }
+        if line.first() == Some(&b':') {
+            return;
+        }
+        let (field, value) = split_field(line);
+        if field != b"data" {
+            return;
+        }
+        match start {
+            Some(start)
+                if !self.has_data && !self.oversized && value.len() <= self.max_event_bytes =>
+            {
+                let from = start + (line.len() - value.len());
+                self.has_data = true;
+                self.event_bytes = value.len();
+                *held = Some(from..from + value.len());
+            }
+            _ => {
+                self.release(input, held);
+                self.push_data(value);
+            }
+        }
+    }
+
+    /// Copies the held data into the event's buffer: the slice it lies in is going away, or
+    /// another line joins it.
+    fn release(&mut self, input: &[u8], held: &mut Held) {
+        let Some(range) = held.take() else {
+            return;
+        };
+        let text = String::from_utf8_lossy(input.get(range).unwrap_or_default());
+        if matches!(text, std::borrow::Cow::Owned(_)) {
+            self.invalid_utf8_lines += 1;
+        }
+        if text.len() > self.max_event_bytes {
+            self.drop_data();
+        } else {
+            self.data.push_str(&text);
         }
     }
 
@@ -246,23 +318,43 @@ impl SseDecoder {
         self.data = String::new();
     }
 
-    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
-        if self.oversized {
-            out.push(SseEvent::Oversized {
+    fn dispatch(&mut self, input: &[u8], held: &mut Held, on_event: &mut impl FnMut(SseEvent<'_>)) {
+        if let Some(range) = held.take() {
+            // A single-line event lying whole in the slice: lent from there, never copied.
+            let text = String::from_utf8_lossy(input.get(range).unwrap_or_default());
+            if matches!(text, std::borrow::Cow::Owned(_)) {
+                self.invalid_utf8_lines += 1;
+            }
+            if text.len() > self.max_event_bytes {
+                on_event(SseEvent::Oversized {
+                    bytes: self.event_bytes,
+                });
+            } else if text == "[DONE]" {
+                on_event(SseEvent::Done);
+            } else {
+                on_event(SseEvent::Data(&text));
+            }
+        } else if self.oversized {
+            on_event(SseEvent::Oversized {
                 bytes: self.event_bytes,
             });
         } else if self.has_data {
             if self.data == "[DONE]" {
-                out.push(SseEvent::Done);
+                on_event(SseEvent::Done);
             } else {
-                out.push(SseEvent::Data(std::mem::take(&mut self.data)));
+                on_event(SseEvent::Data(&self.data));
             }
         }
         self.reset_event();
     }
 
     fn reset_event(&mut self) {
-        self.data.clear();
+        // The buffer is kept for the next event unless one large event grew it.
+        if self.data.capacity() > DATA_KEPT {
+            self.data = String::new();
+        } else {
+            self.data.clear();
+        }
         self.has_data = false;
         self.oversized = false;
         self.event_bytes = 0;
@@ -272,7 +364,7 @@ impl SseDecoder {
 /// A line's field name and value (one space after the colon stripped); a line without a colon
 /// is a field with an empty value.
 fn split_field(line: &[u8]) -> (&[u8], &[u8]) {
-    match line.iter().position(|&b| b == b':') {
+    match memchr::memchr(b':', line) {
         Some(colon) => {
             let field = line.get(..colon).unwrap_or_default();
             let value = line.get(colon + 1..).unwrap_or_default();
@@ -287,26 +379,62 @@ fn split_field(line: &[u8]) -> (&[u8], &[u8]) {
 mod tests {
     use super::*;
 
-    fn decode_slices(slices: &[&[u8]], max: usize) -> (Vec<SseEvent>, bool) {
+    /// An event, owned.
+    #[derive(Debug, PartialEq)]
+    enum Ev {
+        Data(String),
+        Done,
+        Oversized { bytes: usize },
+    }
+
+    fn collect(decoder: &mut SseDecoder, bytes: &[u8], out: &mut Vec<Ev>) {
+        decoder.feed(bytes, |event| {
+            out.push(match event {
+                SseEvent::Data(data) => Ev::Data(data.to_owned()),
+                SseEvent::Done => Ev::Done,
+                SseEvent::Oversized { bytes } => Ev::Oversized { bytes },
+            })
+        });
+    }
+
+    fn decode_slices(slices: &[&[u8]], max: usize) -> (Vec<Ev>, bool) {
         let mut decoder = SseDecoder::new(max);
         let mut out = Vec::new();
         for slice in slices {
-            decoder.feed(slice, &mut out);
+            collect(&mut decoder, slice, &mut out);
         }
         let discarded = decoder.finish();
         (out, discarded)
     }
 
-    fn data(text: &str) -> SseEvent {
-        SseEvent::Data(text.to_owned())
+    fn data(text: &str) -> Ev {
+        Ev::Data(text.to_owned())
     }
 
     #[test]
     fn line_ends_and_fields() {
         let body = b"data: a\r\n\r\ndata:b\rdata:  c\r\rid: 1\nevent: x\nretry: 5\ndata\nfoo: bar\n\n: comment\n\ndata: [DONE]\n\n";
         let (events, discarded) = decode_slices(&[body], 1024);
-        assert_eq!(events, [data("a"), data("b\n c"), data(""), SseEvent::Done]);
+        assert_eq!(events, [data("a"), data("b\n c"), data(""), Ev::Done]);
         assert!(!discarded);
+    }
+
+    #[test]
+    fn every_cut_gives_the_events_of_the_whole_body() {
+        let body: &[u8] =
+            b"data: a\n\ndata: b\r\ndata: c\r\n\r\n: x\ndata: [DONE]\n\ndata: \xFFz\n\ndata: 0123456789abc\n\ndata:  e\rdata\r\r";
+        let whole = decode_slices(&[body], 12);
+        assert_eq!(whole.0.len(), 6, "{whole:?}");
+        for first in 0..=body.len() {
+            for second in first..=body.len() {
+                let slices = [&body[..first], &body[first..second], &body[second..]];
+                assert_eq!(
+                    decode_slices(&slices, 12),
+                    whole,
+                    "cut at {first}, {second}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -342,7 +470,7 @@ mod tests {
         assert_eq!(events, [data("🌍ü")]);
         let mut decoder = SseDecoder::new(64);
         let mut out = Vec::new();
-        decoder.feed(b"data: a\xFFb\n\n", &mut out);
+        collect(&mut decoder, b"data: a\xFFb\n\n", &mut out);
         assert_eq!(out, [data("a\u{FFFD}b")]);
         assert_eq!(decoder.invalid_utf8_lines(), 1);
     }
@@ -361,11 +489,11 @@ mod tests {
     fn oversized_events_are_dropped_and_reported() {
         let big = format!("data: {}\n\ndata: ok\n\n", "x".repeat(100));
         let (events, _) = decode_slices(&[big.as_bytes()], 10);
-        assert_eq!(events, [SseEvent::Oversized { bytes: 100 }, data("ok")]);
+        assert_eq!(events, [Ev::Oversized { bytes: 100 }, data("ok")]);
         // Many data lines, each small.
         let many = format!("{}\ndata: ok\n\n", "data: 12345\n".repeat(10));
         let (events, _) = decode_slices(&[many.as_bytes()], 20);
-        assert_eq!(events, [SseEvent::Oversized { bytes: 59 }, data("ok")]);
+        assert_eq!(events, [Ev::Oversized { bytes: 59 }, data("ok")]);
         // An overlong comment or other field is skipped without harm.
         let comment = format!(
             ":{}\nevent: {}\ndata: ok\n\n",
@@ -381,7 +509,7 @@ mod tests {
         let mut decoder = SseDecoder::new(100);
         let mut out = Vec::new();
         for _ in 0..1000 {
-            decoder.feed(&[b'x'; 1000], &mut out);
+            collect(&mut decoder, &[b'x'; 1000], &mut out);
         }
         assert!(decoder.line.len() <= 100 + LINE_ALLOWANCE);
         assert!(decoder.finish());

@@ -14,7 +14,7 @@ use super::{Assembler, PartialTool};
 use crate::message::{Part, ToolApproval, ToolPart, ToolState};
 use crate::stream::chunk::{InputEncoding, ToolCall, ToolResult};
 use crate::stream::delta::StreamDelta;
-use crate::stream::partial_json::parse_partial_json;
+use crate::stream::partial_json::PartialJson;
 use crate::stream::surrogates::{self, SplitSurrogates};
 
 /// The values an update gives the part's progress fields.
@@ -155,16 +155,18 @@ impl Assembler {
                 index,
                 encoding,
                 pending: None,
+                parser: PartialJson::default(),
             },
         );
     }
 
     /// Appends to the call's raw input; `input` becomes its best-effort parse (or the raw text
-    /// itself with `inputEncoding: "text"`). Work is proportional to this call's input.
+    /// itself with `inputEncoding: "text"`), updated in place: work is proportional to the
+    /// delta, plus the part's copy in its `PartUpdated`.
     pub(super) fn tool_input_delta(
         &mut self,
         call_id: &str,
-        delta: String,
+        delta: &str,
         split: SplitSurrogates,
         out: &mut Vec<StreamDelta>,
     ) {
@@ -172,38 +174,43 @@ impl Assembler {
             self.protocol_errors += 1;
             return;
         };
-        let delta = surrogates::join(&mut partial.pending, delta, split);
-        let partial = *partial;
-        self.append_tool_input(call_id, partial, &delta, out);
+        if partial.pending.is_none() && split == SplitSurrogates::default() {
+            // Nothing to join: the delta is appended as it is.
+            self.append_tool_input(call_id, delta, out);
+            return;
+        }
+        let delta = surrogates::join(&mut partial.pending, delta.to_owned(), split);
+        self.append_tool_input(call_id, &delta, out);
     }
 
     /// A half a streaming input still waits on becomes U+FFFD (the stream ends).
     pub(super) fn flush_tool_inputs(&mut self, out: &mut Vec<StreamDelta>) {
-        let mut waiting: Vec<(String, PartialTool, String)> = Vec::new();
+        let mut waiting: Vec<(usize, String, String)> = Vec::new();
         for (call_id, partial) in &mut self.partial_tools {
             if let Some(text) = surrogates::flush(&mut partial.pending) {
-                waiting.push((call_id.clone(), *partial, text));
+                waiting.push((partial.index, call_id.clone(), text));
             }
         }
-        waiting.sort_unstable_by_key(|(_, partial, _)| partial.index);
-        for (call_id, partial, text) in waiting {
-            self.append_tool_input(&call_id, partial, &text, out);
+        waiting.sort_unstable_by_key(|(index, _, _)| *index);
+        for (_, call_id, text) in waiting {
+            self.append_tool_input(&call_id, &text, out);
         }
     }
 
-    /// Appends `delta` to the call's raw input and parses it again.
-    fn append_tool_input(
-        &mut self,
-        call_id: &str,
-        partial: PartialTool,
-        delta: &str,
-        out: &mut Vec<StreamDelta>,
-    ) {
-        let Some(part) = self.tool_mut(partial.index) else {
+    /// Appends `delta` to the call's raw input and brings the input up to date.
+    fn append_tool_input(&mut self, call_id: &str, delta: &str, out: &mut Vec<StreamDelta>) {
+        let Some(partial) = self.partial_tools.get_mut(call_id) else {
+            return;
+        };
+        let index = partial.index;
+        let Some(Part::Tool(part)) = self.message.parts.get_mut(index) else {
             self.protocol_errors += 1;
             self.partial_tools.remove(call_id);
             return;
         };
+        let part = &mut **part;
+        // An output chunk dropped the raw text: it starts again from this delta.
+        let restart = !matches!(part.raw_input, Some(Value::String(_)));
         let raw = match &mut part.raw_input {
             Some(Value::String(raw)) => {
                 raw.push_str(delta);
@@ -214,16 +221,24 @@ impl Assembler {
                 _ => return,
             },
         };
-        let input = match partial.encoding {
-            InputEncoding::Json => parse_partial_json(raw),
-            InputEncoding::Text => Some(Value::String(raw.clone())),
-        };
-        part.input = input;
+        match partial.encoding {
+            InputEncoding::Json => {
+                if restart {
+                    partial.parser = PartialJson::default();
+                    part.input = None;
+                }
+                partial.parser.update(raw, &mut part.input);
+            }
+            InputEncoding::Text => match &mut part.input {
+                Some(Value::String(input)) if !restart => input.push_str(delta),
+                input => *input = Some(Value::String(raw.clone())),
+            },
+        }
         part.state = ToolState::InputStreaming;
         part.output = None;
         part.error_text = None;
         part.preliminary = None;
-        self.updated(partial.index, out);
+        self.updated(index, out);
     }
 
     pub(super) fn tool_input_available(
