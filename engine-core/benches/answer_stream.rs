@@ -25,7 +25,10 @@
     clippy::indexing_slicing,
     clippy::unwrap_used,
     clippy::expect_used,
-    clippy::panic
+    clippy::panic,
+    // A benchmark measures wall time; the core itself never reads a clock (clippy.toml).
+    clippy::disallowed_types,
+    clippy::disallowed_methods
 )]
 
 use std::borrow::Cow;
