@@ -2,20 +2,23 @@
 //! publishes its snapshots and events.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use engine_core::{
-    Engine, Event, Input, Intent, RequestId, ResponseHead, SessionSummary, Snapshot,
+    Engine, Event, HttpRequest, Input, Intent, RequestId, ResponseHead, SessionSummary, Snapshot,
     StorageRequest, TransportFailure,
 };
-use reqwest::blocking::Client;
+use tokio::task::AbortHandle;
 
-use crate::http::{Exchange, Limits};
+use crate::http::{Exchange, Limits, Transport};
 use crate::storage::Storage;
+
+/// How long shutdown waits for the transport's threads after dropping every exchange.
+const STOP_WAIT: Duration = Duration::from_secs(1);
 
 /// What the driver receives: host input, request completions, and the stop request.
 #[derive(Debug)]
@@ -44,6 +47,10 @@ pub(crate) struct Published {
     changed: Condvar,
     /// `None` once the driver has stopped.
     subscribers: Mutex<Option<Vec<Sender<Event>>>>,
+    /// Snapshots computed by the driver to be compared and published.
+    pub(crate) snapshots: AtomicU64,
+    /// HTTP exchanges started (an exchange aborted before it started is not).
+    pub(crate) exchanges: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -65,6 +72,8 @@ impl Published {
             }),
             changed: Condvar::new(),
             subscribers: Mutex::new(Some(Vec::new())),
+            snapshots: AtomicU64::new(0),
+            exchanges: AtomicU64::new(0),
         }
     }
 
@@ -153,9 +162,11 @@ impl Drop for CloseOnDrop {
 pub(crate) struct Driver {
     pub engine: Engine,
     pub inbox: Receiver<Msg>,
-    /// Handed to each worker for its completions.
-    pub to_self: Sender<Msg>,
+    /// Handed to the transport for the exchanges' messages.
+    pub to_self: SyncSender<Msg>,
     pub connect_timeout: Duration,
+    /// While answer pieces stream in, the snapshot is published at least this often.
+    pub snapshot_interval: Duration,
     pub limits: Limits,
     pub storage: Box<dyn Storage>,
     pub published: Arc<Published>,
@@ -170,19 +181,35 @@ pub(crate) struct Driver {
 
 /// The driver's working state beyond what it was built with.
 struct Running {
-    client: Arc<Result<Client, String>>,
-    /// Requests whose results the engine still wants, with their abort flags.
-    in_flight: BTreeMap<RequestId, Arc<AtomicBool>>,
+    transport: Result<Transport, String>,
+    /// Requests whose results the engine still wants, with their tasks' abort handles.
+    /// (`None`: failed to start, its failure queued in `local`.)
+    in_flight: BTreeMap<RequestId, Option<AbortHandle>>,
+    /// Requests asked for in the current drain, started at its end unless aborted first.
+    starting: Vec<(RequestId, HttpRequest, tracing::Span)>,
     /// Messages produced by the driver itself (storage answers), handled before the inbox.
     local: VecDeque<Msg>,
     events: Vec<Event>,
     /// The deadline last fired, to keep a deadline that does not move from spinning.
     fired: Option<Instant>,
-    /// Streamed answers in flight: when they last showed a sign of life, and whether their head
-    /// came. A blocking read cannot time out per read, so the driver watches for silence.
-    streams: BTreeMap<RequestId, (Instant, bool)>,
+    publish: Publishing,
 }
 
+/// When the snapshot is computed and published. A snapshot holds the whole thread, so computing
+/// and comparing one costs as much as the answer so far: one per answer piece would make an
+/// answer quadratic. While pieces stream in it is published when the bytes since the last one
+/// reach half the bytes streamed so far (a doubling: linear in all), or once `snapshot_interval`
+/// has passed since the last one; any other message publishes at once.
+#[derive(Debug, Default)]
+struct Publishing {
+    /// A change not yet published (the engine handled something since).
+    dirty: bool,
+    /// Piece bytes handled since the last publication.
+    bytes_since: usize,
+    /// Piece bytes handled while requests were in flight (reset when none is).
+    bytes_streamed: usize,
+    last: Option<Instant>,
+}
 /// The least wait after a deadline fired without moving.
 const SPIN_GUARD: Duration = Duration::from_millis(1);
 
@@ -190,22 +217,23 @@ impl Driver {
     /// Runs until [`Msg::Shutdown`] (or until every sender is gone).
     pub(crate) fn run(mut self) {
         let _close = CloseOnDrop(Arc::clone(&self.published));
-        // Built here, off the host's thread: reqwest's blocking client must not be built or
-        // dropped inside an async runtime, and the host may be in one.
-        let client = Arc::new(crate::http::client(self.connect_timeout));
-        if let Err(e) = client.as_ref() {
-            tracing::error!(error = %e, "the HTTP client could not be built; every request fails");
+        // Built here, off the host's thread: a tokio runtime must not be built or dropped
+        // inside another one, and the host may be in one.
+        let transport = Transport::start(self.connect_timeout, self.to_self.clone());
+        if let Err(e) = &transport {
+            tracing::error!(error = %e, "the HTTP transport could not start; every request fails");
         }
         let mut run = Running {
-            client,
+            transport,
             in_flight: BTreeMap::new(),
+            starting: Vec::new(),
             local: VecDeque::new(),
             events: Vec::new(),
             fired: None,
-            streams: BTreeMap::new(),
+            publish: Publishing::default(),
         };
         // The engine may have work from its construction.
-        self.drain(&mut run);
+        self.drain(&mut run, false, Instant::now());
         loop {
             let next = match run.local.pop_front() {
                 Some(msg) => Some(msg),
@@ -216,29 +244,33 @@ impl Driver {
                 },
             };
             let now = Instant::now();
-            match next {
+            let piece = match next {
                 None => {
-                    self.silent_streams(&mut run, now);
                     run.fired = self.deadline();
                     self.engine.handle_timeout(self.clock.time(now));
+                    false
                 }
                 Some(Msg::Shutdown) => break,
                 Some(msg) => self.handle(&mut run, msg, now),
-            }
-            self.drain(&mut run);
-        }
-        for flag in run.in_flight.values() {
-            flag.store(true, Ordering::Release);
+            };
+            self.drain(&mut run, piece, now);
         }
         tracing::debug!(abandoned = run.in_flight.len(), "driver stopped");
+        for task in run.in_flight.values().flatten() {
+            task.abort();
+        }
+        // Every exchange still running is dropped (its connection closed) and the transport's
+        // threads end: a hung answer keeps neither a thread nor a socket.
+        if let Ok(transport) = run.transport {
+            transport.stop(STOP_WAIT);
+        }
     }
 
     /// Waits for the next message until the engine's deadline (a past deadline is clamped to
     /// now; an early or spurious wake-up only costs a harmless `handle_timeout`).
     fn wait(&self, run: &Running) -> Result<Msg, RecvTimeoutError> {
-        let idle = self.limits.stream_idle_timeout;
-        let watchdog = run.streams.values().map(|(at, _)| *at + idle).min();
-        let deadline = match (self.deadline(), watchdog) {
+        let publish = run.publish.due(self.snapshot_interval);
+        let deadline = match (self.deadline(), publish) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -262,49 +294,10 @@ impl Driver {
         self.engine.poll_timeout().map(|t| self.clock.instant(t))
     }
 
-    /// A streamed answer silent for longer than the idle limit fails: no answer before its
-    /// head, broken after it. Its worker may still be blocked in a read; its results are
-    /// dropped.
-    fn silent_streams(&mut self, run: &mut Running, now: Instant) {
-        let idle = self.limits.stream_idle_timeout;
-        let silent: Vec<(RequestId, bool)> = run
-            .streams
-            .iter()
-            .filter(|(_, (at, _))| now.saturating_duration_since(*at) >= idle)
-            .map(|(id, (_, head))| (*id, *head))
-            .collect();
-        for (id, head) in silent {
-            run.streams.remove(&id);
-            if let Some(flag) = run.in_flight.remove(&id) {
-                flag.store(true, Ordering::Release);
-                let message = format!("No data for {} ms.", idle.as_millis());
-                let failure = TransportFailure {
-                    kind: if head {
-                        engine_core::FailureKind::Broken
-                    } else {
-                        engine_core::FailureKind::NoAnswer
-                    },
-                    message,
-                };
-                self.engine
-                    .handle_failure(id, failure, self.clock.time(now));
-            }
-        }
-    }
-
-    fn handle(&mut self, run: &mut Running, msg: Msg, now: Instant) {
-        // Signs of life of a streamed answer.
-        match &msg {
-            Msg::Head(id, _) | Msg::Chunk(id, _) => {
-                if let Some(entry) = run.streams.get_mut(id) {
-                    *entry = (now, true);
-                }
-            }
-            Msg::End(id) | Msg::Failure(id, _) => {
-                run.streams.remove(id);
-            }
-            _ => {}
-        }
+    /// Hands a message to the engine; `true` for a piece of an answer (its publication may
+    /// wait, see [`Publishing`]).
+    fn handle(&mut self, run: &mut Running, msg: Msg, now: Instant) -> bool {
+        let mut piece = false;
         let engine = &mut self.engine;
         let now = self.clock.time(now);
         match msg {
@@ -315,6 +308,9 @@ impl Driver {
                 engine.handle_response(id, head, now);
             }
             Msg::Chunk(id, chunk) if run.in_flight.contains_key(&id) => {
+                piece = true;
+                run.publish.bytes_since = run.publish.bytes_since.saturating_add(chunk.len());
+                run.publish.bytes_streamed = run.publish.bytes_streamed.saturating_add(chunk.len());
                 engine.handle_body_chunk(id, chunk, now);
             }
             Msg::End(id) if run.in_flight.remove(&id).is_some() => {
@@ -334,20 +330,41 @@ impl Driver {
             }
             Msg::Shutdown => {}
         }
+        piece
     }
 
-    /// The drive contract: after a mutation, drain intents and events, then publish.
-    fn drain(&mut self, run: &mut Running) {
+    /// The drive contract: after a mutation, drain intents and events, then publish (after a
+    /// piece of an answer, when [`Publishing`] says so).
+    fn drain(&mut self, run: &mut Running, piece: bool, now: Instant) {
         // Executing an intent never mutates the engine (storage answers go to `run.local`), so
         // one pass over each queue empties both.
         while let Some(intent) = self.engine.poll_intent() {
             self.execute(run, intent);
+        }
+        // Only now: a request aborted in the same drain that asked for it never starts.
+        for (id, request, span) in std::mem::take(&mut run.starting) {
+            self.start(run, id, request, span);
+        }
+        if run.in_flight.is_empty() {
+            run.publish.bytes_streamed = 0;
         }
         while let Some(event) = self.engine.poll_event() {
             run.events.push(event);
         }
         // Events first: when a waiter sees a snapshot, the events that led to it are queued.
         self.published.publish_events(&mut run.events);
+        run.publish.dirty = true;
+        if piece && !run.publish.now(now, self.snapshot_interval) {
+            return;
+        }
+        self.publish(run, now);
+    }
+
+    fn publish(&mut self, run: &mut Running, now: Instant) {
+        run.publish.dirty = false;
+        run.publish.bytes_since = 0;
+        run.publish.last = Some(now);
+        self.published.snapshots.fetch_add(1, Ordering::Relaxed);
         let snapshot = self.engine.snapshot();
         if snapshot != self.last {
             self.last = snapshot.clone();
@@ -358,8 +375,6 @@ impl Driver {
     fn execute(&mut self, run: &mut Running, intent: Intent) {
         match intent {
             Intent::Http { id, call, request } => {
-                let aborted = Arc::new(AtomicBool::new(false));
-                run.in_flight.insert(id, Arc::clone(&aborted));
                 let span = tracing::debug_span!(
                     "request",
                     id = id.0,
@@ -367,43 +382,52 @@ impl Driver {
                     method = request.method.as_str(),
                     path = %request.path,
                 );
-                if request.body_mode == engine_core::BodyMode::Streamed {
-                    run.streams.insert(id, (Instant::now(), false));
+                run.starting.push((id, request, span));
+            }
+            Intent::Abort { id } => {
+                let before = run.starting.len();
+                run.starting.retain(|(starting, _, _)| *starting != id);
+                if run.starting.len() < before {
+                    tracing::debug!(id = id.0, "aborted before it started");
+                } else if let Some(Some(task)) = run.in_flight.remove(&id) {
+                    tracing::debug!(id = id.0, "abort");
+                    task.abort();
                 }
-                // Once, here: the request carries the original address, never a rewritten one.
-                let url = request.request_url(self.rewrite.as_deref());
+            }
+            Intent::Storage(request) => self.storage(run, request),
+        }
+    }
+
+    /// Starts an exchange on the transport.
+    fn start(
+        &mut self,
+        run: &mut Running,
+        id: RequestId,
+        request: HttpRequest,
+        span: tracing::Span,
+    ) {
+        // Once, here: the request carries the original address, never a rewritten one.
+        let url = request.request_url(self.rewrite.as_deref());
+        match &run.transport {
+            Ok(transport) => {
                 let exchange = Exchange {
                     id,
                     url,
                     request,
                     limits: self.limits,
-                    aborted,
-                    to_driver: self.to_self.clone(),
                 };
-                let client = Arc::clone(&run.client);
-                let spawned = std::thread::Builder::new()
-                    .name(format!("engine-http-{}", id.0))
-                    .spawn(move || {
-                        let _entered = span.enter();
-                        tracing::debug!("sending");
-                        exchange.run(&client);
-                    });
-                if let Err(e) = spawned {
-                    tracing::error!(id = id.0, error = %e, "could not start a request thread");
-                    let failure = TransportFailure::no_answer(format!(
-                        "Could not start a request thread: {e}"
-                    ));
-                    run.local.push_back(Msg::Failure(id, failure));
+                self.published.exchanges.fetch_add(1, Ordering::Relaxed);
+                let task = transport.spawn(exchange, span);
+                // Ids are never reused; should one be, the older request is dropped.
+                if let Some(Some(previous)) = run.in_flight.insert(id, Some(task)) {
+                    previous.abort();
                 }
             }
-            Intent::Abort { id } => {
-                run.streams.remove(&id);
-                if let Some(flag) = run.in_flight.remove(&id) {
-                    tracing::debug!(id = id.0, "abort");
-                    flag.store(true, Ordering::Release);
-                }
+            Err(message) => {
+                let failure = TransportFailure::no_answer(format!("No HTTP client: {message}"));
+                run.in_flight.insert(id, None);
+                run.local.push_back(Msg::Failure(id, failure));
             }
-            Intent::Storage(request) => self.storage(run, request),
         }
     }
 
@@ -435,5 +459,23 @@ impl Driver {
             },
             StorageRequest::RemoveQueue { key } => self.storage.remove(&key),
         }
+    }
+}
+
+impl Publishing {
+    /// Whether the snapshot is published now after a piece of an answer.
+    fn now(&self, now: Instant, interval: Duration) -> bool {
+        self.bytes_since >= self.bytes_streamed / 2
+            || self
+                .last
+                .is_none_or(|last| now.saturating_duration_since(last) >= interval)
+    }
+
+    /// When a change held back must be published at the latest.
+    fn due(&self, interval: Duration) -> Option<Instant> {
+        if !self.dirty {
+            return None;
+        }
+        self.last.and_then(|last| last.checked_add(interval))
     }
 }

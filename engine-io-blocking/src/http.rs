@@ -1,254 +1,374 @@
-//! One HTTP exchange on a worker thread with `reqwest::blocking`: head, body, end or failure,
-//! each sent back to the driver tagged with the request id.
+//! The shell's transport: one small tokio runtime of its own (one I/O thread) runs every HTTP
+//! exchange as a task with reqwest's async client (one client, so connections are pooled), and
+//! one bridge thread hands the tasks' messages to the driver's bounded inbox. The host never
+//! sees the runtime.
+//!
+//! Why not `reqwest::blocking`: its reads can only be bounded by the request's whole-exchange
+//! timeout, so a streamed answer that hangs could neither be aborted nor ended by shutdown; a
+//! task is dropped at once (its connection closed) by an abort or by the runtime's shutdown.
 
-use std::io::{ErrorKind, Read};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
-use std::time::{Duration, Instant};
+use std::sync::mpsc::SyncSender;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::BytesMut;
 use engine_core::{
     BodyMode, FailureKind, HttpRequest, Method, RequestId, ResponseHead, TransportFailure,
 };
-use reqwest::blocking::{Client, Response};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tokio::time::{Instant, timeout, timeout_at};
 
 use crate::driver::Msg;
 
-/// Size of one read from a response body.
-const READ_SIZE: usize = 16 * 1024;
+/// Messages the tasks may hold ahead of the driver: a fast answer then waits for the engine
+/// (back-pressure) instead of filling memory.
+const TASK_CAPACITY: usize = 16;
 
-/// The transport limits a worker applies.
+/// The transport limits every exchange applies.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
-    /// Buffered requests: the wait for the head, for each read, and (checked between reads) the
-    /// whole exchange.
+    /// Buffered requests: the head and the whole body within this.
     pub request_timeout: Duration,
-    /// Streamed requests: the wait for the head and for each piece of the body.
+    /// Streamed requests: the wait for the head and between two pieces of the body.
     pub stream_idle_timeout: Duration,
-    /// A buffered body is handed over once it grows past this (the engine's own limit, which then
-    /// refuses it), so an endless body cannot exhaust memory.
+    /// A buffered body (and a streamed non-2xx one) is handed over once it grows past this (the
+    /// engine's own limit, which then refuses it) and no more of it is read.
     pub max_body_bytes: usize,
+    /// A streamed 2xx answer is no longer read once it passed this (the engine's answer limit:
+    /// the engine fails the answer as too large and aborts it).
+    pub max_answer_bytes: usize,
 }
 
-/// Builds the shared client. Per-request timeouts are set on each request.
-pub(crate) fn client(connect_timeout: Duration) -> Result<Client, String> {
-    Client::builder()
+/// The runtime, the client, and the bridge to the driver.
+pub(crate) struct Transport {
+    runtime: tokio::runtime::Runtime,
+    client: Result<reqwest::Client, String>,
+    out: mpsc::Sender<Msg>,
+    bridge: Option<JoinHandle<()>>,
+}
+
+impl Transport {
+    /// Starts the runtime and the bridge; an error when either could not start.
+    pub(crate) fn start(
+        connect_timeout: Duration,
+        to_driver: SyncSender<Msg>,
+    ) -> Result<Transport, String> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_blocking_threads(1)
+            .thread_name("engine-io-blocking-http")
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| format!("Could not start the HTTP runtime: {e}"))?;
+        // Built inside the runtime: the client's resolver and pool belong to it.
+        let client = runtime.block_on(async { client(connect_timeout) });
+        let (out, mut inbox) = mpsc::channel::<Msg>(TASK_CAPACITY);
+        let bridge = std::thread::Builder::new()
+            .name("engine-io-blocking-bridge".into())
+            .spawn(move || {
+                // Ends when every task and the transport are gone, or when the driver is.
+                while let Some(msg) = inbox.blocking_recv() {
+                    if to_driver.send(msg).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| format!("Could not start the HTTP bridge thread: {e}"))?;
+        Ok(Transport {
+            runtime,
+            client,
+            out,
+            bridge: Some(bridge),
+        })
+    }
+
+    /// Starts one exchange; its handle aborts it (the task is dropped, its connection closed).
+    pub(crate) fn spawn(&self, exchange: Exchange, span: tracing::Span) -> AbortHandle {
+        use tracing::Instrument;
+        let client = self.client.clone();
+        let out = self.out.clone();
+        self.runtime
+            .spawn(exchange.run(client, out).instrument(span))
+            .abort_handle()
+    }
+
+    /// Drops every exchange still running (closing their connections) and stops the runtime's
+    /// threads; the bridge ends once the driver's inbox is gone.
+    pub(crate) fn stop(mut self, wait: Duration) {
+        drop(self.out);
+        self.runtime.shutdown_timeout(wait);
+        // Detached: it may wait on the driver's inbox until the driver returns, then ends.
+        drop(self.bridge.take());
+    }
+}
+
+/// Builds the shared client: this connect timeout, no redirects (the engine sees every status
+/// as sent: a 307 would repeat a message request, and carry a credential elsewhere).
+fn client(connect_timeout: Duration) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
         .connect_timeout(connect_timeout)
-        // The engine sees every status as sent: a redirect is not followed (a 307 would repeat a
-        // message request, and carry a credential elsewhere).
         .redirect(reqwest::redirect::Policy::none())
-        .timeout(None::<Duration>)
         .user_agent(concat!("engine-io-blocking/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| describe(&e.without_url()))
+        .map_err(|e| describe(&e))
 }
 
-/// One request on its worker thread.
+/// One request, carried out by a task.
 pub(crate) struct Exchange {
     pub id: RequestId,
     pub request: HttpRequest,
     /// The address requested: the request's own after the host's rewrite.
     pub url: String,
     pub limits: Limits,
-    pub aborted: Arc<AtomicBool>,
-    pub to_driver: Sender<Msg>,
+}
+
+/// Where a task sends its messages.
+struct Out {
+    id: RequestId,
+    tx: mpsc::Sender<Msg>,
+}
+
+impl Out {
+    /// Waits for room (back-pressure); `false` when the driver is gone.
+    async fn send(&self, msg: Msg) -> bool {
+        self.tx.send(msg).await.is_ok()
+    }
+
+    async fn fail(&self, kind: FailureKind, message: String) {
+        tracing::debug!(?kind, %message, "transport failure");
+        let failure = TransportFailure { kind, message };
+        self.send(Msg::Failure(self.id, failure)).await;
+    }
 }
 
 impl Exchange {
-    /// Runs the exchange to its end, its failure, or its abort.
-    pub(crate) fn run(self, client: &Result<Client, String>) {
+    /// Runs the exchange to its end or its failure; dropped when aborted.
+    async fn run(self, client: Result<reqwest::Client, String>, tx: mpsc::Sender<Msg>) {
+        let out = Out { id: self.id, tx };
+        let streamed = self.request.body_mode == BodyMode::Streamed;
         let started = Instant::now();
+        let head_limit = if streamed {
+            self.limits.stream_idle_timeout
+        } else {
+            self.limits.request_timeout
+        };
         let client = match client {
             Ok(client) => client,
             Err(message) => {
-                self.fail(FailureKind::NoAnswer, format!("No HTTP client: {message}"));
+                out.fail(FailureKind::NoAnswer, format!("No HTTP client: {message}"))
+                    .await;
                 return;
             }
         };
-        let Some(response) = self.send(client) else {
-            return;
+        let builder = match build(&client, &self.request, &self.url) {
+            Ok(builder) => builder,
+            Err(message) => {
+                out.fail(FailureKind::NoAnswer, message).await;
+                return;
+            }
         };
-        if self.is_aborted() {
-            tracing::debug!("aborted before the head was handed over");
-            return;
-        }
+        tracing::debug!("sending");
+        let mut response = match timeout_at(started + head_limit, builder.send()).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) => {
+                out.fail(FailureKind::NoAnswer, describe(&e)).await;
+                return;
+            }
+            Err(_) => {
+                let message = format!("No answer within {}.", show(head_limit));
+                out.fail(FailureKind::NoAnswer, message).await;
+                return;
+            }
+        };
+        let status = response.status().as_u16();
         let head = ResponseHead {
-            status: response.status().as_u16(),
+            status,
             content_type: response
                 .headers()
-                .get(reqwest::header::CONTENT_TYPE)
+                .get(CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned),
         };
-        tracing::debug!(
-            status = head.status,
-            elapsed_ms = elapsed_ms(started),
-            "head"
-        );
-        if !self.deliver(Msg::Head(self.id, head)) {
+        tracing::debug!(status, "head");
+        if !out.send(Msg::Head(self.id, head)).await {
             return;
         }
-        match self.request.body_mode {
-            BodyMode::Buffered => self.read_buffered(response, started),
-            BodyMode::Streamed => self.read_streamed(response, started),
-        }
-    }
-
-    /// Sends the request and waits for the head; a failure here is "no answer".
-    fn send(&self, client: &Client) -> Option<Response> {
-        let request = &self.request;
-        let method = match request.method {
-            Method::Get => reqwest::Method::GET,
-            Method::Post => reqwest::Method::POST,
-            Method::Patch => reqwest::Method::PATCH,
-            Method::Delete => reqwest::Method::DELETE,
-        };
-        let mut builder = client.request(method, self.url.as_str());
-        // A buffered request has an overall limit; a streamed answer has none here (reqwest's
-        // blocking timeout covers the whole body): the driver fails it after a silence of
-        // `stream_idle_timeout` instead.
-        if request.body_mode == BodyMode::Buffered {
-            builder = builder.timeout(self.limits.request_timeout);
-        }
-        for header in &request.headers {
-            let Ok(mut value) = reqwest::header::HeaderValue::from_str(header.value()) else {
-                let message = format!("Invalid value for header {:?}.", header.name());
-                self.fail(FailureKind::NoAnswer, message);
-                return None;
+        if streamed {
+            let limit = if (200..300).contains(&status) {
+                self.limits.max_answer_bytes
+            } else {
+                self.limits.max_body_bytes
             };
-            // Kept out of HPACK tables and of the client's own debug output.
-            value.set_sensitive(header.is_sensitive());
-            builder = builder.header(header.name(), value);
+            stream_body(&mut response, self.limits.stream_idle_timeout, limit, &out).await;
+        } else {
+            let deadline = started + self.limits.request_timeout;
+            buffer_body(&mut response, deadline, self.limits, &out).await;
         }
-        if let Some(body) = &request.body {
-            builder = builder.body(body.clone());
-        }
-        match builder.send() {
-            Ok(response) => Some(response),
-            Err(e) => {
-                self.fail(FailureKind::NoAnswer, describe(&e.without_url()));
-                None
+    }
+}
+
+/// Hands each piece on as it arrives; fails the answer when it is silent too long, and stops
+/// reading once it passed `limit` (the engine refuses it on the piece that passes it).
+async fn stream_body(response: &mut reqwest::Response, idle: Duration, limit: usize, out: &Out) {
+    let mut total: usize = 0;
+    loop {
+        match timeout(idle, response.chunk()).await {
+            Ok(Ok(Some(chunk))) => {
+                total = total.saturating_add(chunk.len());
+                if !chunk.is_empty() && !out.send(Msg::Chunk(out.id, chunk)).await {
+                    return;
+                }
+                if total > limit {
+                    tracing::debug!(bytes = total, limit, "answer past its limit: no more read");
+                    return;
+                }
+            }
+            Ok(Ok(None)) => {
+                tracing::debug!(bytes = total, "answer ended");
+                out.send(Msg::End(out.id)).await;
+                return;
+            }
+            Ok(Err(e)) => {
+                out.fail(FailureKind::Broken, describe(&e)).await;
+                return;
+            }
+            Err(_) => {
+                let message = format!("The answer stalled for {}.", show(idle));
+                out.fail(FailureKind::Broken, message).await;
+                return;
             }
         }
     }
+}
 
-    /// Reads the whole body, then hands it over as one chunk and ends.
-    fn read_buffered(&self, mut response: Response, started: Instant) {
-        let mut body = Vec::new();
-        let mut buf = vec![0_u8; READ_SIZE];
-        let cap = self.limits.max_body_bytes.saturating_add(1);
-        while body.len() < cap {
-            if self.is_aborted() {
-                tracing::debug!("aborted while reading the body");
+/// Reads the whole body, then hands it on as one piece. A body past the limit is handed on at
+/// once and no more of it is read (the engine refuses it).
+async fn buffer_body(
+    response: &mut reqwest::Response,
+    deadline: Instant,
+    limits: Limits,
+    out: &Out,
+) {
+    let mut body = BytesMut::new();
+    loop {
+        match timeout_at(deadline, response.chunk()).await {
+            Ok(Ok(Some(chunk))) => {
+                body.extend_from_slice(&chunk);
+                if body.len() > limits.max_body_bytes {
+                    tracing::debug!(bytes = body.len(), "body past its limit: no more read");
+                    out.send(Msg::Chunk(out.id, body.freeze())).await;
+                    return;
+                }
+            }
+            Ok(Ok(None)) => {
+                tracing::debug!(bytes = body.len(), "answer ended");
+                if !body.is_empty() && !out.send(Msg::Chunk(out.id, body.freeze())).await {
+                    return;
+                }
+                out.send(Msg::End(out.id)).await;
                 return;
             }
-            if started.elapsed() > self.limits.request_timeout {
-                self.fail(
-                    FailureKind::Broken,
-                    "Timed out reading the response body.".into(),
+            Ok(Err(e)) => {
+                out.fail(FailureKind::Broken, describe(&e)).await;
+                return;
+            }
+            Err(_) => {
+                let message = format!(
+                    "The answer did not complete within {}.",
+                    show(limits.request_timeout)
                 );
+                out.fail(FailureKind::Broken, message).await;
                 return;
             }
-            match response.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => body.extend_from_slice(buf.get(..n).unwrap_or_default()),
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.fail(FailureKind::Broken, describe(&e));
-                    return;
-                }
+        }
+    }
+}
+/// The reqwest request for `request`; an error names the offending header, never its value.
+fn build(
+    client: &reqwest::Client,
+    request: &HttpRequest,
+    url: &str,
+) -> Result<reqwest::RequestBuilder, String> {
+    let method = match request.method {
+        Method::Get => reqwest::Method::GET,
+        Method::Post => reqwest::Method::POST,
+        Method::Patch => reqwest::Method::PATCH,
+        Method::Delete => reqwest::Method::DELETE,
+    };
+    let mut headers = HeaderMap::new();
+    for header in &request.headers {
+        let name = HeaderName::from_bytes(header.name().as_bytes())
+            .map_err(|_| format!("Invalid header name {:?}.", header.name()))?;
+        let mut value = HeaderValue::from_str(header.value())
+            .map_err(|_| format!("Invalid value for header {:?}.", header.name()))?;
+        // Kept out of HPACK tables and of the client's own debug output.
+        value.set_sensitive(header.is_sensitive());
+        headers.append(name, value);
+    }
+    let mut builder = client.request(method, url).headers(headers);
+    if let Some(body) = &request.body {
+        builder = builder.body(body.clone());
+    }
+    Ok(builder)
+}
+
+/// A transport error as one line: the error and its causes, without the URL.
+fn describe(error: &reqwest::Error) -> String {
+    let mut message = String::new();
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    let mut first = true;
+    while let Some(e) = current {
+        let text = if first {
+            // reqwest's own line names the URL; the engine already knows which request it was.
+            strip_url(&e.to_string())
+        } else {
+            e.to_string()
+        };
+        first = false;
+        if !text.is_empty() && !message.contains(&text) {
+            if !message.is_empty() {
+                message.push_str(": ");
             }
+            message.push_str(&text);
         }
-        let len = body.len();
-        if len > 0 && !self.deliver(Msg::Chunk(self.id, Bytes::from(body))) {
-            return;
-        }
-        if self.deliver(Msg::End(self.id)) {
-            tracing::debug!(bytes = len, elapsed_ms = elapsed_ms(started), "end");
-        }
+        current = e.source();
     }
-
-    /// Hands over every piece as it arrives, then ends.
-    fn read_streamed(&self, mut response: Response, started: Instant) {
-        let mut buf = vec![0_u8; READ_SIZE];
-        let mut total: usize = 0;
-        loop {
-            if self.is_aborted() {
-                tracing::debug!(bytes = total, "aborted while streaming");
-                return;
-            }
-            match response.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    total = total.saturating_add(n);
-                    let piece = Bytes::copy_from_slice(buf.get(..n).unwrap_or_default());
-                    if !self.deliver(Msg::Chunk(self.id, piece)) {
-                        return;
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.fail(FailureKind::Broken, describe(&e));
-                    return;
-                }
-            }
-        }
-        if self.deliver(Msg::End(self.id)) {
-            tracing::debug!(bytes = total, elapsed_ms = elapsed_ms(started), "end");
-        }
+    if message.is_empty() {
+        message.push_str("The request failed.");
     }
+    message
+}
 
-    fn is_aborted(&self) -> bool {
-        self.aborted.load(Ordering::Acquire)
-    }
-
-    /// Sends a message to the driver; `false` when the request should stop (aborted, or the
-    /// driver is gone).
-    fn deliver(&self, msg: Msg) -> bool {
-        !self.is_aborted() && self.to_driver.send(msg).is_ok()
-    }
-
-    fn fail(&self, kind: FailureKind, message: String) {
-        if self.is_aborted() {
-            return;
-        }
-        tracing::debug!(?kind, %message, "transport failure");
-        let failure = TransportFailure { kind, message };
-        // The driver may be gone (shutdown); nothing else to do then.
-        let _ = self.to_driver.send(Msg::Failure(self.id, failure));
+/// `"error sending request for url (http://…)"` → `"error sending request"`.
+fn strip_url(text: &str) -> String {
+    match text.find(" for url (") {
+        Some(at) => text.get(..at).unwrap_or(text).to_owned(),
+        None => text.to_owned(),
     }
 }
 
-fn elapsed_ms(started: Instant) -> u64 {
-    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
-/// An error and its sources on one line.
-fn describe(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(inner) = source {
-        let line = inner.to_string();
-        if !text.contains(&line) {
-            text.push_str(": ");
-            text.push_str(&line);
-        }
-        source = inner.source();
+/// A duration for messages: `250 ms`, `30 s`.
+fn show(d: Duration) -> String {
+    if d.as_millis().is_multiple_of(1000) {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
     }
-    text
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use std::io::Write;
+    use std::io::{Read, Write};
     use std::net::TcpListener;
     use std::sync::mpsc;
 
     fn run(url: &str, mode: BodyMode, timeout: Duration) -> Vec<Msg> {
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(64);
         let (base, path) = url.split_at(url.find("/p").unwrap());
         let request = HttpRequest {
             method: Method::Get,
@@ -269,12 +389,21 @@ mod tests {
                 request_timeout: timeout,
                 stream_idle_timeout: timeout,
                 max_body_bytes: 1024,
+                max_answer_bytes: 1024,
             },
-            aborted: Arc::new(AtomicBool::new(false)),
-            to_driver: tx,
         };
-        exchange.run(&client(Duration::from_secs(2)));
-        rx.try_iter().collect()
+        let transport = Transport::start(Duration::from_secs(2), tx).unwrap();
+        let _task = transport.spawn(exchange, tracing::Span::none());
+        let mut msgs = Vec::new();
+        while let Ok(msg) = rx.recv_timeout(timeout + Duration::from_secs(2)) {
+            let last = matches!(msg, Msg::End(_) | Msg::Failure(..));
+            msgs.push(msg);
+            if last {
+                break;
+            }
+        }
+        transport.stop(Duration::from_secs(1));
+        msgs
     }
 
     /// A one-shot server that writes `reply` after reading the request head.
@@ -322,7 +451,7 @@ mod tests {
         assert_eq!(msgs.len(), 1);
         let f = failure(&msgs);
         assert_eq!(f.kind, FailureKind::NoAnswer);
-        assert!(f.message.contains("timed out"), "{}", f.message);
+        assert_eq!(f.message, "No answer within 200 ms.");
     }
 
     #[test]
@@ -358,6 +487,7 @@ mod tests {
         );
         assert!(matches!(msgs.get(1), Some(Msg::Chunk(_, c)) if c.as_ref() == b"data:"));
         assert_eq!(failure(&msgs).kind, FailureKind::Broken);
+        assert_eq!(failure(&msgs).message, "The answer stalled for 300 ms.");
     }
 
     #[test]
@@ -373,6 +503,7 @@ mod tests {
         );
     }
 
+    /// No more is read past the limit: the engine refuses the body on this piece.
     #[test]
     fn oversized_buffered_body_is_handed_over_at_the_limit() {
         // 1024 is the limit in `run`; the server announces more and keeps the connection open.
@@ -380,7 +511,7 @@ mod tests {
         reply.extend(std::iter::repeat_n(b' ', 5000));
         let url = serve(Box::leak(reply.into_boxed_slice()), Duration::ZERO);
         let msgs = run(&url, BodyMode::Buffered, Duration::from_secs(2));
+        assert_eq!(msgs.len(), 2);
         assert!(matches!(msgs.get(1), Some(Msg::Chunk(_, c)) if c.len() > 1024));
-        assert!(matches!(msgs.last(), Some(Msg::End(_))));
     }
 }

@@ -1,7 +1,7 @@
 //! Blocking shell for [`engine_core`]: runs one [`Engine`] on a driver thread, executes its HTTP
-//! intents with `reqwest::blocking`, runs its timer, and hands the host the latest [`Snapshot`]
-//! (level) and a stream of [`Event`]s (edge). The host needs no async runtime (reqwest's blocking
-//! client runs its own internally), and may call it from any thread.
+//! intents, runs its timer, and hands the host the latest [`Snapshot`] (level) and a stream of
+//! [`Event`]s (edge). The host needs no async runtime (the shell's transport runs a small one of
+//! its own, out of sight), and may call it from any thread.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -33,17 +33,24 @@
 //!
 //! # How it runs
 //!
-//! - The driver thread owns the engine and waits on one channel (host input, request
+//! - The driver thread owns the engine and waits on one bounded channel (host input, request
 //!   completions, shutdown) until the engine's [`Engine::poll_timeout`].
 //!   After every `handle_*` call it drains intents and events, sends the events to every
-//!   [`Shell::events`] receiver, then publishes the snapshot if it changed.
-//! - Each HTTP intent runs on its own worker thread: the head, then the body (buffered: read
-//!   whole and handed over as one chunk; streamed: each piece as it arrives), then the end.
-//!   A failure before the head is [`FailureKind::NoAnswer`](engine_core::FailureKind::NoAnswer),
-//!   after it [`FailureKind::Broken`](engine_core::FailureKind::Broken).
-//! - An abort sets the request's flag, which its worker checks between reads; a read in progress
-//!   finishes first (up to its timeout), and whatever the worker still sends is dropped by the
-//!   driver. Shutdown abandons in-flight requests the same way (their threads end on their own).
+//!   [`Shell::events`] receiver, then publishes the snapshot if it changed. While an answer
+//!   streams in, the snapshot (which holds the whole thread) is published when the bytes since
+//!   the last one reach half of those streamed so far, or every
+//!   [`ShellConfig::snapshot_interval`]: an answer costs time linear in its size.
+//! - The HTTP intents run as tasks on one transport thread (one HTTP client, so connections are
+//!   pooled), whatever their number: the head, then the body (buffered: read whole and handed
+//!   over as one chunk; streamed: each piece as it arrives), then the end. A failure before the
+//!   head is [`FailureKind::NoAnswer`](engine_core::FailureKind::NoAnswer), after it
+//!   [`FailureKind::Broken`](engine_core::FailureKind::Broken). The pieces wait for room in the
+//!   driver's channel, so a fast answer is read no faster than the engine takes it; one is not
+//!   read past the engine's limit ([`engine_core::Config::max_answer_bytes`] for a streamed 2xx
+//!   answer, [`engine_core::Config::max_body_bytes`] otherwise), which the engine then refuses.
+//! - A request asked for and aborted in the same turn of the engine is never sent. An abort drops
+//!   the request's task at once (its connection closed), and so does shutdown for every request
+//!   still in flight: a hung answer keeps no thread and no socket.
 //! - Storage intents are answered from the [`Storage`] on the driver thread.
 //! - The shell holds no rule of the spec: no retries, no body parsing.
 //!
@@ -79,7 +86,8 @@ mod http;
 mod storage;
 
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -88,6 +96,9 @@ use engine_core::{Command, Engine, Event, Input, Snapshot};
 use crate::driver::{Driver, Msg, Published};
 use crate::http::Limits;
 pub use crate::storage::{MemoryStorage, Storage};
+
+/// Room in the driver's channel: a host or an answer this far ahead of the engine waits.
+const INBOX_CAPACITY: usize = 64;
 
 /// How a [`Shell`] is started. Build with [`ShellConfig::new`] and adjust the fields.
 pub struct ShellConfig {
@@ -101,6 +112,9 @@ pub struct ShellConfig {
     /// Streamed requests: limit on the wait for the head and between two pieces of the body.
     /// Default 120 s.
     pub stream_idle_timeout: Duration,
+    /// While an answer streams in, the snapshot is published at least this often (and otherwise
+    /// only when the answer has grown by half since the last one). Default 50 ms.
+    pub snapshot_interval: Duration,
     /// The storage port. Default: an empty [`MemoryStorage`].
     pub storage: Box<dyn Storage>,
     /// Record a trace of everything fed to the engine (tokens redacted); read it with
@@ -119,6 +133,7 @@ impl ShellConfig {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             stream_idle_timeout: Duration::from_secs(120),
+            snapshot_interval: Duration::from_millis(50),
             storage: Box::new(MemoryStorage::default()),
             record_trace: false,
             rewrite_request_url: None,
@@ -139,6 +154,7 @@ impl std::fmt::Debug for ShellConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .field("snapshot_interval", &self.snapshot_interval)
             .field("record_trace", &self.record_trace)
             .field("rewrite_request_url", &self.rewrite_request_url.is_some())
             .finish_non_exhaustive()
@@ -150,11 +166,20 @@ impl std::fmt::Debug for ShellConfig {
 #[error("The engine shell has stopped.")]
 pub struct Closed;
 
+/// What a [`Shell`] has done so far, for diagnostics and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// Snapshots computed to be published (each costs as much as the thread it holds).
+    pub snapshots: u64,
+    /// HTTP exchanges started (a request aborted before it started is not one).
+    pub exchanges: u64,
+}
+
 /// A running engine on its own driver thread. `Shell` is `Send + Sync`: share it by reference
 /// or in an `Arc`. Dropping it shuts it down like [`Shell::shutdown`].
 #[derive(Debug)]
 pub struct Shell {
-    to_driver: Sender<Msg>,
+    to_driver: SyncSender<Msg>,
     published: Arc<Published>,
     driver: Option<JoinHandle<()>>,
 }
@@ -170,6 +195,7 @@ impl Shell {
             connect_timeout,
             request_timeout,
             stream_idle_timeout,
+            snapshot_interval,
             storage,
             record_trace,
             rewrite_request_url,
@@ -184,6 +210,7 @@ impl Shell {
             request_timeout,
             stream_idle_timeout,
             max_body_bytes: engine_config.max_body_bytes,
+            max_answer_bytes: engine_config.max_answer_bytes,
         };
         let clock = engine_core::InstantClock::new(Instant::now());
         let engine = if record_trace {
@@ -193,12 +220,13 @@ impl Shell {
         };
         let snapshot = engine.snapshot();
         let published = Arc::new(Published::new(snapshot.clone()));
-        let (to_driver, inbox) = std::sync::mpsc::channel();
+        let (to_driver, inbox) = std::sync::mpsc::sync_channel(INBOX_CAPACITY);
         let driver = Driver {
             engine,
             inbox,
             to_self: to_driver.clone(),
             connect_timeout,
+            snapshot_interval,
             limits,
             storage,
             published: Arc::clone(&published),
@@ -224,7 +252,8 @@ impl Shell {
         }
     }
 
-    /// Hands a host input (or command) to the engine.
+    /// Hands a host input (or command) to the engine. Waits while the driver's channel is full
+    /// (the engine is that far behind).
     pub fn input(&self, input: Input) -> Result<(), Closed> {
         if self.driver.is_none() {
             return Err(Closed);
@@ -262,6 +291,14 @@ impl Shell {
         self.published.wait_for(pred, timeout)
     }
 
+    /// What the shell has done so far.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            snapshots: self.published.snapshots.load(Ordering::Relaxed),
+            exchanges: self.published.exchanges.load(Ordering::Relaxed),
+        }
+    }
+
     /// A new receiver of every event the engine emits from now on, in order. Each call makes an
     /// independent subscription (every receiver gets every later event); events emitted while
     /// no receiver exists are dropped. A dropped receiver is forgotten. When the driver stops,
@@ -271,8 +308,8 @@ impl Shell {
         self.published.subscribe()
     }
 
-    /// Stops the driver and joins its thread. In-flight requests are abandoned: their workers are
-    /// told to stop, and their results are ignored.
+    /// Stops the driver and joins its thread. In-flight requests are dropped (their connections
+    /// closed) and the transport's threads end before it returns.
     pub fn shutdown(mut self) {
         self.stop();
     }
