@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -16,6 +16,9 @@ use tokio::task::AbortHandle;
 
 use crate::http::{Exchange, Limits, Transport};
 use crate::storage::Storage;
+
+/// At most this many messages are handled before the requests they asked for are started.
+const BATCH: usize = 64;
 
 /// How long shutdown waits for the transport's threads after dropping every exchange.
 const STOP_WAIT: Duration = Duration::from_secs(1);
@@ -185,7 +188,8 @@ struct Running {
     /// Requests whose results the engine still wants, with their tasks' abort handles.
     /// (`None`: failed to start, its failure queued in `local`.)
     in_flight: BTreeMap<RequestId, Option<AbortHandle>>,
-    /// Requests asked for in the current drain, started at its end unless aborted first.
+    /// Requests asked for and not started yet: started once the messages at hand are handled
+    /// (at most [`BATCH`] of them), unless aborted first.
     starting: Vec<(RequestId, HttpRequest, tracing::Span)>,
     /// Messages produced by the driver itself (storage answers), handled before the inbox.
     local: VecDeque<Msg>,
@@ -234,14 +238,31 @@ impl Driver {
         };
         // The engine may have work from its construction.
         self.drain(&mut run, false, Instant::now());
+        // Messages handled since the requests asked for were last started.
+        let mut batch = 0_usize;
         loop {
-            let next = match run.local.pop_front() {
+            let queued = match run.local.pop_front() {
                 Some(msg) => Some(msg),
-                None => match self.wait(&run) {
+                None if batch < BATCH => match self.inbox.try_recv() {
                     Ok(msg) => Some(msg),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => break,
+                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Disconnected) => break,
                 },
+                None => None,
+            };
+            batch += 1;
+            let next = match queued {
+                Some(msg) => Some(msg),
+                None => {
+                    // Nothing more at hand: start what the engine still wants, then wait.
+                    batch = 0;
+                    self.start_all(&mut run);
+                    match self.wait(&run) {
+                        Ok(msg) => Some(msg),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
             };
             let now = Instant::now();
             let piece = match next {
@@ -341,10 +362,6 @@ impl Driver {
         while let Some(intent) = self.engine.poll_intent() {
             self.execute(run, intent);
         }
-        // Only now: a request aborted in the same drain that asked for it never starts.
-        for (id, request, span) in std::mem::take(&mut run.starting) {
-            self.start(run, id, request, span);
-        }
         if run.in_flight.is_empty() {
             run.publish.bytes_streamed = 0;
         }
@@ -395,6 +412,15 @@ impl Driver {
                 }
             }
             Intent::Storage(request) => self.storage(run, request),
+        }
+    }
+
+    /// Starts the requests asked for since the last call. Only here, once the messages at hand
+    /// are handled: a request aborted meanwhile (a burst of inputs that each replace the last
+    /// one's request) never starts, never takes a connection.
+    fn start_all(&mut self, run: &mut Running) {
+        for (id, request, span) in std::mem::take(&mut run.starting) {
+            self.start(run, id, request, span);
         }
     }
 

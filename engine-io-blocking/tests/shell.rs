@@ -48,6 +48,9 @@ enum Step {
     Gate(Arc<tokio::sync::Notify>),
     /// Sends these bytes every interval, forever.
     Forever(Vec<u8>, Duration),
+    /// Sends these bytes as fast as the client takes them, forever, adding their length to the
+    /// counter as each is handed to the connection.
+    Flood(Vec<u8>, Arc<AtomicUsize>),
 }
 
 enum Reply {
@@ -197,6 +200,11 @@ async fn next_piece(
             Step::Forever(bytes, every) => {
                 tokio::time::sleep(every).await;
                 steps.push_front(Step::Forever(bytes.clone(), every));
+                return Some((Ok(bytes), (steps, signal)));
+            }
+            Step::Flood(bytes, counter) => {
+                counter.fetch_add(bytes.len(), Ordering::SeqCst);
+                steps.push_front(Step::Flood(bytes.clone(), counter));
                 return Some((Ok(bytes), (steps, signal)));
             }
         }
@@ -625,4 +633,273 @@ fn wait_for_times_out() {
     assert!(started.elapsed() >= Duration::from_millis(200));
     assert!(shell.wait_for(|_| true, Duration::ZERO).is_some());
     drop(shell);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 12, point 5: linear, bounded, ended by shutdown, no work for aborted requests
+// ---------------------------------------------------------------------------------------------
+
+/// `platform`, with the turn's answer built by `answer`.
+fn answering(base: &str, answer: impl Fn() -> Reply + Send + Sync + 'static) -> Handler {
+    let rest = platform(base, Arc::new(tokio::sync::Notify::new()));
+    Box::new(move |seen| {
+        if seen.method == "POST" && seen.path == "/agents/s-1/api/chat" {
+            answer()
+        } else {
+            rest(seen)
+        }
+    })
+}
+
+/// Opens `s-1` and sends a turn once the composer admits.
+fn send_turn(shell: &Shell) {
+    open(shell, "env-1");
+    shell
+        .wait_for(
+            |s| s.active_session_readiness.status == ReadinessStatus::Ready && s.composer_admission,
+            WAIT,
+        )
+        .expect("the composer admits");
+    shell
+        .command(Command::SendMessage {
+            text: "Total for Q4?".into(),
+        })
+        .unwrap();
+}
+
+/// The answer's opening events, up to its open text part `t-1`.
+fn answer_start() -> Vec<u8> {
+    [
+        sse(&json!({"type": "start", "messageId": "msg-a"})),
+        sse(&json!({"type": "start-step"})),
+        sse(&json!({"type": "text-start", "id": "t-1"})),
+    ]
+    .concat()
+    .into_bytes()
+}
+
+/// An 8 MB answer in 2,048 pieces of 4 KB completes, and the snapshot (which holds the whole
+/// thread, so costs as much as the answer so far) is computed a number of times that grows with
+/// the logarithm of the answer, not once per piece: the answer costs time linear in its size.
+#[test]
+fn large_streamed_answer_costs_a_snapshot_per_doubling() {
+    const PIECES: usize = 2048;
+    let delta = "x".repeat(4096 - 64);
+    let server = Server::start(move |base| {
+        answering(base, move || {
+            let mut steps = vec![Step::Send(answer_start())];
+            for i in 0..PIECES {
+                let text = format!("{i:06}{delta}");
+                let event = sse(&json!({"type": "text-delta", "id": "t-1", "delta": text}));
+                steps.push(Step::Send(event.into_bytes()));
+            }
+            let end = [
+                sse(&json!({"type": "text-end", "id": "t-1"})),
+                sse(&json!({"type": "finish-step"})),
+                sse(&json!({"type": "finish", "finishReason": "stop"})),
+                "data: [DONE]\n\n".to_owned(),
+            ]
+            .concat();
+            steps.push(Step::Send(end.into_bytes()));
+            Reply::Stream {
+                content_type: "text/event-stream",
+                steps,
+                dropped: None,
+            }
+        })
+    });
+    let mut config = config(&server.base);
+    // No publication by the clock: the count below depends on the bytes alone.
+    config.snapshot_interval = Duration::from_secs(3600);
+    let shell = Shell::start(config);
+    send_turn(&shell);
+    let before = shell.stats().snapshots;
+
+    let last = format!("{:06}", PIECES - 1);
+    let done = shell
+        .wait_for(
+            |s| !s.has_active_chat_stream && thread_text(s).contains(&last),
+            Duration::from_secs(120),
+        )
+        .expect("the answer completes");
+    assert_eq!(done.run_status, RunStatus::Complete);
+    let text = thread_text(&done);
+    assert!(text.len() > PIECES * 4000, "{} bytes", text.len());
+    let during = shell.stats().snapshots - before;
+    eprintln!("FIG large: {during} snapshots, {} bytes", text.len());
+    // log2(8 MB / 4 KB) = 11 doublings, plus the messages that are not pieces (head, end, the
+    // turn's own requests); once per piece would be over 2,048.
+    assert!(during <= 48, "{during} snapshots for {PIECES} pieces");
+    shell.shutdown();
+}
+
+/// An answer past a small answer limit fails as too large (`stream_too_large`), and is no
+/// longer read: the server, which would send without end, sees its connection closed having
+/// handed over about the limit plus what the sockets hold, not an endless body.
+#[test]
+fn answer_past_its_limit_is_not_read_on() {
+    const LIMIT: usize = 256 * 1024;
+    let sent = Arc::new(AtomicUsize::new(0));
+    let (dropped_tx, dropped_rx) = mpsc::channel();
+    let dropped_tx = Mutex::new(Some(dropped_tx));
+    let counter = Arc::clone(&sent);
+    let server = Server::start(move |base| {
+        answering(base, move || {
+            let delta = sse(&json!({"type": "text-delta", "id": "t-1", "delta": "y".repeat(4000)}));
+            Reply::Stream {
+                content_type: "text/event-stream",
+                steps: vec![
+                    Step::Send(answer_start()),
+                    Step::Flood(delta.into_bytes(), Arc::clone(&counter)),
+                ],
+                dropped: dropped_tx.lock().unwrap().take(),
+            }
+        })
+    });
+    let mut config = config(&server.base);
+    config.engine.max_answer_bytes = LIMIT;
+    let shell = Shell::start(config);
+    send_turn(&shell);
+
+    let failed = shell
+        .wait_for(
+            |s| s.run_failure.is_some() && !s.has_active_chat_stream,
+            WAIT,
+        )
+        .expect("the answer fails");
+    assert_eq!(
+        failed.run_failure.map(|f| f.code),
+        Some(engine_core::FailureCode::StreamTooLarge)
+    );
+    dropped_rx
+        .recv_timeout(WAIT)
+        .expect("the answer's connection is closed");
+    let at_close = sent.load(Ordering::SeqCst);
+    eprintln!("FIG limit: {at_close} bytes sent");
+    // Loopback sockets hold a few MB at most; without the limit the flood goes on for ever.
+    assert!(at_close < LIMIT + 16 * 1024 * 1024, "{at_close} bytes sent");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        sent.load(Ordering::SeqCst),
+        at_close,
+        "still read after close"
+    );
+    shell.shutdown();
+}
+
+/// `shutdown()` returns with a streamed answer hanging (its head and a first piece came, then
+/// nothing), and its connection is closed: the server's body is dropped, no thread keeps it.
+#[test]
+fn shutdown_ends_a_hung_stream() {
+    let (dropped_tx, dropped_rx) = mpsc::channel();
+    let dropped_tx = Mutex::new(Some(dropped_tx));
+    let never = Arc::new(tokio::sync::Notify::new());
+    let server = Server::start(move |base| {
+        answering(base, move || {
+            let first = sse(&json!({"type": "text-delta", "id": "t-1", "delta": "Q4 totals "}));
+            Reply::Stream {
+                content_type: "text/event-stream",
+                steps: vec![
+                    Step::Send([answer_start(), first.into_bytes()].concat()),
+                    Step::Gate(Arc::clone(&never)),
+                ],
+                dropped: dropped_tx.lock().unwrap().take(),
+            }
+        })
+    });
+    let shell = Shell::start(config(&server.base));
+    send_turn(&shell);
+    shell
+        .wait_for(|s| thread_text(s).contains("Q4 totals "), WAIT)
+        .expect("the first piece shows");
+    assert!(dropped_rx.try_recv().is_err(), "the answer is still open");
+
+    shell.shutdown();
+    dropped_rx
+        .recv_timeout(WAIT)
+        .expect("shutdown closed the hung answer's connection");
+}
+
+/// A streamed answer silent past the idle timeout after its head fails as broken
+/// (`stream_interrupted`), and its connection is closed.
+#[test]
+fn silent_stream_fails_after_its_idle_timeout() {
+    let (dropped_tx, dropped_rx) = mpsc::channel();
+    let dropped_tx = Mutex::new(Some(dropped_tx));
+    let never = Arc::new(tokio::sync::Notify::new());
+    let server = Server::start(move |base| {
+        answering(base, move || Reply::Stream {
+            content_type: "text/event-stream",
+            steps: vec![Step::Send(answer_start()), Step::Gate(Arc::clone(&never))],
+            dropped: dropped_tx.lock().unwrap().take(),
+        })
+    });
+    let mut config = config(&server.base);
+    config.stream_idle_timeout = Duration::from_millis(300);
+    let shell = Shell::start(config);
+    send_turn(&shell);
+    let failed = shell
+        .wait_for(|s| s.run_failure.is_some(), WAIT)
+        .expect("the silent answer fails");
+    assert_eq!(
+        failed.run_failure.map(|f| (f.code, f.message)),
+        Some((
+            engine_core::FailureCode::StreamInterrupted,
+            "The answer stalled for 300 ms.".to_owned()
+        ))
+    );
+    dropped_rx
+        .recv_timeout(WAIT)
+        .expect("the silent answer's connection is closed");
+    shell.shutdown();
+}
+
+/// A burst of inputs, each replacing the last one's list read: the reads aborted before they
+/// started are never sent (the server sees no more reads than the shell started, and far fewer
+/// than the inputs), and the last Environment's list selects its session.
+#[test]
+fn requests_aborted_before_they_start_are_never_sent() {
+    const INPUTS: usize = 200;
+    let server = Server::start(|_| {
+        Box::new(|seen| {
+            let env = seen
+                .query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("organization_environment_uid="))
+                .unwrap_or("")
+                .to_owned();
+            match seen.path.as_str() {
+                "/api/v1/agent-sessions/" => json(200, page(&[record(&format!("s-{env}"), &env)])),
+                _ => Reply::After(Duration::from_secs(30), Box::new(json(404, json!({})))),
+            }
+        })
+    });
+    let shell = Shell::start(config(&server.base));
+    shell.input(person()).unwrap();
+    shell.input(Input::IsVisible(true)).unwrap();
+    for i in 0..INPUTS {
+        shell
+            .input(Input::EnvironmentUid(Some(format!("env-{i}"))))
+            .unwrap();
+    }
+    let last = format!("s-env-{}", INPUTS - 1);
+    shell
+        .wait_for(
+            |s| s.current_session_id.as_deref() == Some(last.as_str()),
+            WAIT,
+        )
+        .expect("the last Environment's session is selected");
+    let started = shell.stats().exchanges;
+    let lists = server
+        .seen()
+        .iter()
+        .filter(|r| r.path == "/api/v1/agent-sessions/")
+        .count();
+    eprintln!("FIG burst: {lists} lists, {started} started");
+    assert!(
+        lists as u64 <= started,
+        "{lists} list reads, {started} started"
+    );
+    assert!(lists < INPUTS / 2, "{lists} list reads for {INPUTS} inputs");
+    shell.shutdown();
 }
