@@ -714,6 +714,7 @@ fn large_streamed_answer_costs_a_snapshot_per_doubling() {
     let shell = Shell::start(config);
     send_turn(&shell);
     let before = shell.stats().snapshots;
+    let started = Instant::now();
 
     let last = format!("{:06}", PIECES - 1);
     let done = shell
@@ -726,7 +727,12 @@ fn large_streamed_answer_costs_a_snapshot_per_doubling() {
     let text = thread_text(&done);
     assert!(text.len() > PIECES * 4000, "{} bytes", text.len());
     let during = shell.stats().snapshots - before;
-    eprintln!("FIG large: {during} snapshots, {} bytes", text.len());
+    // Printed for docs/benchmarks.md, not asserted.
+    eprintln!(
+        "FIG large: {during} snapshots, {} bytes, {:?}",
+        text.len(),
+        started.elapsed()
+    );
     // log2(8 MB / 4 KB) = 11 doublings, plus the messages that are not pieces (head, end, the
     // turn's own requests); once per piece would be over 2,048.
     assert!(during <= 48, "{during} snapshots for {PIECES} pieces");
@@ -900,6 +906,10 @@ fn requests_aborted_before_they_start_are_never_sent() {
         lists as u64 <= started,
         "{lists} list reads, {started} started"
     );
-    assert!(lists < INPUTS / 2, "{lists} list reads for {INPUTS} inputs");
+    assert!(lists < INPUTS / 4, "{lists} list reads for {INPUTS} inputs");
+    assert!(
+        started < INPUTS as u64 / 4,
+        "{started} started for {INPUTS} inputs"
+    );
     shell.shutdown();
 }
