@@ -607,6 +607,19 @@ fn code_stream_error() {
         s.run_failure.as_ref().map(|f| f.code),
         Some(FailureCode::StreamError)
     );
+    // Text after the error frame does not hide it (the turn fails at its end).
+    chunk_of(&mut h, id, json!({"type": "text-start", "id": "t-9"}));
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "text-delta", "id": "t-9", "delta": "more"}),
+    );
+    let s = h.snapshot();
+    assert_eq!(status(&s), (RunStatus::Error, Some("Tool crashed.")));
+    assert_eq!(
+        s.run_failure.as_ref().map(|f| f.code),
+        Some(FailureCode::StreamError)
+    );
     h.end(id);
     assert_failed(&h, FailureCode::StreamError, "Tool crashed.", true, "Hello");
 
