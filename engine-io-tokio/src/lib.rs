@@ -74,6 +74,7 @@
 mod driver;
 mod request;
 mod storage;
+pub mod transport;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -17,6 +17,14 @@ use spec_tests::turns::{is_resolve, post_on, texts_sent};
 
 const S1: &str = "s-1";
 
+/// The selected session's rows as (text, status, hold reason).
+fn rows_of(s: &engine_core::Snapshot) -> Vec<(&str, QueueRowStatus, Option<HoldReason>)> {
+    s.message_queue
+        .iter()
+        .map(|r| (r.text.as_str(), r.status, r.hold_reason))
+        .collect()
+}
+
 /// adr-notes 2, SND-18, SND-20, SND-22: rows written while the Agent works are `queued`, and the
 /// strip and composer say so ("{n} queued · will send when {Agent} finishes", "{Agent} is
 /// working. Your message will send when it finishes.", "Add to queue"). The first row on its way
@@ -30,11 +38,7 @@ fn rows_carry_their_status_and_the_strip_its_texts() {
     h.stream_head(first);
     h.send("Second").send("Third");
     let s = h.snapshot();
-    let rows: Vec<(&str, QueueRowStatus, Option<HoldReason>)> = s
-        .message_queue
-        .iter()
-        .map(|r| (r.text.as_str(), r.status, r.hold_reason))
-        .collect();
+    let rows = rows_of(&s);
     assert_eq!(
         rows,
         [
@@ -80,11 +84,7 @@ fn rows_carry_their_status_and_the_strip_its_texts() {
     h.command(Command::CancelActiveSession);
     let s = h.snapshot();
     assert_eq!(s.message_queue_sending, None);
-    let rows: Vec<(&str, QueueRowStatus, Option<HoldReason>)> = s
-        .message_queue
-        .iter()
-        .map(|r| (r.text.as_str(), r.status, r.hold_reason))
-        .collect();
+    let rows = rows_of(&s);
     assert_eq!(
         rows,
         [
