@@ -191,6 +191,8 @@ pub(crate) struct Io {
     root_relative_bases: std::collections::BTreeSet<String>,
     /// The engine's time origin and the wall-clock reading (Unix ms) it stands for (OI-32).
     clock_origin: (Time, u64),
+    /// Machine transitions that changed a state, counted by every machine's `after_transition`.
+    pub transitions: u64,
 }
 
 impl Io {
@@ -223,6 +225,7 @@ impl Io {
             ignored_answers: 0,
             root_relative_bases: std::collections::BTreeSet::new(),
             clock_origin: (origin, config.start_unix_ms),
+            transitions: 0,
         }
     }
 
@@ -495,6 +498,12 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// statig's `after_transition` for every machine driven with a context: a transition that
+    /// changed the state counts as a change (the settle loop's fixed point, [`crate::Revisions`]).
+    pub(crate) fn transitioned<S: PartialEq>(&mut self, source: &S, target: &S) {
+        crate::revision::count_transition(&mut self.io.transitions, source, target);
+    }
+
     pub(crate) fn send(&mut self, owner: Owner, call: ApiCall) -> Result<RequestId, ApiError> {
         self.io.send(self.inputs, owner, call)
     }

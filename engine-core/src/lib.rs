@@ -13,6 +13,7 @@ mod machines;
 pub mod message;
 mod queue;
 mod response;
+mod revision;
 mod rng;
 mod snapshot;
 pub mod stream;
@@ -39,10 +40,11 @@ pub use queue::{
     Hold, HoldReason, QUEUE_LIMIT, QueueRow, QueueRowStatus, QueueTexts, QueuedMessage,
 };
 pub use response::{FailureKind, ResponseHead, TransportFailure};
+pub use revision::{Revisions, ThreadView};
 pub use snapshot::{
     AgentIcon, ArchivedSession, Capabilities, DefaultSessionStatus, DetailSnapshot, DetailStatus,
     IconImage, LastUsedModel, MissingModelFields, Readiness, ReadinessStatus, RunStatus,
-    SessionModelSelectionRequest, Snapshot,
+    RunStatusView, SessionModelSelectionRequest, Snapshot,
 };
 pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};
 pub use time::{InstantClock, Time};

@@ -157,7 +157,7 @@ pub struct Snapshot {
     /// `sessionNotice`.
     pub session_notice: Option<String>,
     /// The thread: the selected session's messages.
-    pub thread: Vec<Message>,
+    pub thread: Vec<std::sync::Arc<Message>>,
     /// `activeRuntimeInteraction`: the admission decision of the selected session, with its
     /// notice and support reference (RTA-3); absent when never checked.
     pub active_runtime_interaction: Option<RuntimeInteraction>,
@@ -359,4 +359,27 @@ pub struct LastUsedModel {
     pub provider: String,
     /// `llm_model`.
     pub model: String,
+}
+
+/// The run-status channel (adr-notes 6: it changes on every chunk), as the snapshot shows it;
+/// [`crate::Engine::run_status`] computes it alone, without the rest of the snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunStatusView {
+    /// `runStatus`.
+    pub run_status: RunStatus,
+    /// `runStatusDetail`.
+    pub run_status_detail: Option<String>,
+    /// `runFailure`: why the turn failed, while `runStatus` is `error` because of it.
+    pub run_failure: Option<RunFailure>,
+    /// `thinkingSummary`.
+    pub thinking_summary: Option<String>,
+    /// `hasVisibleAssistantOutput`.
+    pub has_visible_assistant_output: bool,
+    /// `isAgentWorking`.
+    pub is_agent_working: bool,
+    /// `hasActiveChatStream`.
+    pub has_active_chat_stream: bool,
+    /// `isCancellingSession`.
+    pub is_cancelling_session: bool,
 }

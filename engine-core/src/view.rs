@@ -12,8 +12,50 @@ use crate::machines::{cancel, catalog, default_session, explorer, model_choice, 
 use crate::queue::{QueueRow, QueueRowStatus, QueueTexts};
 use crate::snapshot::{
     ArchivedSession, DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness,
-    ReadinessStatus, RunStatus, SessionModelSelectionRequest, Snapshot,
+    ReadinessStatus, RunStatus, RunStatusView, SessionModelSelectionRequest, Snapshot,
 };
+
+/// The run-status channel (adr-notes 6), computed alone: what [`Engine::run_status`] returns and
+/// the snapshot shows.
+pub(crate) fn run_status(engine: &Engine) -> RunStatusView {
+    let view = engine.view();
+    let (h, works) = (view.hydration.inner(), view.works);
+    let uid = selection::selected(view.selection.state()).map(|s| s.0);
+    let work = uid.and_then(|u| works.get(u));
+    // SND-25: the record's `working` is another writer's unless it was read during our own turn.
+    let writer = h.session_uid.as_deref() == uid
+        && h.detail.value().is_some_and(|r| r.working)
+        && !work.is_some_and(|w| w.own_working);
+    let running = uid.is_some_and(|u| works.is_running(u));
+    let run = work.map(|w| w.run.inner());
+    let (mut status, mut detail) = run
+        .map(|r| (r.status, r.detail.clone()))
+        .unwrap_or_default();
+    let mut failure = run.and_then(|r| r.failure.clone());
+    // adr-notes 8: a history that failed to load says so in the run status (no turn of ours
+    // runs then: a send is refused while the session is not ready).
+    if !running
+        && h.session_uid.as_deref() == uid
+        && let Load::Failed(e) = &h.history
+    {
+        status = RunStatus::Error;
+        detail = Some(specific(e).unwrap_or_else(|| "Session history request failed.".to_owned()));
+        failure = None;
+    }
+    if !running && work.is_some_and(|w| !w.queue.rows.is_empty() && w.queue.hold.is_none()) {
+        status = RunStatus::Queued;
+    }
+    RunStatusView {
+        run_status: status,
+        run_status_detail: detail,
+        run_failure: failure.filter(|_| status == RunStatus::Error),
+        thinking_summary: run.and_then(|r| r.thinking_summary.clone()),
+        has_visible_assistant_output: run.is_some_and(|r| r.visible_output),
+        is_agent_working: running || writer,
+        has_active_chat_stream: uid.is_some_and(|u| works.is_streaming(u)),
+        is_cancelling_session: work.is_some_and(|w| cancel::is_cancelling(w.cancel.state())),
+    }
+}
 
 /// A specific message for readiness: the platform's own text, or the error's when it is not an
 /// HTTP failure.
@@ -142,41 +184,9 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
     let values = &picker.inner().values;
     // The thread: the history, then this engine's turns since, the streaming answer last;
     // `clearThread()` sets the history aside.
-    let cleared = work.is_some_and(|w| w.thread_cleared);
-    let mut thread = if cleared {
-        Vec::new()
-    } else {
-        h.thread.clone()
-    };
-    if let Some(run) = work.map(|w| w.run.inner()) {
-        thread.extend(run.local.iter().cloned());
-        thread.extend(run.answer.as_ref().map(|a| a.message().clone()));
-    }
-    // SND-25: the record's `working` is another writer's unless it was read during our own turn.
-    let writer = h.session_uid.as_deref() == uid
-        && h.detail.value().is_some_and(|r| r.working)
-        && !work.is_some_and(|w| w.own_working);
-    let running = uid.is_some_and(|u| works.is_running(u));
-    let run = work.map(|w| w.run.inner());
-    let (mut run_status, mut run_status_detail) = run
-        .map(|r| (r.status, r.detail.clone()))
-        .unwrap_or_default();
-    let mut run_failure = run.and_then(|r| r.failure.clone());
-    // adr-notes 8: a history that failed to load says so in the run status (no turn of ours
-    // runs then: a send is refused while the session is not ready).
-    if !running
-        && h.session_uid.as_deref() == uid
-        && let Load::Failed(e) = &h.history
-    {
-        run_status = RunStatus::Error;
-        run_status_detail =
-            Some(specific(e).unwrap_or_else(|| "Session history request failed.".to_owned()));
-        run_failure = None;
-    }
+    let thread = engine.thread().to_vec();
+    let run = run_status(engine);
     let queue = work.map(|w| &w.queue);
-    if !running && queue.is_some_and(|q| !q.rows.is_empty() && q.hold.is_none()) {
-        run_status = RunStatus::Queued;
-    }
     let hold = queue.and_then(|q| q.hold.as_ref());
     let row_status = if hold.is_some() {
         QueueRowStatus::Held
@@ -184,7 +194,7 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         QueueRowStatus::Queued
     };
     let agent_name = uid.and_then(|u| engine.agent_name_of(u));
-    let working = running || writer;
+    let working = run.is_agent_working;
     Snapshot {
         active_runtime_interaction: decision.map(|d| d.interaction.clone()),
         active_runtime_presence: decision.and_then(|d| d.presence.clone()),
@@ -206,11 +216,11 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
         is_creating_agent_session: !matches!(opening.state(), OpenState::Idle {}),
         session_notice: sel.inner().notice.clone(),
         thread,
-        run_status,
-        run_status_detail,
+        run_status: run.run_status,
+        run_status_detail: run.run_status_detail,
         is_agent_working: working,
-        has_active_chat_stream: uid.is_some_and(|u| works.is_streaming(u)),
-        is_cancelling_session: work.is_some_and(|w| cancel::is_cancelling(w.cancel.state())),
+        has_active_chat_stream: run.has_active_chat_stream,
+        is_cancelling_session: run.is_cancelling_session,
         message_queue: queue
             .map(|q| {
                 q.rows
@@ -266,9 +276,9 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
             .map(|(provider, model)| LastUsedModel { provider, model })
             .collect(),
         is_updating_session_model: picker::is_updating(picker.state()),
-        run_failure: run_failure.filter(|_| run_status == RunStatus::Error),
-        thinking_summary: run.and_then(|r| r.thinking_summary.clone()),
-        has_visible_assistant_output: run.is_some_and(|r| r.visible_output),
+        run_failure: run.run_failure,
+        thinking_summary: run.thinking_summary,
+        has_visible_assistant_output: run.has_visible_assistant_output,
         message_queue_sending: work
             .and_then(|w| send::queued_turn(w.run.state()))
             .map(|q| QueueRow::new(&q.row, QueueRowStatus::Sending, None)),

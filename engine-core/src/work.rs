@@ -12,12 +12,14 @@ use crate::io::Ctx;
 use crate::machines::cancel::{self, Cancel, CancelEvent};
 use crate::machines::send::{self, Run, RunEvent};
 use crate::queue::Queue;
+use crate::revision::Tracked;
 
 /// One session's working state.
 pub(crate) struct Work {
     pub run: InitializedStateMachine<Run>,
     pub cancel: InitializedStateMachine<Cancel>,
-    pub queue: Queue,
+    /// The queue; every mutable borrow counts as a change (the settle loop's fixed point).
+    pub queue: Tracked<Queue>,
     /// The record's `working` flag is this engine's own turn until a detail read after it
     /// (SND-25: only another writer's work delays the queue).
     pub own_working: bool,
@@ -39,9 +41,6 @@ impl std::fmt::Debug for Work {
     }
 }
 
-/// What the settle loop compares to know whether anything changed.
-pub(crate) type WorkPrint = Vec<(String, send::State, cancel::State, Queue)>;
-
 /// Every session's working state, by session uid, for the current person and Environment.
 /// Another pair's work is parked (stopped, nothing lost) and comes back with the pair.
 #[derive(Debug, Default)]
@@ -56,6 +55,8 @@ pub(crate) struct Works {
     pub queue_loads: std::collections::BTreeSet<String>,
     /// The rows last written to storage, per session.
     pub persisted: BTreeMap<String, Vec<crate::queue::QueuedMessage>>,
+    /// Works added, or the pair's set swapped in.
+    revision: u64,
 }
 
 impl Works {
@@ -73,24 +74,29 @@ impl Works {
         }
         self.by_session = self.parked.remove(&scope).unwrap_or_default();
         self.scope = Some(scope);
+        self.revision = self.revision.wrapping_add(1);
         self.writer_watch = None;
     }
 
     /// The session's work, created on first use.
     pub(crate) fn entry(&mut self, ctx: &mut Ctx<'_>, session_uid: &str) -> &mut Work {
+        let revision = &mut self.revision;
         self.by_session
             .entry(session_uid.to_owned())
-            .or_insert_with(|| Work {
-                run: Run::for_session(session_uid)
-                    .uninitialized_state_machine()
-                    .init_with_context(ctx),
-                cancel: Cancel::for_session(session_uid)
-                    .uninitialized_state_machine()
-                    .init_with_context(ctx),
-                queue: Queue::default(),
-                own_working: false,
-                thread_cleared: false,
-                restorable: true,
+            .or_insert_with(|| {
+                *revision = revision.wrapping_add(1);
+                Work {
+                    run: Run::for_session(session_uid)
+                        .uninitialized_state_machine()
+                        .init_with_context(ctx),
+                    cancel: Cancel::for_session(session_uid)
+                        .uninitialized_state_machine()
+                        .init_with_context(ctx),
+                    queue: Tracked::new(Queue::default()),
+                    own_working: false,
+                    thread_cleared: false,
+                    restorable: true,
+                }
             })
     }
 
@@ -161,17 +167,15 @@ impl Works {
             .min()
     }
 
-    pub(crate) fn fingerprint(&self) -> WorkPrint {
-        self.by_session
-            .iter()
-            .map(|(uid, w)| {
-                (
-                    uid.clone(),
-                    w.run.state().clone(),
-                    w.cancel.state().clone(),
-                    w.queue.clone(),
-                )
-            })
-            .collect()
+    /// Counts the changes the settle loop cannot see as transitions: works added or swapped,
+    /// and every queue's mutable borrows (the runs' and cancels' transitions count in `Io`).
+    /// (A scope switch or a new work moves the first number, so a smaller set of queues never
+    /// passes for an unchanged one.)
+    pub(crate) fn revision(&self) -> (u64, u64) {
+        let queues = self
+            .by_session
+            .values()
+            .fold(0u64, |sum, w| sum.wrapping_add(w.queue.revision()));
+        (self.revision, queues)
     }
 }

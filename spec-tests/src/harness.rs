@@ -58,6 +58,7 @@ pub struct Harness {
     events: Vec<Event>,
     storage: Vec<StorageRequest>,
     last: Snapshot,
+    revisions: engine_core::Revisions,
     script: Option<Script>,
     deliveries: BTreeMap<(u64, u64), (RequestId, Reply)>,
     seq: u64,
@@ -88,6 +89,7 @@ impl Harness {
         let epoch = ORIGIN;
         let engine = Engine::new(config, epoch);
         let last = engine.snapshot();
+        let revisions = engine.revisions();
         let mut h = Harness {
             engine,
             epoch,
@@ -98,6 +100,7 @@ impl Harness {
             aborted: Vec::new(),
             events: Vec::new(),
             storage: Vec::new(),
+            revisions,
             last,
             script: None,
             deliveries: BTreeMap::new(),
@@ -163,6 +166,12 @@ impl Harness {
         &self.engine
     }
 
+    /// The engine and its current time, for driving it directly (benchmarks).
+    pub fn into_engine(self) -> (Engine, Time) {
+        let now = self.at();
+        (self.engine, now)
+    }
+
     /// Current virtual time in ms.
     pub fn now_ms(&self) -> u64 {
         self.now_ms
@@ -217,6 +226,13 @@ impl Harness {
                 "poll_timeout lies at or before now: busy loop"
             );
         }
+        let revisions = self.engine.revisions();
+        crate::follow::check(
+            &self.engine,
+            (&self.last, &self.revisions),
+            (&now, &revisions),
+        );
+        self.revisions = revisions;
         self.last = now;
         self.transcript.push(lines.join("\n"));
     }

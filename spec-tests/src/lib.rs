@@ -13,6 +13,7 @@
 // Test support: failing loudly on a broken expectation is the point.
 
 pub mod fixtures;
+pub mod follow;
 mod harness;
 pub mod models;
 mod transcript;

@@ -1,9 +1,12 @@
 //! The `Engine`: owns the machines and relays signals between them until nothing changes.
 //! Sending and models have their own files (`sending.rs`, `models.rs`).
 
+mod changes;
 mod icons;
 mod models;
 mod sending;
+
+use changes::Touch;
 
 use crate::time::Time;
 use std::collections::BTreeMap;
@@ -111,6 +114,13 @@ pub struct Engine {
     search: InitializedStateMachine<ExplorerRead>,
     /// Agent icons (ADR 090).
     icons: InitializedStateMachine<AgentIcons>,
+    /// What changed, per part of the snapshot ([`Engine::revisions`]).
+    revisions: crate::Revisions,
+    /// What the revisions were last moved from.
+    seen: changes::Seen,
+    /// Changes outside machine states that a level rule may read: relayed signals, Agent ids
+    /// a stream reported.
+    own_changes: u64,
 }
 
 impl std::fmt::Debug for Engine {
@@ -194,9 +204,13 @@ impl Engine {
             archived,
             search,
             icons,
+            revisions: crate::Revisions::default(),
+            seen: changes::Seen::default(),
+            own_changes: 0,
         };
         engine.scope_changed(now);
         engine.settle(now);
+        engine.note_changes(Touch::Any);
         engine
     }
 
@@ -253,6 +267,7 @@ impl Engine {
         let now = self.enter(now, |r, now| r.input(&input, now));
         self.apply(input, now);
         self.settle(now);
+        self.note_changes(Touch::Any);
     }
 
     /// The head of an answer to request `id`. Unknown ids are ignored.
@@ -285,6 +300,14 @@ impl Engine {
 
     /// Hands a finished request, or a piece of a streamed answer, to its owner and settles.
     fn finished(&mut self, delivery: Option<Delivery>, now: Time) {
+        let touch = match &delivery {
+            Some(Delivery::Stream(piece))
+                if matches!(piece.kind, crate::io::PieceKind::Chunk(_)) =>
+            {
+                Touch::Piece
+            }
+            _ => Touch::Any,
+        };
         match delivery {
             Some(Delivery::Finished(answer)) => self.route(&answer, now),
             // Only message requests stream (BodyMode::Streamed).
@@ -297,6 +320,7 @@ impl Engine {
                 if self.agent_id_reports() != before
                     && let Some(agent_id) = self.streamed_agent_id()
                 {
+                    self.own_changes = self.own_changes.wrapping_add(1);
                     let (mut ctx, p) = self.ctx(now);
                     let event = HydEvent::AgentIdReported(&agent_id);
                     p.hydration.handle_with_context(&event, &mut ctx);
@@ -306,6 +330,7 @@ impl Engine {
             None => return,
         }
         self.settle(now);
+        self.note_changes(touch);
     }
 
     /// The streaming answer of the hydrated session.
@@ -329,6 +354,7 @@ impl Engine {
     pub fn handle_timeout(&mut self, now: Time) {
         let now = self.enter(now, |r, now| r.timeout(now));
         self.settle(now);
+        self.note_changes(Touch::Any);
     }
 
     /// The next piece of work for the shell.
@@ -1094,10 +1120,10 @@ impl Engine {
     /// Applies the level rules and relays signals until nothing changes.
     fn settle(&mut self, now: Time) {
         for _ in 0..MAX_SETTLE_ROUNDS {
-            let before = self.fingerprint();
+            let before = self.change_count();
             self.evaluate(now);
             let relayed = self.relay_signals(now);
-            if !relayed && self.fingerprint() == before {
+            if !relayed && self.change_count() == before {
                 self.persist_queues();
                 return;
             }
@@ -1106,21 +1132,15 @@ impl Engine {
         debug_assert!(false, "the settle loop did not reach a fixed point");
     }
 
-    fn fingerprint(&self) -> Fingerprint {
+    /// Counts every change a level rule may depend on: machine transitions that changed a
+    /// state, the picker's values, works added and queues borrowed mutably. Nothing is cloned
+    /// or compared to learn that a round changed nothing (issue 12, point 2).
+    fn change_count(&self) -> ChangeCount {
         (
-            self.env.state().clone(),
-            self.default.state().clone(),
-            self.opening.state().clone(),
-            self.selection.state().clone(),
-            self.hydration.state().clone(),
-            self.runtime.state().clone(),
-            self.works.fingerprint(),
-            (
-                self.catalog.state().clone(),
-                self.choice.state().clone(),
-                self.picker.state().clone(),
-                self.picker.inner().values.clone(),
-            ),
+            self.io.transitions,
+            self.selection.inner().transitions,
+            self.picker.inner().values_revision,
+            self.works.revision(),
         )
     }
 
@@ -1232,6 +1252,7 @@ impl Engine {
         let mut any = false;
         while let Some(signal) = self.io.signals.pop_front() {
             any = true;
+            self.own_changes = self.own_changes.wrapping_add(1);
             let requested = self.inputs.requested_session_id.clone();
             let (mut ctx, p) = self.ctx(now);
             match signal {
@@ -1438,21 +1459,7 @@ impl Engine {
     }
 }
 
-type Fingerprint = (
-    crate::machines::environment::State,
-    crate::machines::default_session::State,
-    crate::machines::opening::State,
-    crate::machines::selection::State,
-    crate::machines::hydration::State,
-    crate::machines::runtime_access::State,
-    crate::work::WorkPrint,
-    (
-        crate::machines::catalog::State,
-        crate::machines::model_choice::State,
-        crate::machines::picker::State,
-        crate::machines::picker::PickerValues,
-    ),
-);
+pub(super) type ChangeCount = (u64, u64, u64, (u64, u64));
 
 /// The machines, borrowed apart from the context.
 struct Parts<'a> {

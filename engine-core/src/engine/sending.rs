@@ -256,12 +256,13 @@ impl Engine {
     pub(super) fn persist_queues(&mut self) {
         let mut writes = Vec::new();
         for (uid, work) in self.works.iter() {
-            let rows: Vec<_> = work.queue.rows.iter().cloned().collect();
+            let rows = &work.queue.rows;
             let stored = self.works.persisted.get(uid);
-            if stored.map_or(rows.is_empty(), |s| *s == rows) {
+            // Compared in place: nothing is copied unless it changed.
+            if stored.map_or(rows.is_empty(), |s| s.iter().eq(rows.iter())) {
                 continue;
             }
-            writes.push((uid.clone(), rows));
+            writes.push((uid.clone(), rows.iter().cloned().collect::<Vec<_>>()));
         }
         for (uid, rows) in writes {
             let key = crate::queue::storage_key(&uid);

@@ -40,7 +40,11 @@ pub(crate) enum CancelEvent<'a> {
     Reset,
 }
 
-#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+#[state_machine(
+    initial = "State::idle()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
 impl Cancel {
     #[state]
     fn idle(&mut self, context: &mut Ctx<'_>, event: &CancelEvent<'_>) -> Outcome<State> {
@@ -238,4 +242,11 @@ impl Cancel {
 /// Whether a cancel is under way (`isCancellingSession`).
 pub(crate) fn is_cancelling(state: &State) -> bool {
     !matches!(state, State::Idle {})
+}
+
+impl Cancel {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
+    }
 }

@@ -68,7 +68,11 @@ pub(crate) enum CatalogEvent<'a> {
     Answer(&'a Answer),
 }
 
-#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+#[state_machine(
+    initial = "State::idle()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
 impl CatalogStore {
     #[superstate]
     fn any(&mut self, context: &mut Ctx<'_>, event: &CatalogEvent<'_>) -> Outcome<State> {
@@ -278,5 +282,12 @@ pub(crate) fn deadline(state: &State) -> Option<Time> {
     match state {
         State::Retrying { at, .. } => Some(*at),
         _ => None,
+    }
+}
+
+impl CatalogStore {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
     }
 }

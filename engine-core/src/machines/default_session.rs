@@ -55,7 +55,11 @@ pub(crate) enum DefaultEvent<'a> {
     },
 }
 
-#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+#[state_machine(
+    initial = "State::idle()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
 impl DefaultSessionMachine {
     /// No get-or-create in flight.
     #[state]
@@ -277,4 +281,11 @@ pub(crate) fn default_session_uid<'a>(
             })
             .map(|s| s.uid.as_str())
     })
+}
+
+impl DefaultSessionMachine {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
+    }
 }

@@ -60,7 +60,8 @@ pub(crate) enum EnvEvent<'a> {
 
 #[state_machine(
     initial = "State::unread()",
-    state(derive(Debug, Clone, PartialEq, Eq))
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
 )]
 impl Environment {
     /// Common handling of every state.
@@ -308,5 +309,12 @@ impl Environment {
             sort_newest_first(&mut restored);
             list.sessions = restored;
         }
+    }
+}
+
+impl Environment {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
     }
 }

@@ -94,7 +94,11 @@ pub(crate) enum ExplorerEvent<'a> {
     Answer(&'a Answer),
 }
 
-#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+#[state_machine(
+    initial = "State::idle()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
 impl ExplorerRead {
     #[superstate]
     fn any(&mut self, context: &mut Ctx<'_>, event: &ExplorerEvent<'_>) -> Outcome<State> {
@@ -250,6 +254,13 @@ pub(crate) fn error(state: &State) -> Option<&str> {
     match state {
         State::Failed { message } => Some(message),
         _ => None,
+    }
+}
+
+impl ExplorerRead {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
     }
 }
 

@@ -10,6 +10,7 @@ use crate::api::{
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Outcome as Done, Owner};
 use crate::message::Message;
+use std::sync::Arc;
 
 /// One resource's load.
 #[derive(Debug, Clone, Default)]
@@ -78,8 +79,10 @@ pub(crate) struct Hydration {
     pub detail: Load<SessionRecord>,
     pub history: Load<History>,
     pub insights: Load<Insights>,
-    /// The thread: the loaded history's messages (HYD-4).
-    pub thread: Vec<Message>,
+    /// The thread: the loaded history's messages (HYD-4), shared with snapshots.
+    pub thread: Vec<Arc<Message>>,
+    /// Moves whenever `thread` is replaced ([`crate::Revisions::thread`]).
+    pub thread_revision: u64,
     /// History is read once per selection (HYD-13, OI-26).
     history_requested: bool,
     /// Insights are read once per selection, after the first loaded detail (OI-26).
@@ -114,7 +117,8 @@ pub(crate) enum HydEvent<'a> {
 
 #[state_machine(
     initial = "State::unselected()",
-    state(derive(Debug, Clone, PartialEq, Eq))
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
 )]
 impl Hydration {
     #[superstate]
@@ -277,6 +281,7 @@ impl Hydration {
         }
         *self = Hydration {
             session_uid: selected.map(str::to_owned),
+            thread_revision: self.thread_revision.wrapping_add(1),
             ..Hydration::default()
         };
     }
@@ -416,7 +421,8 @@ impl Hydration {
                     self.history_requested = false;
                 }
                 Ok(history) => {
-                    self.thread = history.messages.clone();
+                    self.thread = history.messages.iter().cloned().map(Arc::new).collect();
+                    self.thread_revision = self.thread_revision.wrapping_add(1);
                     // adr-notes 6: the history reports the Agent (or none).
                     self.agent_id = history.agent_uid.clone();
                     self.history = Load::Loaded(history);
@@ -438,5 +444,12 @@ impl Hydration {
                 },
             };
         }
+    }
+}
+
+impl Hydration {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
     }
 }

@@ -79,7 +79,11 @@ pub(crate) enum IconsEvent<'a> {
     Answer(&'a Answer),
 }
 
-#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+#[state_machine(
+    initial = "State::idle()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
 impl AgentIcons {
     #[superstate]
     fn any(&mut self, context: &mut Ctx<'_>, event: &IconsEvent<'_>) -> Outcome<State> {
@@ -322,4 +326,11 @@ fn is_image_type(content_type: &str) -> bool {
         .trim()
         .get(..6)
         .is_some_and(|prefix| prefix.eq_ignore_ascii_case("image/"))
+}
+
+impl AgentIcons {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
+    }
 }

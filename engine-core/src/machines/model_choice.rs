@@ -81,7 +81,11 @@ pub(crate) enum ChoiceEvent<'a> {
     Answer(&'a Answer),
 }
 
-#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+#[state_machine(
+    initial = "State::idle()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
 impl ModelChoiceMachine {
     #[superstate]
     fn any(&mut self, context: &mut Ctx<'_>, event: &ChoiceEvent<'_>) -> Outcome<State> {
@@ -357,6 +361,13 @@ pub(crate) fn pending(state: &State) -> Option<&ChoiceRequest> {
     match state {
         State::Waiting { request } => Some(request),
         State::Idle {} => None,
+    }
+}
+
+impl ModelChoiceMachine {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
     }
 }
 

@@ -87,7 +87,11 @@ pub(crate) enum OpenEvent<'a> {
     Answer(&'a Answer),
 }
 
-#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+#[state_machine(
+    initial = "State::idle()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
 impl Opening {
     #[superstate]
     fn any(context: &mut Ctx<'_>, event: &OpenEvent<'_>) -> Outcome<State> {
@@ -250,5 +254,12 @@ pub(crate) fn in_flight(state: &State) -> Option<&OpenOp> {
     match state {
         State::LookingUp { op, .. } | State::Creating { op, .. } => Some(op),
         State::Idle {} => None,
+    }
+}
+
+impl Opening {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
     }
 }

@@ -37,7 +37,10 @@ pub(crate) enum PickerEdit {
 /// Shared storage.
 #[derive(Debug, Default)]
 pub(crate) struct Picker {
+    /// Read freely; written through [`Picker::set_values`], which counts changes.
     pub values: PickerValues,
+    /// Changes of `values` (the settle loop's fixed point).
+    pub values_revision: u64,
     /// The combination last applied (CAT-12, OI-22).
     applied: Option<String>,
     /// The combinations already notified about a missing model (CAT-14).
@@ -80,7 +83,11 @@ pub(crate) enum PickerEvent<'a> {
     Reset,
 }
 
-#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+#[state_machine(
+    initial = "State::idle()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
 impl Picker {
     #[superstate]
     fn any(&mut self, context: &mut Ctx<'_>, event: &PickerEvent<'_>) -> Outcome<State> {
@@ -105,7 +112,7 @@ impl Picker {
                     return Handled;
                 }
                 if *choosing {
-                    self.values = next;
+                    self.set_values(next);
                     return Handled;
                 }
                 let Some(record) = ready_session else {
@@ -115,10 +122,11 @@ impl Picker {
                 if catalog.is_none() {
                     // FAIL-16, OI-21: no catalog data, no PATCH; a level still goes out in
                     // runConfig.
-                    self.values = next;
+                    self.set_values(next);
                     return Handled;
                 }
-                let previous = std::mem::replace(&mut self.values, next);
+                let previous = self.values.clone();
+                self.set_values(next);
                 self.patch(context, record, previous)
             }
             PickerEvent::Choice {
@@ -183,7 +191,7 @@ impl Picker {
                         // the saved ones (MOD-9).
                         match self.saved.as_mut() {
                             Some(saved) => *saved = (**previous).clone(),
-                            None => self.values = (**previous).clone(),
+                            None => self.set_values((**previous).clone()),
                         }
                         self.applied = None;
                         let message = match &e {
@@ -207,7 +215,7 @@ impl Picker {
             }
             // A PATCH for a session no longer selected is dropped (INV-10).
             PickerEvent::Reconcile { record, .. } if record.is_none_or(|r| r.uid != *session) => {
-                self.values = (**previous).clone();
+                self.set_values((**previous).clone());
                 self.reconcile_from_superstate();
                 Transition(State::idle())
             }
@@ -222,6 +230,14 @@ impl Picker {
 }
 
 impl Picker {
+    /// Sets the values, counting a change.
+    fn set_values(&mut self, values: PickerValues) {
+        if self.values != values {
+            self.values = values;
+            self.values_revision = self.values_revision.wrapping_add(1);
+        }
+    }
+
     /// The composer's values: the saved ones while a model choice borrows the picker.
     pub(crate) fn composer_values(&self) -> &PickerValues {
         self.saved.as_ref().unwrap_or(&self.values)
@@ -244,18 +260,18 @@ impl Picker {
             && let Some(saved) = self.saved.take()
         {
             // MOD-9: the choice ended: the composer's values come back.
-            self.values = saved;
+            self.set_values(saved);
         }
         // MOD-13: the created session shows the chosen model once it is the selected one.
         if choice.is_none()
             && let Some((uid, chosen)) = self.chosen.take()
         {
             if selected == Some(uid.as_str()) {
-                self.values = PickerValues {
+                self.set_values(PickerValues {
                     provider: Some(chosen.provider),
                     model: Some(chosen.model),
                     thinking: chosen.thinking,
-                };
+                });
             } else if selected.is_some() || record.is_some() {
                 // Another session is on screen: the choice is not its model.
             } else {
@@ -271,11 +287,11 @@ impl Picker {
             if self.offered.as_ref() != Some(&key) {
                 self.offered = Some(key);
                 let offer = pick_default_session_model(catalog, last_used);
-                self.values = PickerValues {
+                self.set_values(PickerValues {
                     provider: offer.as_ref().map(|c| c.provider.clone()),
                     model: offer.as_ref().map(|c| c.model.clone()),
                     thinking: offer.and_then(|c| c.thinking),
-                };
+                });
             }
             return;
         }
@@ -288,11 +304,11 @@ impl Picker {
             return;
         }
         let resolved = resolve_selection(catalog, provider, model, self.values.thinking.as_deref());
-        self.values = PickerValues {
+        self.set_values(PickerValues {
             provider: resolved.provider,
             model: resolved.model,
             thinking: resolved.thinking,
-        };
+        });
         if resolved.model_missing && self.notified.insert(signature.clone()) {
             let (title, description) = missing_model_notice(provider, model);
             context.emit(Event::Notify(Notice {
@@ -335,7 +351,7 @@ impl Picker {
                 Box::new(previous),
             )),
             Err(_) => {
-                self.values = previous;
+                self.set_values(previous);
                 Handled
             }
         }
@@ -402,4 +418,11 @@ fn apply(values: &PickerValues, edit: &PickerEdit, catalog: Option<&Catalog>) ->
 /// A PATCH is in flight (`isUpdatingSessionModel`).
 pub(crate) fn is_updating(state: &State) -> bool {
     matches!(state, State::Patching { .. })
+}
+
+impl Picker {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
+    }
 }

@@ -244,7 +244,11 @@ pub(crate) enum RtaEvent<'a> {
     },
 }
 
-#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+#[state_machine(
+    initial = "State::idle()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
 impl RuntimeAccessMachine {
     /// No session in view: nothing is checked (RTA-2, RTA-25).
     #[state]
@@ -650,5 +654,12 @@ pub(crate) fn deadline(
             machine.decision(session).and_then(|d| d.next_round)
         }
         _ => None,
+    }
+}
+
+impl RuntimeAccessMachine {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
     }
 }

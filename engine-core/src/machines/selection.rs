@@ -38,6 +38,8 @@ pub(crate) struct Selection {
     failed_request: Option<String>,
     /// REQ-5 wants the newest session as soon as the list has one.
     newest_wanted: bool,
+    /// Transitions that changed the selection (the settle loop's fixed point).
+    pub transitions: u64,
 }
 
 pub(crate) enum SelEvent<'a> {
@@ -76,7 +78,11 @@ pub(crate) struct Facts<'a> {
     pub list: Option<&'a [crate::input::SessionSummary]>,
 }
 
-#[state_machine(initial = "State::empty()", state(derive(Debug, Clone, PartialEq, Eq)))]
+#[state_machine(
+    initial = "State::empty()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
 impl Selection {
     /// Nothing is selected.
     #[state]
@@ -227,5 +233,12 @@ pub(crate) fn selected(state: &State) -> Option<(&str, Origin)> {
             origin,
         } => Some((session_uid.as_str(), *origin)),
         State::Empty {} => None,
+    }
+}
+
+impl Selection {
+    /// Counts a transition that changed the selection.
+    fn after_transition(&mut self, source: &State, target: &State) {
+        crate::revision::count_transition(&mut self.transitions, source, target);
     }
 }

@@ -22,9 +22,11 @@ use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Outcome as Done, Owner, PieceKind, StreamPiece};
 use crate::message::{Message, MessageStatus, Part, Role, ToolState};
 use crate::queue::QueuedMessage;
+use crate::revision::Tracked;
 use crate::snapshot::RunStatus;
 use crate::stream::{AnswerStream, StreamDelta, StreamOutcome};
 use crate::timestamp::unix_ms;
+use std::sync::Arc;
 
 /// A held send reads the session's decision this often (OI-4).
 const HOLD_SETTLE: Duration = Duration::from_millis(500);
@@ -148,10 +150,16 @@ pub(crate) struct Run {
     pub session_uid: String,
     facts: BodyFacts,
     agent_name: Option<String>,
-    /// Messages of this engine's turns since the history was applied.
-    pub local: Vec<Message>,
+    /// Messages of this engine's turns since the history was applied, shared with snapshots;
+    /// every mutable borrow counts as a change ([`crate::Revisions::thread`]).
+    pub local: Tracked<Vec<Arc<Message>>>,
     /// The answer being streamed.
     pub answer: Option<AnswerStream>,
+    /// Moves with every delta of the answer, and when a new answer starts
+    /// ([`crate::Revisions::streaming`]).
+    pub answer_revision: u64,
+    /// Moves when a run-status value changes ([`crate::Revisions::run`]).
+    pub status_revision: u64,
     pub status: RunStatus,
     pub detail: Option<String>,
     /// Why the last turn failed, while the run status says `error` because of it.
@@ -212,12 +220,22 @@ pub(crate) enum RunEvent<'a> {
     Restored(&'a Restored),
 }
 
-#[state_machine(initial = "State::idle()", state(derive(Debug, Clone, PartialEq, Eq)))]
+#[state_machine(
+    initial = "State::idle()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
 impl Run {
     #[superstate]
     fn any(&mut self, event: &RunEvent<'_>) -> Outcome<State> {
         match event {
-            RunEvent::HistoryApplied => {
+            // Borrowed mutably only when something goes (a borrow counts as a change).
+            RunEvent::HistoryApplied
+                if self
+                    .local
+                    .iter()
+                    .any(|m| !matches!(m.status, MessageStatus::Running)) =>
+            {
                 self.local
                     .retain(|m| matches!(m.status, MessageStatus::Running));
             }
@@ -228,11 +246,13 @@ impl Run {
                 self.set_status(RunStatus::Idle, None);
                 self.thinking_summary = None;
                 self.visible_output = false;
+                self.touch();
             }
             RunEvent::Restored(restored) => {
                 self.set_status(restored.status, restored.detail.as_deref());
                 self.thinking_summary = None;
                 self.visible_output = restored.visible_output;
+                self.touch();
             }
             _ => {}
         }
@@ -425,6 +445,7 @@ impl Run {
             RunEvent::Piece(p) if p.id == *pending && matches!(p.kind, PieceKind::Head) => {
                 let id = turn.answer_id.clone();
                 self.answer = Some(AnswerStream::new(id, context.io.max_event_bytes));
+                self.answer_revision = self.answer_revision.wrapping_add(1);
                 // adr-notes 8: the answer's head has come.
                 self.set_status(RunStatus::Queued, Some(THINKING_TEXT));
                 self.thinking_summary = None;
@@ -535,7 +556,7 @@ impl Run {
 
     /// The turn starts: its message shows at once, not yet sent.
     fn begin(&mut self, turn: &Turn) {
-        self.local.push(Message {
+        self.local.push(Arc::new(Message {
             id: turn.user_message_id.clone(),
             role: Role::User,
             parts: vec![Part::done_text(turn.text.clone())],
@@ -543,7 +564,7 @@ impl Run {
             created_at: None,
             provenance: None,
             metadata: None,
-        });
+        }));
         // adr-notes 8: `queued` until the answer's head arrives.
         let detail = match &turn.queued {
             Some(q) => format!("Sending queued message {} of {}", q.n, q.total),
@@ -554,10 +575,33 @@ impl Run {
         self.failure = None;
         self.thinking_summary = None;
         self.visible_output = false;
+        self.touch();
+    }
+
+    /// A run-status value changed.
+    fn touch(&mut self) {
+        self.status_revision = self.status_revision.wrapping_add(1);
+    }
+
+    /// The answer shows something.
+    fn shows_output(&mut self) {
+        if !self.visible_output {
+            self.visible_output = true;
+            self.touch();
+        }
+    }
+
+    /// A new thinking summary.
+    fn summarize(&mut self, summary: Option<String>) {
+        if self.thinking_summary != summary {
+            self.thinking_summary = summary;
+            self.touch();
+        }
     }
 
     /// A new run status and detail; a failure stays only with an `error` status.
     pub(crate) fn set_status(&mut self, status: RunStatus, detail: Option<&str>) {
+        self.touch();
         self.status = status;
         self.detail = detail.map(str::to_owned);
         if status != RunStatus::Error {
@@ -793,6 +837,9 @@ impl Run {
 
     /// Hands stream deltas to the host and follows them in the run status.
     fn relay(&mut self, context: &mut Ctx<'_>, deltas: Vec<StreamDelta>) {
+        if !deltas.is_empty() {
+            self.answer_revision = self.answer_revision.wrapping_add(1);
+        }
         for delta in deltas {
             self.follow(&delta);
             context.emit(Event::Answer {
@@ -808,16 +855,16 @@ impl Run {
         match delta {
             StreamDelta::ReasoningDelta { delta, .. } => {
                 self.update(RunStatus::Thinking, THINKING_TEXT);
-                self.visible_output = true;
+                self.shows_output();
                 let summary = delta.trim();
                 if !summary.is_empty() && self.thinking_summary.as_deref() != Some(summary) {
-                    self.thinking_summary = Some(summary.to_owned());
+                    self.summarize(Some(summary.to_owned()));
                 }
             }
             StreamDelta::TextDelta { .. } => {
                 self.update(RunStatus::Responding, WRITING_TEXT);
-                self.thinking_summary = None;
-                self.visible_output = true;
+                self.summarize(None);
+                self.shows_output();
             }
             StreamDelta::PartAdded {
                 part: Part::Tool(tool),
@@ -825,8 +872,8 @@ impl Run {
             } => {
                 let line = tool_status_line(&tool.tool_name);
                 self.update(RunStatus::Thinking, &line);
-                self.thinking_summary = Some(line);
-                self.visible_output = true;
+                self.summarize(Some(line));
+                self.shows_output();
             }
             StreamDelta::PartUpdated {
                 part: Part::Tool(tool),
@@ -837,9 +884,10 @@ impl Run {
             ) =>
             {
                 self.update(RunStatus::Thinking, THINKING_TEXT);
-                self.thinking_summary = None;
+                self.summarize(None);
             }
             StreamDelta::Error { error_text } => {
+                self.touch();
                 self.status = RunStatus::Error;
                 self.detail = Some(error_text.clone());
                 self.failure = Some(RunFailure::new(FailureCode::StreamError, error_text));
@@ -874,7 +922,7 @@ impl Run {
             .rev()
             .find(|m| m.id == turn.user_message_id)
         {
-            m.status = status;
+            Arc::make_mut(m).status = status;
         }
     }
 
@@ -899,13 +947,14 @@ impl Run {
                 (_, MessageStatus::Running) => message.status = MessageStatus::Complete,
                 _ => {}
             }
-            self.local.push(message);
+            self.local.push(Arc::new(message));
         }
         if !sent {
             let error = end.failure().map(|f| f.message.clone()).unwrap_or_default();
             self.mark_user(turn, MessageStatus::Failed { error });
         }
         self.thinking_summary = None;
+        self.touch();
         match &end {
             RunEnd::Clean => self.set_status(RunStatus::Complete, Some(COMPLETED_TEXT)),
             RunEnd::Stopped(_) => self.set_status(RunStatus::Idle, Some(CANCELLED_TEXT)),
@@ -988,4 +1037,11 @@ pub(crate) fn queued_turn(state: &State) -> Option<&QueuedTurn> {
         State::Idle {} | State::Rechecking { .. } => return None,
     };
     turn.queued.as_ref()
+}
+
+impl Run {
+    /// Counts a transition that changed the state (the settle loop's fixed point).
+    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
+        context.transitioned(source, target);
+    }
 }
