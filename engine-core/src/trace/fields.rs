@@ -1,12 +1,15 @@
 //! The snapshot's top-level fields as compact JSON, for the timeline's changed fields: a field
 //! changed when its text did, which is what comparing `serde_json::Value`s of the two snapshots
 //! says (the snapshot's maps are ordered, so equal values have equal texts), without building a
-//! `Value` of the whole snapshot per record.
+//! `Value` of the whole snapshot per record. The thread, the one field that grows with a long
+//! answer, is compared as messages (`Message: PartialEq`) and summarized by its ids, without
+//! being written out.
 
 use serde::Serialize;
 use serde::ser::{Impossible, SerializeStruct, Serializer};
 use serde_json::Value;
 
+use crate::message::Message;
 use crate::snapshot::Snapshot;
 
 use super::replay::summary;
@@ -14,19 +17,27 @@ use super::replay::summary;
 /// Each top-level field of the last snapshot seen: its camelCase name and compact JSON.
 pub(super) struct Fields {
     texts: Vec<(&'static str, Vec<u8>)>,
+    /// The thread of the last snapshot.
+    thread: Vec<Message>,
 }
+
+/// The thread's field name, compared as messages.
+const THREAD: &str = "thread";
 
 impl Fields {
     /// The fields of `snapshot`.
-    pub(super) fn of(snapshot: &Snapshot) -> Fields {
-        let mut fields = Fields { texts: Vec::new() };
+    pub(super) fn of(snapshot: Snapshot) -> Fields {
+        let mut fields = Fields {
+            texts: Vec::new(),
+            thread: Vec::new(),
+        };
         fields.update(snapshot);
         fields
     }
 
     /// Takes `snapshot`'s fields; returns those that changed with their new values summarized
     /// (the thread and the session list as ids), in name order.
-    pub(super) fn update(&mut self, snapshot: &Snapshot) -> Vec<(String, Value)> {
+    pub(super) fn update(&mut self, mut snapshot: Snapshot) -> Vec<(String, Value)> {
         let mut writer = FieldWriter {
             texts: &mut self.texts,
             at: 0,
@@ -45,6 +56,11 @@ impl Fields {
                 ((*name).to_owned(), summary(name, &value))
             })
             .collect();
+        if snapshot.thread != self.thread {
+            let ids = snapshot.thread.iter().map(|m| Value::from(m.id.as_str()));
+            changes.push((THREAD.to_owned(), Value::Array(ids.collect())));
+            self.thread = std::mem::take(&mut snapshot.thread);
+        }
         changes.sort_by(|a, b| a.0.cmp(&b.0));
         changes
     }
@@ -75,6 +91,9 @@ impl SerializeStruct for &mut FieldWriter<'_> {
         key: &'static str,
         value: &T,
     ) -> Result<(), Error> {
+        if key == THREAD {
+            return Ok(());
+        }
         self.scratch.clear();
         serde_json::to_writer(&mut self.scratch, value)?;
         let at = self.at;

@@ -345,7 +345,7 @@ struct Run {
 
 impl Run {
     fn new(engine: Engine, start: Time, options: ReplayOptions) -> Run {
-        let fields = options.changes.then(|| Fields::of(&engine.snapshot()));
+        let fields = options.changes.then(|| Fields::of(engine.snapshot()));
         Run {
             start,
             engine,
@@ -385,7 +385,7 @@ impl Run {
             entry.events.push(event);
         }
         if let Some(fields) = self.fields.as_mut() {
-            entry.changes = fields.update(&self.engine.snapshot());
+            entry.changes = fields.update(self.engine.snapshot());
         }
         self.window_intents.extend(entry.intents.iter().cloned());
         self.window_events.extend(entry.events.iter().cloned());
