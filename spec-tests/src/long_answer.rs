@@ -51,7 +51,7 @@ pub fn recorded(deltas: usize) -> Engine {
     );
     drain(&mut engine);
     let mut feed = |engine: &mut Engine, event: &str| {
-        now = now + Duration::from_micros(10);
+        now += Duration::from_micros(10);
         let chunk = format!("data: {event}\n\n");
         engine.handle_body_chunk(id, Bytes::from(chunk), now);
         drain(engine);
