@@ -86,8 +86,19 @@ impl Harness {
 
     /// An engine with this configuration.
     pub fn with_config(config: Config) -> Harness {
+        Harness::on(Engine::new(config, ORIGIN))
+    }
+
+    /// [`Harness::new`] on an engine that records its trace ([`Engine::new_recording`]; read
+    /// it with `engine().trace()`).
+    pub fn recording() -> Harness {
+        let config = Config::new(BASE).expect("valid base").with_seed(1);
+        Harness::on(Engine::new_recording(config, ORIGIN))
+    }
+
+    /// A harness driving `engine`, built at [`ORIGIN`].
+    fn on(engine: Engine) -> Harness {
         let epoch = ORIGIN;
-        let engine = Engine::new(config, epoch);
         let last = engine.snapshot();
         let revisions = engine.revisions();
         let mut h = Harness {
@@ -122,7 +133,11 @@ impl Harness {
     /// A visible chat whose list (one session, `uid`) has loaded: `uid` is selected as the
     /// newest session, its detail and history in flight.
     pub fn selected(uid: &str) -> Harness {
-        let mut h = Harness::visible_in_env();
+        Harness::new().into_selected(uid)
+    }
+
+    fn into_selected(self, uid: &str) -> Harness {
+        let mut h = self.into_visible();
         h.answer_list(&[crate::fixtures::record(
             uid,
             crate::fixtures::AGENT,
@@ -135,7 +150,11 @@ impl Harness {
 
     /// [`Harness::selected`] with detail, history and insights loaded: readiness is ready.
     pub fn ready(uid: &str) -> Harness {
-        let mut h = Harness::selected(uid);
+        Harness::new().into_ready(uid)
+    }
+
+    fn into_ready(self, uid: &str) -> Harness {
+        let mut h = self.into_selected(uid);
         h.hydrate(uid, crate::fixtures::AGENT);
         let id = h.insights_request(uid);
         h.reply(id, 200, crate::fixtures::insights(uid));
@@ -150,7 +169,11 @@ impl Harness {
 
     /// A visible chat for [`crate::fixtures::USER`] in [`crate::fixtures::ENV`].
     pub fn visible_in_env() -> Harness {
-        let mut h = Harness::new();
+        Harness::new().into_visible()
+    }
+
+    fn into_visible(self) -> Harness {
+        let mut h = self;
         h.person(crate::fixtures::USER);
         h.env(Some(crate::fixtures::ENV));
         h.visible(true);
@@ -166,7 +189,9 @@ impl Harness {
         &self.engine
     }
 
-    /// The engine and its current time, for driving it directly (benchmarks).
+    /// The engine and its current time, handed over: the harness's own records (transcript,
+    /// last snapshot, requests seen) are dropped, so what is left is the engine alone (heap
+    /// measurements, benches).
     pub fn into_engine(self) -> (Engine, Time) {
         let now = self.at();
         (self.engine, now)
@@ -601,7 +626,12 @@ impl Harness {
     /// [`Harness::ready`] with its runtime access answered ready and confirmed (200): the
     /// composer admits, and the confirmation is remembered for 15 s.
     pub fn talking(uid: &str) -> Harness {
-        let mut h = Harness::ready(uid);
+        Harness::new().into_talking(uid)
+    }
+
+    /// [`Harness::talking`] from this harness's fresh engine (e.g. [`Harness::recording`]).
+    pub fn into_talking(self, uid: &str) -> Harness {
+        let mut h = self.into_ready(uid);
         h.runtime_ready(uid, 200);
         assert!(h.snapshot().composer_admission);
         h

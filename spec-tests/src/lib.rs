@@ -15,9 +15,10 @@
 pub mod fixtures;
 pub mod follow;
 mod harness;
+pub mod long_answer;
 pub mod models;
 mod transcript;
 pub mod turns;
 
-pub use harness::{BASE, Harness, Reply, Sent};
+pub use harness::{BASE, Harness, ORIGIN, Reply, Sent};
 pub use transcript::snapshot_diff;

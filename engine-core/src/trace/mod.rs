@@ -52,13 +52,15 @@ use crate::intent::RequestId;
 use crate::response::{FailureKind, ResponseHead, TransportFailure};
 
 pub(crate) mod base64;
+mod fields;
 mod recorder;
 mod redact;
 mod replay;
 
 pub use recorder::TraceRecorder;
 pub use replay::{
-    EntryKind, ReplayError, ReplayReport, TIMELINE_HEADER, TimelineEntry, replay, replay_with,
+    EntryKind, ReplayError, ReplayOptions, ReplayReport, TIMELINE_HEADER, TimelineEntry, replay,
+    replay_with, replay_with_options,
 };
 
 /// The header's `trace` value.
@@ -363,6 +365,23 @@ struct ChunkPayload {
     json: Option<Value>,
 }
 
+/// `{"at": .., "chunk": {"id": .., "text": ..}}` and nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChunkLine<'a> {
+    at: Offset,
+    #[serde(borrow)]
+    chunk: TextChunk<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextChunk<'a> {
+    id: u64,
+    #[serde(borrow)]
+    text: std::borrow::Cow<'a, str>,
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct IdPayload {
@@ -389,6 +408,18 @@ fn payload<T: for<'de> Deserialize<'de>>(kind: &str, v: Value) -> Result<T, Line
 impl Record {
     /// Reads one line; `None` for a blank line.
     pub(crate) fn parse_line(line: &str) -> Result<Option<Record>, LineError> {
+        // Most records of a long answer are the recorder's text chunks: read in one typed pass.
+        // Any other line, or one this reading refuses, takes the general path below (which
+        // reads a text chunk to the same record, and says what is wrong with a bad one).
+        if let Ok(ChunkLine { at, chunk }) = serde_json::from_str::<ChunkLine<'_>>(line) {
+            return Ok(Some(Record::Step {
+                at,
+                step: Step::Chunk {
+                    id: RequestId(chunk.id),
+                    bytes: chunk.text.into_owned().into_bytes(),
+                },
+            }));
+        }
         if line.trim().is_empty() {
             return Ok(None);
         }

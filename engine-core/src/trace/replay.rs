@@ -14,6 +14,7 @@ use crate::event::Event;
 use crate::intent::{Intent, StorageRequest};
 use crate::snapshot::Snapshot;
 
+use super::fields::Fields;
 use super::{
     Expectation, FORMAT, Header, IntentExpectation, LineError, Offset, Record, Step, VERSION,
     lookup,
@@ -141,6 +142,42 @@ pub struct ReplayReport {
     pub snapshot: Snapshot,
 }
 
+/// What a replay computes besides checking the trace.
+///
+/// The default, [`ReplayOptions::timeline`], is what [`replay`] and [`replay_with`] do: every
+/// timeline entry lists the snapshot fields that changed. That costs a snapshot of the engine
+/// per record, which grows with the thread (on a long streamed answer, with the answer so far).
+/// [`ReplayOptions::check`] leaves [`TimelineEntry::changes`] empty and computes a snapshot only
+/// where an `expect` record checks snapshot fields, and at the end: the cost of a replay is then
+/// that of the engine's inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayOptions {
+    changes: bool,
+}
+
+impl ReplayOptions {
+    /// Every entry's [`TimelineEntry::changes`] is filled in (the default).
+    pub const fn timeline() -> ReplayOptions {
+        ReplayOptions { changes: true }
+    }
+
+    /// Only the trace's checks: [`TimelineEntry::changes`] stays empty.
+    pub const fn check() -> ReplayOptions {
+        ReplayOptions { changes: false }
+    }
+
+    /// Whether entries list the changed snapshot fields.
+    pub const fn changes(self) -> bool {
+        self.changes
+    }
+}
+
+impl Default for ReplayOptions {
+    fn default() -> ReplayOptions {
+        ReplayOptions::timeline()
+    }
+}
+
 /// Replays a trace through a fresh engine: each record is fed at `start + at`, intents and
 /// events are drained after each, and every `expect` record is checked where it stands.
 ///
@@ -171,6 +208,28 @@ pub fn replay(trace: &str) -> Result<ReplayReport, ReplayError> {
 /// ```
 pub fn replay_with(
     trace: &str,
+    on_entry: impl FnMut(&TimelineEntry),
+) -> Result<ReplayReport, ReplayError> {
+    replay_with_options(trace, ReplayOptions::default(), on_entry)
+}
+
+/// [`replay_with`] with [`ReplayOptions`]: [`ReplayOptions::check`] replays a long answer at
+/// the engine's own pace, without a snapshot per record.
+///
+/// ```
+/// use engine_core::trace::{ReplayOptions, replay_with_options};
+/// let trace = concat!(
+///     r#"{"trace": "agent-chat-engine", "version": 1, "config": {"platformBaseUrl": "https://p.test"}}"#, "\n",
+///     r#"{"at": 0, "input": {"input": "is_visible", "value": true}}"#, "\n",
+///     r#"{"expect": {"snapshot": {"isVisible": true}}}"#, "\n",
+/// );
+/// let report = replay_with_options(trace, ReplayOptions::check(), |_| {}).unwrap();
+/// assert_eq!(report.expectations, 1);
+/// assert!(report.entries.iter().all(|e| e.changes.is_empty()));
+/// ```
+pub fn replay_with_options(
+    trace: &str,
+    options: ReplayOptions,
     mut on_entry: impl FnMut(&TimelineEntry),
 ) -> Result<ReplayReport, ReplayError> {
     let mut lines = trace.lines().enumerate().map(|(i, l)| (i + 1, l));
@@ -220,7 +279,7 @@ pub fn replay_with(
     })?;
     // Times come from the offsets alone: no clock is read.
     let start = Time::ZERO;
-    let mut run = Run::new(Engine::new(config, start), start);
+    let mut run = Run::new(Engine::new(config, start), start, options);
     let c = &header.config;
     let what = format!(
         "start: platform {}, seed {}, startUnixMs {}",
@@ -272,7 +331,9 @@ struct Run {
     start: Time,
     last: Offset,
     issued: BTreeSet<u64>,
-    snapshot: Value,
+    /// The top-level snapshot fields as of the last record, as compact JSON, when entries list
+    /// the changes ([`ReplayOptions::changes`]).
+    fields: Option<Fields>,
     /// What was emitted since the previous checkpoint.
     window_intents: Vec<Intent>,
     window_events: Vec<Event>,
@@ -283,14 +344,14 @@ struct Run {
 }
 
 impl Run {
-    fn new(engine: Engine, start: Time) -> Run {
-        let snapshot = serde_json::to_value(engine.snapshot()).unwrap_or(Value::Null);
+    fn new(engine: Engine, start: Time, options: ReplayOptions) -> Run {
+        let fields = options.changes.then(|| Fields::of(engine.snapshot()));
         Run {
             start,
             engine,
             last: Offset::ZERO,
             issued: BTreeSet::new(),
-            snapshot,
+            fields,
             window_intents: Vec::new(),
             window_events: Vec::new(),
             checkpoint: false,
@@ -323,9 +384,9 @@ impl Run {
         while let Some(event) = self.engine.poll_event() {
             entry.events.push(event);
         }
-        let now = serde_json::to_value(self.engine.snapshot()).unwrap_or(Value::Null);
-        entry.changes = changed_fields(&self.snapshot, &now);
-        self.snapshot = now;
+        if let Some(fields) = self.fields.as_mut() {
+            entry.changes = fields.update(self.engine.snapshot());
+        }
         self.window_intents.extend(entry.intents.iter().cloned());
         self.window_events.extend(entry.events.iter().cloned());
         self.entries.push(entry);
@@ -385,8 +446,10 @@ impl Run {
             actual,
         };
         if let Some(fields) = &e.snapshot {
+            // The engine has not moved since the last record: its snapshot now is that one.
+            let snapshot = serde_json::to_value(self.engine.snapshot()).unwrap_or(Value::Null);
             for (path, expected) in fields {
-                let actual = lookup(&self.snapshot, path);
+                let actual = lookup(&snapshot, path);
                 if actual != Some(expected) {
                     return Err(fail(
                         format!("snapshot.{path}"),
@@ -584,21 +647,9 @@ fn shown(v: Option<&Value>) -> String {
         .unwrap_or_else(|| "nothing (no such field)".to_owned())
 }
 
-/// The top-level fields whose values differ, with the new values.
-fn changed_fields(before: &Value, after: &Value) -> Vec<(String, Value)> {
-    let Value::Object(after) = after else {
-        return Vec::new();
-    };
-    after
-        .iter()
-        .filter(|(k, v)| before.get(k.as_str()) != Some(*v))
-        .map(|(k, v)| (k.clone(), summary(k, v)))
-        .collect()
-}
-
 /// The timeline keeps large fields as a summary (the thread and the session list as their ids),
 /// so a long streamed answer does not keep a copy of the whole thread per chunk.
-fn summary(key: &str, value: &Value) -> Value {
+pub(super) fn summary(key: &str, value: &Value) -> Value {
     match (key, value) {
         ("thread" | "agentSessions", Value::Array(items)) => Value::Array(
             items
@@ -650,6 +701,36 @@ fn clip(s: &str, max: usize) -> String {
     }
 }
 
+/// Appends `clip(&format!("{s:?}"), max)` to `out` without escaping all of a long `s`: `str`'s
+/// `Debug` escapes character by character (`char::escape_debug`, except that `'` is kept: it is printable ASCII), so
+/// the first `max` characters of its form come from the first `max` characters of `s`.
+fn debug_clipped(out: &mut String, s: &str, max: usize) {
+    let mut left = max;
+    let mut push = |out: &mut String, c: char| {
+        if left == 0 {
+            return false;
+        }
+        left -= 1;
+        out.push(c);
+        true
+    };
+    push(out, '"');
+    for c in s.chars() {
+        let written = if c == ' ' || (c.is_ascii_graphic() && c != '"' && c != '\\') {
+            push(out, c)
+        } else {
+            c.escape_debug().all(|e| push(out, e))
+        };
+        if !written {
+            out.push('…');
+            return;
+        }
+    }
+    if !push(out, '"') {
+        out.push('…');
+    }
+}
+
 fn step_summary(step: &Step) -> String {
     match step {
         Step::Input(input) => {
@@ -681,11 +762,13 @@ fn step_summary(step: &Step) -> String {
                 .unwrap_or_default()
         ),
         Step::Chunk { id, bytes } => match std::str::from_utf8(bytes) {
-            Ok(text) => format!(
-                "chunk {id} {} ({} bytes)",
-                clip(&format!("{text:?}"), 100),
-                bytes.len()
-            ),
+            Ok(text) => {
+                let mut out = String::with_capacity(128);
+                let _ = write!(out, "chunk {id} ");
+                debug_clipped(&mut out, text, 100);
+                let _ = write!(out, " ({} bytes)", bytes.len());
+                out
+            }
             Err(_) => format!("chunk {id} ({} bytes, binary)", bytes.len()),
         },
         Step::End { id } => format!("end {id}"),
@@ -810,3 +893,34 @@ impl ReplayReport {
 
 /// The timeline's column header.
 pub const TIMELINE_HEADER: &str = " line     at ms  record";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chunk summary escapes only the start of a chunk, and reads the same as clipping the
+    /// whole chunk's `Debug` form.
+    #[test]
+    fn debug_clipped_is_the_clipped_debug_form() {
+        let long = "data: {\"delta\":\"x\"}\n\n".repeat(20);
+        let samples = [
+            "",
+            "plain",
+            "it's \"quoted\" \\ back\tslash\r\n",
+            "\u{301}accent first, then e\u{301} and \u{200b} and \u{7f}\u{0}",
+            "ünïcödé 日本語 🎉 \u{feff}",
+            long.as_str(),
+        ];
+        for s in samples {
+            for max in [0, 1, 2, 5, 10, 11, 12, 100] {
+                let mut out = String::new();
+                debug_clipped(&mut out, s, max);
+                assert_eq!(out, clip(&format!("{s:?}"), max), "{s:?} at {max}");
+            }
+        }
+        // Exactly at the limit: no ellipsis.
+        let mut out = String::new();
+        debug_clipped(&mut out, "abc", 5);
+        assert_eq!(out, "\"abc\"");
+    }
+}
