@@ -1,7 +1,8 @@
 //! Replay throughput on a long answer (issue 12): a session recorded with
 //! `Engine::new_recording` (`spec_tests::long_answer`: the harness's ready engine, a message
 //! sent, then an answer of N text deltas of 3 to 6 characters, one SSE event per body chunk as a
-//! paced stream arrives), replayed with `replay_with_options` in both modes (`check`: no
+//! paced stream arrives), replayed with `replay_with_options` in three modes (`bare`: `check().without_entries()`, no
+//! timeline at all; `check`: no
 //! changed fields; `timeline`: what `replay` does), next to the floor (`engine`: the same inputs
 //! read ahead and fed straight to a fresh engine). Prints records (inputs) per second, least of
 //! `REPLAY_RUNS` runs (default 3).
@@ -36,7 +37,8 @@ fn options(mode: &str) -> ReplayOptions {
     match mode {
         "timeline" => ReplayOptions::timeline(),
         "check" => ReplayOptions::check(),
-        other => panic!("unknown mode {other:?} (timeline or check)"),
+        "bare" => ReplayOptions::check().without_entries(),
+        other => panic!("unknown mode {other:?} (timeline, check or bare)"),
     }
 }
 
@@ -88,10 +90,15 @@ fn measure(trace: &str, mode: &str, runs: usize) -> (usize, f64) {
             records = run_engine(&header, steps);
             best = best.min(t.elapsed());
         } else {
+            // Every record but the header, whether or not the mode keeps entries.
+            records = trace
+                .lines()
+                .skip(1)
+                .filter(|l| !l.trim().is_empty())
+                .count();
             let t = Instant::now();
             let report = run(trace, mode);
             best = best.min(t.elapsed());
-            records = report.entries.len() - 1;
             black_box(report);
         }
     }
@@ -125,7 +132,7 @@ fn main() {
     );
     for deltas in sizes {
         let trace = long_answer::trace(deltas);
-        for mode in ["engine", "check", "timeline"] {
+        for mode in ["engine", "bare", "check", "timeline"] {
             let (records, rate) = measure(&trace, mode, runs);
             println!("{deltas:>8} {mode:>9} {records:>10} {rate:>14.0}");
         }

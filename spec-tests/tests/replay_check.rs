@@ -22,7 +22,23 @@ fn both(trace: &str) -> (ReplayReport, ReplayReport) {
     let full = replay(trace).unwrap_or_else(|e| panic!("{e}"));
     let check = replay_with_options(trace, ReplayOptions::check(), |_| {})
         .unwrap_or_else(|e| panic!("{e}"));
+    assert_bare_alike(trace, &full);
     (full, check)
+}
+
+/// `check().without_entries()`: the same verdict, expectations and final snapshot, no entries,
+/// `on_entry` never called.
+fn assert_bare_alike(trace: &str, full: &ReplayReport) {
+    let mut called = 0;
+    let bare = replay_with_options(trace, ReplayOptions::check().without_entries(), |_| {
+        called += 1;
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(called, 0);
+    assert!(bare.entries.is_empty());
+    assert_eq!(bare.expectations, full.expectations);
+    assert_eq!(bare.snapshot, full.snapshot);
+    assert_eq!(bare.header, full.header);
 }
 
 /// The check report is the timeline's with every entry's changes left out.
@@ -64,7 +80,7 @@ fn inv_12_check_mode_replays_the_traces_like_the_timeline() {
     assert!(n >= 5, "{n} traces");
 }
 
-/// INV-12: a failing snapshot expectation fails alike in both modes (check mode computes the
+/// INV-12: a failing snapshot expectation fails alike in all modes (bare included) (check mode computes the
 /// snapshot where an expectation reads it), and so does a failing intent expectation.
 #[test]
 fn inv_12_a_failed_expectation_fails_alike_in_check_mode() {
@@ -84,6 +100,11 @@ fn inv_12_a_failed_expectation_fails_alike_in_check_mode() {
         let full = replay(&broken).unwrap_err();
         let check = replay_with_options(&broken, ReplayOptions::check(), |_| {}).unwrap_err();
         assert_eq!(check, full);
+        let bare = ReplayOptions::check().without_entries();
+        assert_eq!(
+            replay_with_options(&broken, bare, |_| {}).unwrap_err(),
+            full
+        );
     }
 }
 

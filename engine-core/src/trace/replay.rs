@@ -153,22 +153,58 @@ pub struct ReplayReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplayOptions {
     changes: bool,
+    entries: bool,
 }
 
 impl ReplayOptions {
     /// Every entry's [`TimelineEntry::changes`] is filled in (the default).
     pub const fn timeline() -> ReplayOptions {
-        ReplayOptions { changes: true }
+        ReplayOptions {
+            changes: true,
+            entries: true,
+        }
     }
 
     /// Only the trace's checks: [`TimelineEntry::changes`] stays empty.
     pub const fn check() -> ReplayOptions {
-        ReplayOptions { changes: false }
+        ReplayOptions {
+            changes: false,
+            entries: true,
+        }
+    }
+
+    /// No timeline at all: [`ReplayReport::entries`] stays empty and `on_entry` is never
+    /// called; intents and events are kept only until the `expect` that reads them. The
+    /// fastest replay (a long answer at about the engine's own pace), for checking traces in
+    /// bulk.
+    ///
+    /// ```
+    /// use engine_core::trace::{ReplayOptions, replay_with_options};
+    /// let trace = concat!(
+    ///     r#"{"trace": "agent-chat-engine", "version": 1, "config": {"platformBaseUrl": "https://p.test"}}"#, "\n",
+    ///     r#"{"at": 0, "input": {"input": "is_visible", "value": true}}"#, "\n",
+    ///     r#"{"expect": {"snapshot": {"isVisible": true}}}"#, "\n",
+    /// );
+    /// let report = replay_with_options(trace, ReplayOptions::check().without_entries(), |_| {})
+    ///     .unwrap();
+    /// assert_eq!(report.expectations, 1);
+    /// assert!(report.entries.is_empty());
+    /// ```
+    pub const fn without_entries(self) -> ReplayOptions {
+        ReplayOptions {
+            changes: false,
+            entries: false,
+        }
     }
 
     /// Whether entries list the changed snapshot fields.
     pub const fn changes(self) -> bool {
         self.changes
+    }
+
+    /// Whether the replay keeps a timeline entry per record.
+    pub const fn entries(self) -> bool {
+        self.entries
     }
 }
 
@@ -300,6 +336,7 @@ pub fn replay_with_options(
                     message: "a second header: a trace has one, on its first line".to_owned(),
                 });
             }
+            Some(Record::Note(_)) if !run.keep_entries => {}
             Some(Record::Note(text)) => {
                 run.entries
                     .push(run.entry(n, EntryKind::Note, format!("# {text}")));
@@ -308,8 +345,10 @@ pub fn replay_with_options(
                 run.checkpoint = true;
                 run.check(n, &e)?;
                 run.expectations += 1;
-                let what = format!("expect {}: ok", expect_keys(&e));
-                run.entries.push(run.entry(n, EntryKind::Expect, what));
+                if run.keep_entries {
+                    let what = format!("expect {}: ok", expect_keys(&e));
+                    run.entries.push(run.entry(n, EntryKind::Expect, what));
+                }
             }
             Some(Record::Step { at, step }) => run.step(n, at, step)?,
         }
@@ -340,6 +379,8 @@ struct Run {
     /// The previous record was an `expect`: the next input opens a new window.
     checkpoint: bool,
     entries: Vec<TimelineEntry>,
+    /// Whether entries are kept ([`ReplayOptions::entries`]).
+    keep_entries: bool,
     expectations: usize,
 }
 
@@ -356,6 +397,7 @@ impl Run {
             window_events: Vec::new(),
             checkpoint: false,
             entries: Vec::new(),
+            keep_entries: options.entries,
             expectations: 0,
         }
     }
@@ -374,6 +416,18 @@ impl Run {
 
     /// Drains the engine after a call and records the entry.
     fn record(&mut self, line: usize, kind: EntryKind, what: String) {
+        if !self.keep_entries {
+            while let Some(intent) = self.engine.poll_intent() {
+                if let Intent::Http { id, .. } = &intent {
+                    self.issued.insert(id.0);
+                }
+                self.window_intents.push(intent);
+            }
+            while let Some(event) = self.engine.poll_event() {
+                self.window_events.push(event);
+            }
+            return;
+        }
         let mut entry = self.entry(line, kind, what);
         while let Some(intent) = self.engine.poll_intent() {
             if let Intent::Http { id, .. } = &intent {
@@ -425,7 +479,11 @@ impl Run {
         }
         self.last = at;
         let now = self.start + at.as_duration();
-        let what = step_summary(&step);
+        let what = if self.keep_entries {
+            step_summary(&step)
+        } else {
+            String::new()
+        };
         match step {
             Step::Input(input) => self.engine.handle_input(input, now),
             Step::Head { id, head } => self.engine.handle_response(id, head, now),
