@@ -72,6 +72,7 @@
 //! ```
 
 mod driver;
+pub mod publish;
 mod request;
 mod storage;
 pub mod transport;
@@ -83,6 +84,7 @@ use engine_core::{Command, Engine, Event, Input, Snapshot, UrlRewrite};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
+pub use publish::Stats;
 pub use storage::{MemoryStorage, Storage};
 
 /// Capacity of the event channel of [`Handle::subscribe`].
@@ -99,6 +101,12 @@ pub struct ShellConfig {
     /// A streamed answer (`BodyMode::Streamed`) has no overall limit, only this limit on
     /// silence: before its head and between two chunks. Default 120 s.
     pub stream_idle_timeout: Duration,
+    /// While an answer streams in, the snapshot is published at least this often, and
+    /// otherwise only when the answer has grown by half since the last one; terminal facts
+    /// (the answer ended, a run failed, a stop), host inputs and events are never held back
+    /// (see [`publish`]). Zero: a snapshot after every wake-up. Default 50 ms, as the blocking
+    /// shell's.
+    pub snapshot_interval: Duration,
     /// The storage port. Default: a fresh [`MemoryStorage`].
     pub storage: Box<dyn Storage>,
     /// Record a trace of everything fed to the engine (tokens redacted); read it with
@@ -116,6 +124,7 @@ impl std::fmt::Debug for ShellConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .field("snapshot_interval", &self.snapshot_interval)
             .field("record_trace", &self.record_trace)
             .field("rewrite_request_url", &self.rewrite_request_url.is_some())
             .finish_non_exhaustive()
@@ -145,6 +154,7 @@ impl ShellConfig {
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
             stream_idle_timeout: Self::DEFAULT_STREAM_IDLE_TIMEOUT,
+            snapshot_interval: publish::DEFAULT_SNAPSHOT_INTERVAL,
             storage: Box::new(MemoryStorage::default()),
             record_trace: false,
             rewrite_request_url: None,
@@ -168,6 +178,7 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         connect_timeout,
         request_timeout,
         stream_idle_timeout,
+        snapshot_interval,
         storage,
         record_trace,
         rewrite_request_url,
@@ -191,6 +202,7 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         host: host_tx,
         snapshots: snapshot_rx,
         events: event_tx.downgrade(),
+        counters: Arc::new(publish::Counters::default()),
     };
     let mut driver = driver::Driver::new(
         engine,
@@ -200,9 +212,11 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         event_tx,
         snapshot_tx,
         done_tx,
+        publish::Throttle::new(snapshot_interval),
     );
     driver.clock = clock;
     driver.rewrite = rewrite_request_url;
+    driver.counters = Arc::clone(&handle.counters);
     let task = tokio::spawn(driver.run(host_rx, done_rx));
     (handle, task)
 }
@@ -214,6 +228,7 @@ pub struct Handle {
     snapshots: watch::Receiver<Snapshot>,
     /// Weak, so the event channel closes when the task stops.
     events: broadcast::WeakSender<Event>,
+    counters: Arc<publish::Counters>,
 }
 
 impl Handle {
@@ -230,8 +245,10 @@ impl Handle {
     }
 
     /// The level truth: a receiver that always holds the latest snapshot. A new snapshot is
-    /// sent only when it differs from the previous one. After the task stops, the receiver keeps
-    /// the last snapshot and `changed()` fails.
+    /// sent only when it differs from the previous one, and while an answer streams in only as
+    /// [`ShellConfig::snapshot_interval`] says (a change held back is always sent, at the latest
+    /// that interval after the last one, and before the task stops). After the task stops, the
+    /// receiver keeps the last snapshot and `changed()` fails.
     pub fn snapshots(&self) -> watch::Receiver<Snapshot> {
         self.snapshots.clone()
     }
@@ -282,6 +299,11 @@ impl Handle {
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.host.send(driver::HostMessage::Trace(tx)).ok()?;
         rx.await.ok().flatten()
+    }
+
+    /// What the task has done so far: snapshots computed and published, exchanges started.
+    pub fn stats(&self) -> Stats {
+        self.counters.stats()
     }
 
     /// Whether the task has stopped.
