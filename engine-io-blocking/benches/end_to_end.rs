@@ -41,10 +41,10 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
+use engine_core::message::{Message, MessageStatus, Part};
 use engine_core::{
     AnswerStream, Command, Config, Input, Person, ReadinessStatus, RunStatus, Secret, Snapshot,
 };
-use engine_core::message::{Message, MessageStatus, Part};
 use serde_json::{Value, json};
 
 const SESSION: &str = "s-1";
@@ -72,9 +72,34 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "the", "of", "and", "stream", "parser", "message", "chunk", "buffer", "event", "token",
-    "model", "answer", "request", "state", "client", "server", "value", "field", "tool", "step",
-    "café", "naïve", "→", "“quoted”", "\"escaped\"", "🚀", "日本語", "line\nbreak",
+    "the",
+    "of",
+    "and",
+    "stream",
+    "parser",
+    "message",
+    "chunk",
+    "buffer",
+    "event",
+    "token",
+    "model",
+    "answer",
+    "request",
+    "state",
+    "client",
+    "server",
+    "value",
+    "field",
+    "tool",
+    "step",
+    "café",
+    "naïve",
+    "→",
+    "“quoted”",
+    "\"escaped\"",
+    "🚀",
+    "日本語",
+    "line\nbreak",
 ];
 
 /// The SSE body of one answer of `deltas` text deltas of 3 to 6 characters.
@@ -87,7 +112,10 @@ fn answer_body(deltas: usize) -> Bytes {
         serde_json::to_writer(&mut *body, &chunk).unwrap();
         body.extend_from_slice(b"\n\n");
     };
-    event(&mut body, json!({"type": "start", "messageId": "msg-bench"}));
+    event(
+        &mut body,
+        json!({"type": "start", "messageId": "msg-bench"}),
+    );
     event(&mut body, json!({"type": "start-step"}));
     event(&mut body, json!({"type": "text-start", "id": "txt-0"}));
     for _ in 0..deltas {
@@ -300,9 +328,7 @@ fn ended(s: &Snapshot) -> bool {
 }
 
 fn send() -> Command {
-    Command::SendMessage {
-        text: "Go".into(),
-    }
+    Command::SendMessage { text: "Go".into() }
 }
 
 fn config(base: &str) -> Config {
@@ -344,7 +370,10 @@ async fn tokio_shell(base: &str, interval: Option<Duration>) -> ShellRun {
     let before = handle.stats();
     let start = Instant::now();
     handle.command(send()).unwrap();
-    let s = handle.wait_for(ended, WAIT).await.expect("the answer ended");
+    let s = handle
+        .wait_for(ended, WAIT)
+        .await
+        .expect("the answer ended");
     let elapsed = start.elapsed();
     let stats = handle.stats().since(&before);
     handle.shutdown().await;
@@ -396,7 +425,10 @@ fn ms(d: Duration) -> f64 {
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter that is not ours means another bench's run.
-    if std::env::args().skip(1).any(|a| a != "--bench" && !a.starts_with('-')) {
+    if std::env::args()
+        .skip(1)
+        .any(|a| a != "--bench" && !a.starts_with('-'))
+    {
         return;
     }
     let runs = env_usize("END_TO_END_RUNS", 5);
@@ -419,7 +451,11 @@ fn main() {
     let client = reqwest::Client::new();
     if let Ok(only) = std::env::var("END_TO_END_ONLY") {
         let (what, writes) = only.split_once(':').unwrap_or((only.as_str(), "events"));
-        let writes = if writes == "slices" { Writes::Slices } else { Writes::Events };
+        let writes = if writes == "slices" {
+            Writes::Slices
+        } else {
+            Writes::Events
+        };
         let base = serve(&server, pieces(&answer, writes), history(400));
         for _ in 0..runs {
             let elapsed = match what {
@@ -451,7 +487,11 @@ fn main() {
             chunks = n;
             let b = host.block_on(tokio_shell(&base, interval));
             let c = blocking_shell(&base, interval);
-            assert_eq!((b.text, c.text), (text, text), "the whole answer in the last snapshot");
+            assert_eq!(
+                (b.text, c.text),
+                (text, text),
+                "the whole answer in the last snapshot"
+            );
             best[0] = best[0].min(a);
             if b.elapsed < best[1] {
                 best[1] = b.elapsed;
@@ -482,7 +522,11 @@ fn main() {
                     run.stats.published,
                     ms(run.stats.snapshot_time),
                     100.0 * snapshots / run.elapsed.as_secs_f64(),
-                    if over > 0.0 { 100.0 * snapshots / over } else { 0.0 },
+                    if over > 0.0 {
+                        100.0 * snapshots / over
+                    } else {
+                        0.0
+                    },
                 );
             }
         }

@@ -927,7 +927,8 @@ fn held_answer(gate: Arc<tokio::sync::Notify>, rest: String) -> impl Fn() -> Rep
         let mut first = answer_start();
         let big = json!({"type": "text-delta", "id": "t-1", "delta": "x".repeat(64 * 1024)});
         first.extend(sse(&big).into_bytes());
-        first.extend(sse(&json!({"type": "text-delta", "id": "t-1", "delta": "mark"})).into_bytes());
+        first
+            .extend(sse(&json!({"type": "text-delta", "id": "t-1", "delta": "mark"})).into_bytes());
         Reply::Stream {
             content_type: "text/event-stream",
             steps: vec![
@@ -957,15 +958,32 @@ fn wait_delta(events: &mpsc::Receiver<Event>, text: &str) {
     }
 }
 
-/// Sends a turn, waits until the engine handled the whole first write (its last event), then
-/// has a host input publish it: however the reads cut it, nothing of it is held back after.
-fn first_write_published(shell: &Shell, events: &mpsc::Receiver<Event>) {
-    send_turn(shell);
-    wait_delta(events, "mark");
+/// A shell on a server whose answer is [`held_answer`] with `rest`: the turn sent, the first
+/// write handled (its last event seen) and then published by a host input, so that however the
+/// reads cut it nothing of it is held back after. The server lives as long as the first value.
+fn held_shell(
+    rest: String,
+    interval: Duration,
+) -> (
+    Server,
+    Shell,
+    mpsc::Receiver<Event>,
+    Arc<tokio::sync::Notify>,
+) {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let answer = held_answer(Arc::clone(&gate), rest);
+    let server = Server::start(move |base| answering(base, answer));
+    let mut config = config(&server.base);
+    config.snapshot_interval = interval;
+    let shell = Shell::start(config);
+    let events = shell.events();
+    send_turn(&shell);
+    wait_delta(&events, "mark");
     shell.input(Input::IsVisible(true)).unwrap();
     shell
         .wait_for(|s| thread_text(s).contains("mark"), WAIT)
         .expect("the first write published");
+    (server, shell, events, gate)
 }
 
 /// The answer's finish arrives in a piece too small for the doubling to publish, and the
@@ -973,20 +991,13 @@ fn first_write_published(shell: &Shell, events: &mpsc::Receiver<Event>) {
 /// answer's connection is still open (issue 12, point 1).
 #[test]
 fn the_finish_of_an_answer_is_not_held_back() {
-    let gate = Arc::new(tokio::sync::Notify::new());
     let rest = [
         sse(&json!({"type": "text-delta", "id": "t-1", "delta": "END"})),
         sse(&json!({"type": "text-end", "id": "t-1"})),
         sse(&json!({"type": "finish", "finishReason": "stop"})),
     ]
     .concat();
-    let answer = held_answer(Arc::clone(&gate), rest);
-    let server = Server::start(move |base| answering(base, answer));
-    let mut config = config(&server.base);
-    config.snapshot_interval = NEVER;
-    let shell = Shell::start(config);
-    let events = shell.events();
-    first_write_published(&shell, &events);
+    let (_server, shell, _events, gate) = held_shell(rest, NEVER);
     gate.notify_one();
     let s = shell
         .wait_for(|s| thread_text(s).contains("END"), WAIT)
@@ -1001,19 +1012,15 @@ fn the_finish_of_an_answer_is_not_held_back() {
 #[test]
 fn a_held_back_piece_is_published_after_the_interval() {
     for interval in [NEVER, Duration::from_millis(100)] {
-        let gate = Arc::new(tokio::sync::Notify::new());
         let rest = sse(&json!({"type": "text-delta", "id": "t-1", "delta": "tail"}));
-        let answer = held_answer(Arc::clone(&gate), rest);
-        let server = Server::start(move |base| answering(base, answer));
-        let mut config = config(&server.base);
-        config.snapshot_interval = interval;
-        let shell = Shell::start(config);
-        let events = shell.events();
-        first_write_published(&shell, &events);
+        let (_server, shell, events, gate) = held_shell(rest, interval);
         gate.notify_one();
         wait_delta(&events, "tail");
         if interval == NEVER {
-            assert!(!thread_text(&shell.snapshot()).contains("tail"), "held back");
+            assert!(
+                !thread_text(&shell.snapshot()).contains("tail"),
+                "held back"
+            );
         } else {
             shell
                 .wait_for(|s| thread_text(s).contains("tail"), WAIT)

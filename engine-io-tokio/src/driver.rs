@@ -57,7 +57,7 @@ pub(crate) struct Driver {
     /// The engine's time origin: instants in, [`Time`]s to the engine, deadlines back out. Set
     /// it to the origin the engine was built on.
     pub clock: InstantClock,
-    /// When snapshots are published (see [`crate::publish`]).
+    /// When snapshots are published (see [`crate::publish`]). Set it to the shell's interval.
     pub throttle: Throttle,
     /// What the task has done, shared with the handles.
     pub counters: Arc<Counters>,
@@ -79,7 +79,6 @@ impl Driver {
         events: broadcast::Sender<Event>,
         snapshots: watch::Sender<Snapshot>,
         done_tx: mpsc::Sender<Completion>,
-        throttle: Throttle,
     ) -> Driver {
         Driver {
             engine,
@@ -94,7 +93,7 @@ impl Driver {
             in_flight: BTreeMap::new(),
             follow_ups: VecDeque::new(),
             clock: InstantClock::new(instant_now()),
-            throttle,
+            throttle: Throttle::new(crate::publish::DEFAULT_SNAPSHOT_INTERVAL),
             counters: Arc::new(Counters::default()),
             urgent: false,
         }

