@@ -39,7 +39,10 @@
 //! Transport outcomes map onto the engine's answer path: a head, body chunks and an end, or a
 //! [`TransportFailure`](engine_core::TransportFailure): `NoAnswer` for anything before the head
 //! (refused connection, DNS, TLS, connect or request timeout), `Broken` for anything after it.
-//! Buffered answers arrive as one chunk; streamed ones (`BodyMode::Streamed`) chunk by chunk.
+//! Buffered answers arrive as one chunk; streamed ones (`BodyMode::Streamed`) chunk by chunk,
+//! each read no further than the engine's limit (`Config::max_body_bytes`, and
+//! `Config::max_answer_bytes` for a streamed 2xx answer: the engine then refuses the answer).
+//! The exchange is [`transport::exchange`], the same in both shells.
 //! Redirects are not followed: the engine sees every status as sent. Credentials (sensitive
 //! headers) are sent but never logged; each request gets a `tracing` span with its id, method,
 //! target, path and status.
@@ -183,10 +186,11 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         record_trace,
         rewrite_request_url,
     } = config;
-    let limits = request::Limits {
+    let limits = transport::Limits {
         request_timeout,
         stream_idle_timeout,
-        buffer_limit: engine.max_body_bytes,
+        max_body_bytes: engine.max_body_bytes,
+        max_answer_bytes: engine.max_answer_bytes,
     };
     let clock = engine_core::InstantClock::new(driver::instant_now());
     let engine = if record_trace {
