@@ -2,7 +2,6 @@
 //! publishes its snapshots and events.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -12,6 +11,7 @@ use engine_core::{
     Engine, Event, HttpRequest, Input, Intent, RequestId, ResponseHead, SessionSummary, Snapshot,
     StorageRequest, TransportFailure,
 };
+use engine_io_tokio::publish::{Counters, Handled, Throttle, is_urgent};
 use tokio::task::AbortHandle;
 
 use crate::http::{Exchange, Limits, Transport};
@@ -50,10 +50,8 @@ pub(crate) struct Published {
     changed: Condvar,
     /// `None` once the driver has stopped.
     subscribers: Mutex<Option<Vec<Sender<Event>>>>,
-    /// Snapshots computed by the driver to be compared and published.
-    pub(crate) snapshots: AtomicU64,
-    /// HTTP exchanges started (an exchange aborted before it started is not).
-    pub(crate) exchanges: AtomicU64,
+    /// What the driver has done ([`crate::Shell::stats`]).
+    pub(crate) counters: Counters,
 }
 
 #[derive(Debug)]
@@ -75,8 +73,7 @@ impl Published {
             }),
             changed: Condvar::new(),
             subscribers: Mutex::new(Some(Vec::new())),
-            snapshots: AtomicU64::new(0),
-            exchanges: AtomicU64::new(0),
+            counters: Counters::default(),
         }
     }
 
@@ -168,8 +165,6 @@ pub(crate) struct Driver {
     /// Handed to the transport for the exchanges' messages.
     pub to_self: SyncSender<Msg>,
     pub connect_timeout: Duration,
-    /// While answer pieces stream in, the snapshot is published at least this often.
-    pub snapshot_interval: Duration,
     pub limits: Limits,
     pub storage: Box<dyn Storage>,
     pub published: Arc<Published>,
@@ -180,6 +175,10 @@ pub(crate) struct Driver {
     /// The engine's time origin: the driver works in instants and hands the engine
     /// [`engine_core::Time`]s.
     pub clock: engine_core::InstantClock,
+    /// When snapshots are published (the rule both shells share).
+    pub throttle: Throttle,
+    /// The engine's revisions as of `last`.
+    pub seen: engine_core::Revisions,
 }
 
 /// The driver's working state beyond what it was built with.
@@ -196,23 +195,6 @@ struct Running {
     events: Vec<Event>,
     /// The deadline last fired, to keep a deadline that does not move from spinning.
     fired: Option<Instant>,
-    publish: Publishing,
-}
-
-/// When the snapshot is computed and published. A snapshot holds the whole thread, so computing
-/// and comparing one costs as much as the answer so far: one per answer piece would make an
-/// answer quadratic. While pieces stream in it is published when the bytes since the last one
-/// reach half the bytes streamed so far (a doubling: linear in all), or once `snapshot_interval`
-/// has passed since the last one; any other message publishes at once.
-#[derive(Debug, Default)]
-struct Publishing {
-    /// A change not yet published (the engine handled something since).
-    dirty: bool,
-    /// Piece bytes handled since the last publication.
-    bytes_since: usize,
-    /// Piece bytes handled while requests were in flight (reset when none is).
-    bytes_streamed: usize,
-    last: Option<Instant>,
 }
 /// The least wait after a deadline fired without moving.
 const SPIN_GUARD: Duration = Duration::from_millis(1);
@@ -234,10 +216,9 @@ impl Driver {
             local: VecDeque::new(),
             events: Vec::new(),
             fired: None,
-            publish: Publishing::default(),
         };
         // The engine may have work from its construction.
-        self.drain(&mut run, false, Instant::now());
+        self.drain(&mut run, Handled::Other, Instant::now());
         // Messages handled since the requests asked for were last started.
         let mut batch = 0_usize;
         loop {
@@ -265,18 +246,27 @@ impl Driver {
                 }
             };
             let now = Instant::now();
-            let piece = match next {
+            let handled = match next {
+                None if self.throttle.due().is_some_and(|due| due <= now) => {
+                    // A change held back by the throttle is due.
+                    self.publish(now);
+                    continue;
+                }
                 None => {
                     run.fired = self.deadline();
                     self.engine.handle_timeout(self.clock.time(now));
-                    false
+                    Handled::Other
                 }
                 Some(Msg::Shutdown) => break,
                 Some(msg) => self.handle(&mut run, msg, now),
             };
-            self.drain(&mut run, piece, now);
+            self.drain(&mut run, handled, now);
         }
         tracing::debug!(abandoned = run.in_flight.len(), "driver stopped");
+        // The host keeps the last snapshot: a change held back is published before the end.
+        if self.throttle.dirty() {
+            self.publish(Instant::now());
+        }
         for task in run.in_flight.values().flatten() {
             task.abort();
         }
@@ -290,7 +280,7 @@ impl Driver {
     /// Waits for the next message until the engine's deadline (a past deadline is clamped to
     /// now; an early or spurious wake-up only costs a harmless `handle_timeout`).
     fn wait(&self, run: &Running) -> Result<Msg, RecvTimeoutError> {
-        let publish = run.publish.due(self.snapshot_interval);
+        let publish = self.throttle.due();
         let deadline = match (self.deadline(), publish) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -315,10 +305,10 @@ impl Driver {
         self.engine.poll_timeout().map(|t| self.clock.instant(t))
     }
 
-    /// Hands a message to the engine; `true` for a piece of an answer (its publication may
-    /// wait, see [`Publishing`]).
-    fn handle(&mut self, run: &mut Running, msg: Msg, now: Instant) -> bool {
-        let mut piece = false;
+    /// Hands a message to the engine and says what it was (the publication after a piece of an
+    /// answer may wait, see [`engine_io_tokio::publish`]).
+    fn handle(&mut self, run: &mut Running, msg: Msg, now: Instant) -> Handled {
+        let mut handled = Handled::Other;
         let engine = &mut self.engine;
         let now = self.clock.time(now);
         match msg {
@@ -329,9 +319,7 @@ impl Driver {
                 engine.handle_response(id, head, now);
             }
             Msg::Chunk(id, chunk) if run.in_flight.contains_key(&id) => {
-                piece = true;
-                run.publish.bytes_since = run.publish.bytes_since.saturating_add(chunk.len());
-                run.publish.bytes_streamed = run.publish.bytes_streamed.saturating_add(chunk.len());
+                handled = Handled::Pieces(chunk.len());
                 engine.handle_body_chunk(id, chunk, now);
             }
             Msg::End(id) if run.in_flight.remove(&id).is_some() => {
@@ -351,39 +339,39 @@ impl Driver {
             }
             Msg::Shutdown => {}
         }
-        piece
+        handled
     }
 
-    /// The drive contract: after a mutation, drain intents and events, then publish (after a
-    /// piece of an answer, when [`Publishing`] says so).
-    fn drain(&mut self, run: &mut Running, piece: bool, now: Instant) {
+    /// The drive contract: after a mutation, drain intents and events, then publish when the
+    /// throttle says so.
+    fn drain(&mut self, run: &mut Running, handled: Handled, now: Instant) {
         // Executing an intent never mutates the engine (storage answers go to `run.local`), so
         // one pass over each queue empties both.
         while let Some(intent) = self.engine.poll_intent() {
             self.execute(run, intent);
         }
         if run.in_flight.is_empty() {
-            run.publish.bytes_streamed = 0;
+            self.throttle.idle();
         }
+        let mut urgent = false;
         while let Some(event) = self.engine.poll_event() {
+            urgent |= is_urgent(&event);
             run.events.push(event);
         }
         // Events first: when a waiter sees a snapshot, the events that led to it are queued.
         self.published.publish_events(&mut run.events);
-        run.publish.dirty = true;
-        if piece && !run.publish.now(now, self.snapshot_interval) {
-            return;
+        if self.throttle.after(now, handled, urgent) {
+            self.publish(now);
         }
-        self.publish(run, now);
     }
 
-    fn publish(&mut self, run: &mut Running, now: Instant) {
-        run.publish.dirty = false;
-        run.publish.bytes_since = 0;
-        run.publish.last = Some(now);
-        self.published.snapshots.fetch_add(1, Ordering::Relaxed);
-        let snapshot = self.engine.snapshot();
-        if snapshot != self.last {
+    fn publish(&mut self, now: Instant) {
+        self.throttle.published(now);
+        if let Some(snapshot) =
+            self.published
+                .counters
+                .changed(&self.engine, &self.last, &mut self.seen)
+        {
             self.last = snapshot.clone();
             self.published.publish_snapshot(snapshot);
         }
@@ -442,7 +430,7 @@ impl Driver {
                     request,
                     limits: self.limits,
                 };
-                self.published.exchanges.fetch_add(1, Ordering::Relaxed);
+                self.published.counters.exchange();
                 let task = transport.spawn(exchange, span);
                 // Ids are never reused; should one be, the older request is dropped.
                 if let Some(Some(previous)) = run.in_flight.insert(id, Some(task)) {
@@ -485,23 +473,5 @@ impl Driver {
             },
             StorageRequest::RemoveQueue { key } => self.storage.remove(&key),
         }
-    }
-}
-
-impl Publishing {
-    /// Whether the snapshot is published now after a piece of an answer.
-    fn now(&self, now: Instant, interval: Duration) -> bool {
-        self.bytes_since >= self.bytes_streamed / 2
-            || self
-                .last
-                .is_none_or(|last| now.saturating_duration_since(last) >= interval)
-    }
-
-    /// When a change held back must be published at the latest.
-    fn due(&self, interval: Duration) -> Option<Instant> {
-        if !self.dirty {
-            return None;
-        }
-        self.last.and_then(|last| last.checked_add(interval))
     }
 }

@@ -11,13 +11,10 @@ use std::sync::mpsc::SyncSender;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use bytes::BytesMut;
-use engine_core::{BodyMode, FailureKind, HttpRequest, RequestId, ResponseHead, TransportFailure};
-use engine_io_tokio::transport::{build, describe, show};
-use reqwest::header::CONTENT_TYPE;
+use engine_core::{HttpRequest, RequestId};
+use engine_io_tokio::transport::{self, Client, Part, Sink, exchange};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
-use tokio::time::{Instant, timeout, timeout_at};
 
 use crate::driver::Msg;
 
@@ -25,25 +22,12 @@ use crate::driver::Msg;
 /// (back-pressure) instead of filling memory.
 const TASK_CAPACITY: usize = 16;
 
-/// The transport limits every exchange applies.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
-    /// Buffered requests: the head and the whole body within this.
-    pub request_timeout: Duration,
-    /// Streamed requests: the wait for the head and between two pieces of the body.
-    pub stream_idle_timeout: Duration,
-    /// A buffered body (and a streamed non-2xx one) is handed over once it grows past this (the
-    /// engine's own limit, which then refuses it) and no more of it is read.
-    pub max_body_bytes: usize,
-    /// A streamed 2xx answer is no longer read once it passed this (the engine's answer limit:
-    /// the engine fails the answer as too large and aborts it).
-    pub max_answer_bytes: usize,
-}
+pub(crate) use engine_io_tokio::transport::Limits;
 
 /// The runtime, the client, and the bridge to the driver.
 pub(crate) struct Transport {
     runtime: tokio::runtime::Runtime,
-    client: Result<reqwest::Client, String>,
+    client: Client,
     out: mpsc::Sender<Msg>,
     bridge: Option<JoinHandle<()>>,
 }
@@ -63,7 +47,12 @@ impl Transport {
             .build()
             .map_err(|e| format!("Could not start the HTTP runtime: {e}"))?;
         // Built inside the runtime: the client's resolver and pool belong to it.
-        let client = runtime.block_on(async { client(connect_timeout) });
+        let client = runtime.block_on(async {
+            transport::client(
+                connect_timeout,
+                concat!("engine-io-blocking/", env!("CARGO_PKG_VERSION")),
+            )
+        });
         let (out, mut inbox) = mpsc::channel::<Msg>(TASK_CAPACITY);
         let bridge = std::thread::Builder::new()
             .name("engine-io-blocking-bridge".into())
@@ -104,17 +93,6 @@ impl Transport {
     }
 }
 
-/// Builds the shared client: this connect timeout, no redirects (the engine sees every status
-/// as sent: a 307 would repeat a message request, and carry a credential elsewhere).
-fn client(connect_timeout: Duration) -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
-        .connect_timeout(connect_timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("engine-io-blocking/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| describe(&e))
-}
-
 /// One request, carried out by a task.
 pub(crate) struct Exchange {
     pub id: RequestId,
@@ -130,169 +108,37 @@ struct Out {
     tx: mpsc::Sender<Msg>,
 }
 
-impl Out {
+impl Sink for Out {
     /// Waits for room (back-pressure); `false` when the driver is gone.
-    async fn send(&self, msg: Msg) -> bool {
+    async fn send(&self, part: Part) -> bool {
+        let id = self.id;
+        let msg = match part {
+            Part::Head(head) => Msg::Head(id, head),
+            Part::Chunk(chunk) => Msg::Chunk(id, chunk),
+            Part::End => Msg::End(id),
+            Part::Failed(failure) => Msg::Failure(id, failure),
+        };
         self.tx.send(msg).await.is_ok()
-    }
-
-    async fn fail(&self, kind: FailureKind, message: String) {
-        tracing::debug!(?kind, %message, "transport failure");
-        let failure = TransportFailure { kind, message };
-        self.send(Msg::Failure(self.id, failure)).await;
     }
 }
 
 impl Exchange {
     /// Runs the exchange to its end or its failure; dropped when aborted.
-    async fn run(self, client: Result<reqwest::Client, String>, tx: mpsc::Sender<Msg>) {
+    async fn run(self, client: Client, tx: mpsc::Sender<Msg>) {
         let out = Out { id: self.id, tx };
-        let streamed = self.request.body_mode == BodyMode::Streamed;
-        let started = Instant::now();
-        let head_limit = if streamed {
-            self.limits.stream_idle_timeout
-        } else {
-            self.limits.request_timeout
-        };
-        let client = match client {
-            Ok(client) => client,
-            Err(message) => {
-                out.fail(FailureKind::NoAnswer, format!("No HTTP client: {message}"))
-                    .await;
-                return;
-            }
-        };
-        let builder = match build(&client, &self.request, &self.url) {
-            Ok(builder) => builder,
-            Err(message) => {
-                out.fail(FailureKind::NoAnswer, message).await;
-                return;
-            }
-        };
-        tracing::debug!("sending");
-        let mut response = match timeout_at(started + head_limit, builder.send()).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(e)) => {
-                out.fail(FailureKind::NoAnswer, describe(&e)).await;
-                return;
-            }
-            Err(_) => {
-                let message = format!("No answer within {}.", show(head_limit));
-                out.fail(FailureKind::NoAnswer, message).await;
-                return;
-            }
-        };
-        let status = response.status().as_u16();
-        let head = ResponseHead {
-            status,
-            content_type: response
-                .headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned),
-        };
-        tracing::debug!(status, "head");
-        if !out.send(Msg::Head(self.id, head)).await {
-            return;
-        }
-        if streamed {
-            let limit = if (200..300).contains(&status) {
-                self.limits.max_answer_bytes
-            } else {
-                self.limits.max_body_bytes
-            };
-            stream_body(&mut response, self.limits.stream_idle_timeout, limit, &out).await;
-        } else {
-            let deadline = started + self.limits.request_timeout;
-            buffer_body(&mut response, deadline, self.limits, &out).await;
-        }
+        exchange(&client, &self.request, &self.url, self.limits, &out).await;
     }
 }
 
-/// Hands each piece on as it arrives; fails the answer when it is silent too long, and stops
-/// reading once it passed `limit` (the engine refuses it on the piece that passes it).
-async fn stream_body(response: &mut reqwest::Response, idle: Duration, limit: usize, out: &Out) {
-    let mut total: usize = 0;
-    loop {
-        match timeout(idle, response.chunk()).await {
-            Ok(Ok(Some(chunk))) => {
-                total = total.saturating_add(chunk.len());
-                if !chunk.is_empty() && !out.send(Msg::Chunk(out.id, chunk)).await {
-                    return;
-                }
-                if total > limit {
-                    tracing::debug!(bytes = total, limit, "answer past its limit: no more read");
-                    return;
-                }
-            }
-            Ok(Ok(None)) => {
-                tracing::debug!(bytes = total, "answer ended");
-                out.send(Msg::End(out.id)).await;
-                return;
-            }
-            Ok(Err(e)) => {
-                out.fail(FailureKind::Broken, describe(&e)).await;
-                return;
-            }
-            Err(_) => {
-                let message = format!("The answer stalled for {}.", show(idle));
-                out.fail(FailureKind::Broken, message).await;
-                return;
-            }
-        }
-    }
-}
-
-/// Reads the whole body, then hands it on as one piece. A body past the limit is handed on at
-/// once and no more of it is read (the engine refuses it).
-async fn buffer_body(
-    response: &mut reqwest::Response,
-    deadline: Instant,
-    limits: Limits,
-    out: &Out,
-) {
-    let mut body = BytesMut::new();
-    loop {
-        match timeout_at(deadline, response.chunk()).await {
-            Ok(Ok(Some(chunk))) => {
-                body.extend_from_slice(&chunk);
-                if body.len() > limits.max_body_bytes {
-                    tracing::debug!(bytes = body.len(), "body past its limit: no more read");
-                    out.send(Msg::Chunk(out.id, body.freeze())).await;
-                    return;
-                }
-            }
-            Ok(Ok(None)) => {
-                tracing::debug!(bytes = body.len(), "answer ended");
-                if !body.is_empty() && !out.send(Msg::Chunk(out.id, body.freeze())).await {
-                    return;
-                }
-                out.send(Msg::End(out.id)).await;
-                return;
-            }
-            Ok(Err(e)) => {
-                out.fail(FailureKind::Broken, describe(&e)).await;
-                return;
-            }
-            Err(_) => {
-                let message = format!(
-                    "The answer did not complete within {}.",
-                    show(limits.request_timeout)
-                );
-                out.fail(FailureKind::Broken, message).await;
-                return;
-            }
-        }
-    }
-}
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use engine_core::Method;
+    use engine_core::{BodyMode, FailureKind, Method, TransportFailure};
     use std::io::{Read, Write};
     use std::net::TcpListener;
     use std::sync::mpsc;
+    use std::time::Duration;
 
     fn run(url: &str, mode: BodyMode, timeout: Duration) -> Vec<Msg> {
         let (tx, rx) = mpsc::sync_channel(64);

@@ -39,7 +39,8 @@
 //!   [`Shell::events`] receiver, then publishes the snapshot if it changed. While an answer
 //!   streams in, the snapshot (which holds the whole thread) is published when the bytes since
 //!   the last one reach half of those streamed so far, or every
-//!   [`ShellConfig::snapshot_interval`]: an answer costs time linear in its size.
+//!   [`ShellConfig::snapshot_interval`]: an answer costs time linear in its size. A terminal
+//!   fact (the answer ended or failed) is published at once, and the last state always is.
 //! - The HTTP intents run as tasks on one transport thread (one HTTP client, so connections are
 //!   pooled), whatever their number: the head, then the body (buffered: read whole and handed
 //!   over as one chunk; streamed: each piece as it arrives), then the end. A failure before the
@@ -86,7 +87,6 @@ mod http;
 mod storage;
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -96,6 +96,7 @@ use engine_core::{Command, Engine, Event, Input, Snapshot};
 use crate::driver::{Driver, Msg, Published};
 use crate::http::Limits;
 pub use crate::storage::{MemoryStorage, Storage};
+pub use engine_io_tokio::Stats;
 
 /// Room in the driver's channel: a host or an answer this far ahead of the engine waits.
 const INBOX_CAPACITY: usize = 64;
@@ -112,8 +113,11 @@ pub struct ShellConfig {
     /// Streamed requests: limit on the wait for the head and between two pieces of the body.
     /// Default 120 s.
     pub stream_idle_timeout: Duration,
-    /// While an answer streams in, the snapshot is published at least this often (and otherwise
-    /// only when the answer has grown by half since the last one). Default 50 ms.
+    /// While an answer streams in, the snapshot is published at least this often, and
+    /// otherwise only when the answer has grown by half since the last one; terminal facts
+    /// (the answer ended, a run failed, a stop), host inputs and events are never held back
+    /// (the rule of [`engine_io_tokio::publish`], shared with the tokio shell). Zero: a
+    /// snapshot after every message. Default 50 ms.
     pub snapshot_interval: Duration,
     /// The storage port. Default: an empty [`MemoryStorage`].
     pub storage: Box<dyn Storage>,
@@ -133,7 +137,7 @@ impl ShellConfig {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             stream_idle_timeout: Duration::from_secs(120),
-            snapshot_interval: Duration::from_millis(50),
+            snapshot_interval: engine_io_tokio::publish::DEFAULT_SNAPSHOT_INTERVAL,
             storage: Box::new(MemoryStorage::default()),
             record_trace: false,
             rewrite_request_url: None,
@@ -165,15 +169,6 @@ impl std::fmt::Debug for ShellConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("The engine shell has stopped.")]
 pub struct Closed;
-
-/// What a [`Shell`] has done so far, for diagnostics and tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Stats {
-    /// Snapshots computed to be published (each costs as much as the thread it holds).
-    pub snapshots: u64,
-    /// HTTP exchanges started (a request aborted before it started is not one).
-    pub exchanges: u64,
-}
 
 /// A running engine on its own driver thread. `Shell` is `Send + Sync`: share it by reference
 /// or in an `Arc`. Dropping it shuts it down like [`Shell::shutdown`].
@@ -219,6 +214,7 @@ impl Shell {
             Engine::new(engine_config, engine_core::Time::ZERO)
         };
         let snapshot = engine.snapshot();
+        let seen = engine.revisions();
         let published = Arc::new(Published::new(snapshot.clone()));
         let (to_driver, inbox) = std::sync::mpsc::sync_channel(INBOX_CAPACITY);
         let driver = Driver {
@@ -226,13 +222,14 @@ impl Shell {
             inbox,
             to_self: to_driver.clone(),
             connect_timeout,
-            snapshot_interval,
             limits,
             storage,
             published: Arc::clone(&published),
             last: snapshot,
             rewrite: rewrite_request_url,
             clock,
+            throttle: engine_io_tokio::publish::Throttle::new(snapshot_interval),
+            seen,
         };
         let spawned = std::thread::Builder::new()
             .name("engine-io-blocking-driver".into())
@@ -291,12 +288,9 @@ impl Shell {
         self.published.wait_for(pred, timeout)
     }
 
-    /// What the shell has done so far.
+    /// What the shell has done so far: snapshots computed and published, exchanges started.
     pub fn stats(&self) -> Stats {
-        Stats {
-            snapshots: self.published.snapshots.load(Ordering::Relaxed),
-            exchanges: self.published.exchanges.load(Ordering::Relaxed),
-        }
+        self.published.counters.stats()
     }
 
     /// A new receiver of every event the engine emits from now on, in order. Each call makes an

@@ -287,10 +287,9 @@ fn platform(base: &str, gate: Arc<tokio::sync::Notify>) -> Handler {
             ("POST", "/api/v1/agent-sessions/s-1/resolve-runtime-access/") => {
                 json(200, runtime_ready("s-1", &rpc_url))
             }
-            ("GET", "/api/v1/model-providers/") => json(
-                200,
-                json!({"schema_version": 1, "catalog_digest": "sha256:0", "providers": []}),
-            ),
+            // A catalog with models: an empty one is read again on a timer, which would
+            // publish while the publication tests hold a change back.
+            ("GET", "/api/v1/model-providers/") => json(200, platform_sim::default_catalog()),
             ("GET", "/agents/s-1/api/chat") => json(200, json!({"status": "ready"})),
             ("POST", "/agents/s-1/api/chat") => {
                 let first = [
@@ -911,4 +910,122 @@ fn requests_aborted_before_they_start_are_never_sent() {
     // deterministic. What holds whatever the timing: the server saw nothing that was not
     // started, and the last Environment won.
     shell.shutdown();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Publication (issue 12, point 1; the rule of engine_io_tokio::publish, shared with the tokio
+// shell; sans-io-anchors 5: the snapshot is the level truth, events are never held back)
+// ---------------------------------------------------------------------------------------------
+
+/// An interval no test waits for: only the doubling, the terminal facts and shutdown publish.
+const NEVER: Duration = Duration::from_secs(3600);
+
+/// A 64 KB first write ending in the delta `mark`, a gate, then `rest`; the answer then stays
+/// open (a gate never opened).
+fn held_answer(gate: Arc<tokio::sync::Notify>, rest: String) -> impl Fn() -> Reply {
+    move || {
+        let mut first = answer_start();
+        let big = json!({"type": "text-delta", "id": "t-1", "delta": "x".repeat(64 * 1024)});
+        first.extend(sse(&big).into_bytes());
+        first
+            .extend(sse(&json!({"type": "text-delta", "id": "t-1", "delta": "mark"})).into_bytes());
+        Reply::Stream {
+            content_type: "text/event-stream",
+            steps: vec![
+                Step::Send(first),
+                Step::Gate(Arc::clone(&gate)),
+                Step::Send(rest.clone().into_bytes()),
+                Step::Gate(Arc::new(tokio::sync::Notify::new())),
+            ],
+            dropped: None,
+        }
+    }
+}
+
+/// Waits for the answer's text delta `text` on the event channel.
+fn wait_delta(events: &mpsc::Receiver<Event>, text: &str) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match events.recv_timeout(left) {
+            Ok(Event::Answer {
+                delta: engine_core::StreamDelta::TextDelta { delta, .. },
+                ..
+            }) if delta == text => return,
+            Ok(_) => {}
+            Err(e) => panic!("no text delta {text:?}: {e}"),
+        }
+    }
+}
+
+/// A shell on a server whose answer is [`held_answer`] with `rest`: the turn sent, the first
+/// write handled (its last event seen) and then published by a host input, so that however the
+/// reads cut it nothing of it is held back after. The server lives as long as the first value.
+fn held_shell(
+    rest: String,
+    interval: Duration,
+) -> (
+    Server,
+    Shell,
+    mpsc::Receiver<Event>,
+    Arc<tokio::sync::Notify>,
+) {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let answer = held_answer(Arc::clone(&gate), rest);
+    let server = Server::start(move |base| answering(base, answer));
+    let mut config = config(&server.base);
+    config.snapshot_interval = interval;
+    let shell = Shell::start(config);
+    let events = shell.events();
+    send_turn(&shell);
+    wait_delta(&events, "mark");
+    shell.input(Input::IsVisible(true)).unwrap();
+    shell
+        .wait_for(|s| thread_text(s).contains("mark"), WAIT)
+        .expect("the first write published");
+    (server, shell, events, gate)
+}
+
+/// The answer's finish arrives in a piece too small for the doubling to publish, and the
+/// interval never passes: it is published at once all the same (a terminal fact), while the
+/// answer's connection is still open (issue 12, point 1).
+#[test]
+fn the_finish_of_an_answer_is_not_held_back() {
+    let rest = [
+        sse(&json!({"type": "text-delta", "id": "t-1", "delta": "END"})),
+        sse(&json!({"type": "text-end", "id": "t-1"})),
+        sse(&json!({"type": "finish", "finishReason": "stop"})),
+    ]
+    .concat();
+    let (_server, shell, _events, gate) = held_shell(rest, NEVER);
+    gate.notify_one();
+    let s = shell
+        .wait_for(|s| thread_text(s).contains("END"), WAIT)
+        .expect("the finish is published");
+    assert!(s.has_active_chat_stream, "the body has not ended");
+    shell.shutdown();
+}
+
+/// A held-back piece is published once the interval has passed, though nothing else arrives
+/// (the last state is always published); with an interval that never passes it is held while
+/// the answer is open, its event delivered at once all the same (issue 12, point 1).
+#[test]
+fn a_held_back_piece_is_published_after_the_interval() {
+    for interval in [NEVER, Duration::from_millis(100)] {
+        let rest = sse(&json!({"type": "text-delta", "id": "t-1", "delta": "tail"}));
+        let (_server, shell, events, gate) = held_shell(rest, interval);
+        gate.notify_one();
+        wait_delta(&events, "tail");
+        if interval == NEVER {
+            assert!(
+                !thread_text(&shell.snapshot()).contains("tail"),
+                "held back"
+            );
+        } else {
+            shell
+                .wait_for(|s| thread_text(s).contains("tail"), WAIT)
+                .expect("published after the interval");
+        }
+        shell.shutdown();
+    }
 }

@@ -11,10 +11,12 @@ use engine_core::{
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::{AbortHandle, JoinError, JoinSet};
 
+use crate::publish::{Counters, Handled, Throttle, is_urgent};
 use crate::request::{self, Client, Completion, Limits, Part};
 use crate::storage::Storage;
 
-/// Completions handled in one go before the snapshot is published again.
+/// Completions handled in one go before the engine task looks at its other inputs and at
+/// publishing again.
 const COMPLETION_BATCH: usize = 64;
 
 /// Capacity of the completion channel: a request task waits when the engine task is this far
@@ -55,6 +57,14 @@ pub(crate) struct Driver {
     /// The engine's time origin: instants in, [`Time`]s to the engine, deadlines back out. Set
     /// it to the origin the engine was built on.
     pub clock: InstantClock,
+    /// When snapshots are published (see [`crate::publish`]). Set it to the shell's interval.
+    pub throttle: Throttle,
+    /// What the task has done, shared with the handles.
+    pub counters: Arc<Counters>,
+    /// The events drained since the last publication held a terminal fact.
+    urgent: bool,
+    /// The engine's revisions as of the snapshot the host holds.
+    seen: engine_core::Revisions,
 }
 
 /// The shell's clock: tokio's, so paused-time tests move it too.
@@ -72,6 +82,7 @@ impl Driver {
         snapshots: watch::Sender<Snapshot>,
         done_tx: mpsc::Sender<Completion>,
     ) -> Driver {
+        let seen = engine.revisions();
         Driver {
             engine,
             storage,
@@ -85,6 +96,10 @@ impl Driver {
             in_flight: BTreeMap::new(),
             follow_ups: VecDeque::new(),
             clock: InstantClock::new(instant_now()),
+            throttle: Throttle::new(crate::publish::DEFAULT_SNAPSHOT_INTERVAL),
+            counters: Arc::new(Counters::default()),
+            urgent: false,
+            seen,
         }
     }
 
@@ -106,6 +121,10 @@ impl Driver {
         let sleep = tokio::time::sleep_until(tokio::time::Instant::now());
         tokio::pin!(sleep);
         let mut armed: Option<Time> = None;
+        // A change held back by the throttle is published at the latest then.
+        let publish_sleep = tokio::time::sleep_until(tokio::time::Instant::now());
+        tokio::pin!(publish_sleep);
+        let mut publish_armed: Option<std::time::Instant> = None;
         loop {
             // Re-arm only when the deadline moved; a past deadline fires at once.
             let deadline = self.engine.poll_timeout();
@@ -117,32 +136,40 @@ impl Driver {
                     sleep.as_mut().reset(at);
                 }
             }
-            let touched = tokio::select! {
+            let due = self.throttle.due();
+            if due != publish_armed {
+                publish_armed = due;
+                if let Some(at) = due {
+                    let at = tokio::time::Instant::from_std(at).max(tokio::time::Instant::now());
+                    publish_sleep.as_mut().reset(at);
+                }
+            }
+            let handled = tokio::select! {
                 message = host.recv() => match message {
                     Some(HostMessage::Input(input)) => {
                         let now = self.now();
                         self.engine.handle_input(input, now);
                         self.settle(now);
-                        true
+                        Some(Handled::Other)
                     }
                     Some(HostMessage::Trace(reply)) => {
                         let _ = reply.send(self.engine.trace().map(str::to_owned));
-                        false
+                        None
                     }
                     Some(HostMessage::Shutdown) | None => break,
                 },
                 Some(completion) = done.recv() => {
-                    self.complete(completion);
+                    let mut handled = self.complete(completion);
                     for _ in 1..COMPLETION_BATCH {
                         match done.try_recv() {
-                            Ok(completion) => self.complete(completion),
+                            Ok(completion) => handled = merge(handled, self.complete(completion)),
                             Err(_) => break,
                         }
                     }
-                    true
+                    handled
                 }
                 Some(joined) = self.tasks.join_next(), if !self.tasks.is_empty() => {
-                    self.reaped(joined)
+                    self.reaped(joined).then_some(Handled::Other)
                 }
                 () = &mut sleep, if armed.is_some() => {
                     // Spurious or early wake-ups are harmless: the engine checks its timers.
@@ -150,15 +177,31 @@ impl Driver {
                     let now = self.now();
                     self.engine.handle_timeout(now);
                     self.settle(now);
-                    true
+                    Some(Handled::Other)
+                }
+                () = &mut publish_sleep, if publish_armed.is_some() => {
+                    publish_armed = None;
+                    self.publish();
+                    None
                 }
             };
-            // Once per wake-up: a batch of chunks gives one snapshot, not one per chunk.
-            if touched {
-                self.publish();
+            if self.in_flight.is_empty() {
+                self.throttle.idle();
+            }
+            // Once per wake-up at most: a batch of chunks gives one snapshot, not one per chunk,
+            // and pieces of an answer only as the throttle says.
+            if let Some(handled) = handled {
+                let urgent = std::mem::take(&mut self.urgent);
+                if self.throttle.after(instant_now(), handled, urgent) {
+                    self.publish();
+                }
             }
         }
         tracing::debug!(in_flight = self.in_flight.len(), "engine task stopping");
+        // The host keeps the last snapshot: a change held back is published before the end.
+        if self.throttle.dirty() {
+            self.publish();
+        }
         self.in_flight.clear();
         self.tasks.shutdown().await;
     }
@@ -175,6 +218,7 @@ impl Driver {
                 }
                 while let Some(event) = self.engine.poll_event() {
                     idle = false;
+                    self.urgent |= is_urgent(&event);
                     // No subscriber is not an error: the snapshot holds the level truth.
                     let _ = self.events.send(event);
                 }
@@ -191,15 +235,13 @@ impl Driver {
 
     /// Publishes the snapshot when it changed.
     fn publish(&mut self) {
-        let snapshot = self.engine.snapshot();
-        self.snapshots.send_if_modified(|current| {
-            if *current == snapshot {
-                false
-            } else {
-                *current = snapshot;
-                true
-            }
-        });
+        self.throttle.published(instant_now());
+        let changed = self
+            .counters
+            .changed(&self.engine, &self.snapshots.borrow(), &mut self.seen);
+        if let Some(snapshot) = changed {
+            self.snapshots.send_replace(snapshot);
+        }
     }
 
     fn carry_out(&mut self, intent: Intent) {
@@ -215,6 +257,7 @@ impl Driver {
                     self.limits,
                     self.done_tx.clone(),
                 );
+                self.counters.exchange();
                 let abort = self.tasks.spawn(task);
                 let previous = self.in_flight.insert(
                     id,
@@ -268,29 +311,35 @@ impl Driver {
         }
     }
 
-    /// Hands a part of an answer to the engine. Parts of aborted requests are dropped here (the
-    /// engine would ignore them anyway).
-    fn complete(&mut self, Completion { id, part }: Completion) {
+    /// Hands a part of an answer to the engine and says what it was. Parts of aborted requests
+    /// are dropped here (the engine would ignore them anyway).
+    fn complete(&mut self, Completion { id, part }: Completion) -> Option<Handled> {
         let now = self.now();
-        let Some(request) = self.in_flight.get_mut(&id) else {
-            return;
-        };
-        match part {
+        let request = self.in_flight.get_mut(&id)?;
+        let handled = match part {
             Part::Head(head) => {
                 request.head_seen = true;
                 self.engine.handle_response(id, head, now);
+                Handled::Other
             }
-            Part::Chunk(chunk) => self.engine.handle_body_chunk(id, chunk, now),
+            Part::Chunk(chunk) => {
+                let bytes = chunk.len();
+                self.engine.handle_body_chunk(id, chunk, now);
+                Handled::Pieces(bytes)
+            }
             Part::End => {
                 self.in_flight.remove(&id);
                 self.engine.handle_body_end(id, now);
+                Handled::Other
             }
             Part::Failed(failure) => {
                 self.in_flight.remove(&id);
                 self.engine.handle_failure(id, failure, now);
+                Handled::Other
             }
-        }
+        };
         self.settle(now);
+        Some(handled)
     }
 
     /// A request task ended. One that panicked before its last part is reported as failed
@@ -328,5 +377,17 @@ impl Driver {
         self.engine.handle_failure(id, failure, now);
         self.settle(now);
         true
+    }
+}
+
+/// What a batch handled: pieces add up, anything else wins.
+fn merge(a: Option<Handled>, b: Option<Handled>) -> Option<Handled> {
+    match (a, b) {
+        (Some(Handled::Pieces(x)), Some(Handled::Pieces(y))) => {
+            Some(Handled::Pieces(x.saturating_add(y)))
+        }
+        (Some(Handled::Other), _) | (_, Some(Handled::Other)) => Some(Handled::Other),
+        (a, None) => a,
+        (None, b) => b,
     }
 }

@@ -39,7 +39,10 @@
 //! Transport outcomes map onto the engine's answer path: a head, body chunks and an end, or a
 //! [`TransportFailure`](engine_core::TransportFailure): `NoAnswer` for anything before the head
 //! (refused connection, DNS, TLS, connect or request timeout), `Broken` for anything after it.
-//! Buffered answers arrive as one chunk; streamed ones (`BodyMode::Streamed`) chunk by chunk.
+//! Buffered answers arrive as one chunk; streamed ones (`BodyMode::Streamed`) chunk by chunk,
+//! each read no further than the engine's limit (`Config::max_body_bytes`, and
+//! `Config::max_answer_bytes` for a streamed 2xx answer: the engine then refuses the answer).
+//! The exchange is [`transport::exchange`], the same in both shells.
 //! Redirects are not followed: the engine sees every status as sent. Credentials (sensitive
 //! headers) are sent but never logged; each request gets a `tracing` span with its id, method,
 //! target, path and status.
@@ -72,6 +75,7 @@
 //! ```
 
 mod driver;
+pub mod publish;
 mod request;
 mod storage;
 pub mod transport;
@@ -83,6 +87,7 @@ use engine_core::{Command, Engine, Event, Input, Snapshot, UrlRewrite};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
+pub use publish::Stats;
 pub use storage::{MemoryStorage, Storage};
 
 /// Capacity of the event channel of [`Handle::subscribe`].
@@ -99,6 +104,12 @@ pub struct ShellConfig {
     /// A streamed answer (`BodyMode::Streamed`) has no overall limit, only this limit on
     /// silence: before its head and between two chunks. Default 120 s.
     pub stream_idle_timeout: Duration,
+    /// While an answer streams in, the snapshot is published at least this often, and
+    /// otherwise only when the answer has grown by half since the last one; terminal facts
+    /// (the answer ended, a run failed, a stop), host inputs and events are never held back
+    /// (see [`publish`]). Zero: a snapshot after every wake-up. Default 50 ms, as the blocking
+    /// shell's.
+    pub snapshot_interval: Duration,
     /// The storage port. Default: a fresh [`MemoryStorage`].
     pub storage: Box<dyn Storage>,
     /// Record a trace of everything fed to the engine (tokens redacted); read it with
@@ -116,6 +127,7 @@ impl std::fmt::Debug for ShellConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .field("snapshot_interval", &self.snapshot_interval)
             .field("record_trace", &self.record_trace)
             .field("rewrite_request_url", &self.rewrite_request_url.is_some())
             .finish_non_exhaustive()
@@ -145,6 +157,7 @@ impl ShellConfig {
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
             stream_idle_timeout: Self::DEFAULT_STREAM_IDLE_TIMEOUT,
+            snapshot_interval: publish::DEFAULT_SNAPSHOT_INTERVAL,
             storage: Box::new(MemoryStorage::default()),
             record_trace: false,
             rewrite_request_url: None,
@@ -168,14 +181,16 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         connect_timeout,
         request_timeout,
         stream_idle_timeout,
+        snapshot_interval,
         storage,
         record_trace,
         rewrite_request_url,
     } = config;
-    let limits = request::Limits {
+    let limits = transport::Limits {
         request_timeout,
         stream_idle_timeout,
-        buffer_limit: engine.max_body_bytes,
+        max_body_bytes: engine.max_body_bytes,
+        max_answer_bytes: engine.max_answer_bytes,
     };
     let clock = engine_core::InstantClock::new(driver::instant_now());
     let engine = if record_trace {
@@ -191,6 +206,7 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         host: host_tx,
         snapshots: snapshot_rx,
         events: event_tx.downgrade(),
+        counters: Arc::new(publish::Counters::default()),
     };
     let mut driver = driver::Driver::new(
         engine,
@@ -201,8 +217,10 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         snapshot_tx,
         done_tx,
     );
+    driver.throttle = publish::Throttle::new(snapshot_interval);
     driver.clock = clock;
     driver.rewrite = rewrite_request_url;
+    driver.counters = Arc::clone(&handle.counters);
     let task = tokio::spawn(driver.run(host_rx, done_rx));
     (handle, task)
 }
@@ -214,6 +232,7 @@ pub struct Handle {
     snapshots: watch::Receiver<Snapshot>,
     /// Weak, so the event channel closes when the task stops.
     events: broadcast::WeakSender<Event>,
+    counters: Arc<publish::Counters>,
 }
 
 impl Handle {
@@ -230,8 +249,10 @@ impl Handle {
     }
 
     /// The level truth: a receiver that always holds the latest snapshot. A new snapshot is
-    /// sent only when it differs from the previous one. After the task stops, the receiver keeps
-    /// the last snapshot and `changed()` fails.
+    /// sent only when it differs from the previous one, and while an answer streams in only as
+    /// [`ShellConfig::snapshot_interval`] says (a change held back is always sent, at the latest
+    /// that interval after the last one, and before the task stops). After the task stops, the
+    /// receiver keeps the last snapshot and `changed()` fails.
     pub fn snapshots(&self) -> watch::Receiver<Snapshot> {
         self.snapshots.clone()
     }
@@ -282,6 +303,11 @@ impl Handle {
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.host.send(driver::HostMessage::Trace(tx)).ok()?;
         rx.await.ok().flatten()
+    }
+
+    /// What the task has done so far: snapshots computed and published, exchanges started.
+    pub fn stats(&self) -> Stats {
+        self.counters.stats()
     }
 
     /// Whether the task has stopped.

@@ -1,28 +1,15 @@
-//! One request task: sends an [`HttpRequest`] with reqwest and reports its answer, part by part,
-//! over the engine task's channel. It decides nothing: no retries, no parsing.
+//! One request task: carries an [`HttpRequest`] out with the exchange both shells share
+//! ([`crate::transport::exchange`]) and reports its answer, part by part, over the engine
+//! task's channel. It decides nothing: no retries, no parsing.
 
-use crate::transport::{build, describe, show};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use engine_core::{BodyMode, FailureKind, HttpRequest, RequestId, ResponseHead, TransportFailure};
-use reqwest::header::CONTENT_TYPE;
+use engine_core::{HttpRequest, RequestId};
 use tokio::sync::mpsc;
-use tokio::time::{Instant, timeout, timeout_at};
 use tracing::Instrument;
 
-/// A piece of an answer, in the order the engine takes them.
-#[derive(Debug)]
-pub(crate) enum Part {
-    /// The status line (always first, unless the request failed before it).
-    Head(ResponseHead),
-    /// Body bytes.
-    Chunk(Bytes),
-    /// The body ended (last).
-    End,
-    /// The request failed (last).
-    Failed(TransportFailure),
-}
+use crate::transport::{self, Sink, exchange};
+pub(crate) use crate::transport::{Client, Limits, Part};
 
 /// A part of request `id`'s answer.
 #[derive(Debug)]
@@ -31,31 +18,12 @@ pub(crate) struct Completion {
     pub part: Part,
 }
 
-/// The transport limits of one shell.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
-    /// A buffered request, head and body, must finish within this.
-    pub request_timeout: Duration,
-    /// A streamed answer may be silent this long (before its head, and between chunks).
-    pub stream_idle_timeout: Duration,
-    /// A buffered body is handed over whole up to this size; past it, as it arrives (the engine
-    /// refuses it and aborts the request).
-    pub buffer_limit: usize,
-}
-
-/// The HTTP client of a shell, or why it could not be built (every request then fails with
-/// that message).
-pub(crate) type Client = Result<reqwest::Client, String>;
-
-/// Builds the shell's client: rustls, this connect timeout, no redirects (the engine sees every
-/// status as sent, and a credential never follows a redirect).
+/// Builds the shell's client (see [`transport::client`]).
 pub(crate) fn client(connect_timeout: Duration) -> Client {
-    reqwest::Client::builder()
-        .connect_timeout(connect_timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("engine-io-tokio/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| describe(&e))
+    transport::client(
+        connect_timeout,
+        concat!("engine-io-tokio/", env!("CARGO_PKG_VERSION")),
+    )
 }
 
 /// Where a request task sends its parts.
@@ -64,7 +32,7 @@ struct Out {
     tx: mpsc::Sender<Completion>,
 }
 
-impl Out {
+impl Sink for Out {
     /// Sends a part; `false` when the engine task is gone (the request then stops).
     async fn send(&self, part: Part) -> bool {
         let id = self.id;
@@ -92,162 +60,10 @@ pub(crate) async fn execute(
         status = tracing::field::Empty,
     );
     let out = Out { id, tx };
-    run(client, request, &url, limits, &out)
+    exchange(&client, &request, &url, limits, &out)
         .instrument(span)
         .await;
     id
-}
-
-async fn run(client: Client, request: HttpRequest, url: &str, limits: Limits, out: &Out) {
-    let streamed = request.body_mode == BodyMode::Streamed;
-    let started = Instant::now();
-    let head_limit = if streamed {
-        limits.stream_idle_timeout
-    } else {
-        limits.request_timeout
-    };
-    let client = match client {
-        Ok(client) => client,
-        Err(message) => {
-            fail(out, TransportFailure::no_answer(message)).await;
-            return;
-        }
-    };
-    let builder = match build(&client, &request, url) {
-        Ok(builder) => builder,
-        Err(message) => {
-            fail(out, TransportFailure::no_answer(message)).await;
-            return;
-        }
-    };
-    tracing::debug!("sending");
-    let mut response = match timeout_at(started + head_limit, builder.send()).await {
-        Ok(Ok(response)) => response,
-        Ok(Err(e)) => {
-            fail(out, TransportFailure::no_answer(describe(&e))).await;
-            return;
-        }
-        Err(_) => {
-            let message = format!("No answer within {}.", show(head_limit));
-            fail(out, TransportFailure::no_answer(message)).await;
-            return;
-        }
-    };
-    let status = response.status().as_u16();
-    tracing::Span::current().record("status", status);
-    tracing::debug!(status, "response head");
-    let content_type = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    if !out
-        .send(Part::Head(ResponseHead {
-            status,
-            content_type,
-        }))
-        .await
-    {
-        return;
-    }
-    if streamed {
-        stream_body(&mut response, limits.stream_idle_timeout, out).await;
-    } else {
-        let deadline = started + limits.request_timeout;
-        buffer_body(&mut response, deadline, limits, out).await;
-    }
-}
-
-/// Hands each chunk on as it arrives; fails the answer when it is silent too long.
-async fn stream_body(response: &mut reqwest::Response, idle: Duration, out: &Out) {
-    let mut chunks = 0_u64;
-    loop {
-        match timeout(idle, response.chunk()).await {
-            Ok(Ok(Some(chunk))) => {
-                chunks += 1;
-                if !chunk.is_empty() && !out.send(Part::Chunk(chunk)).await {
-                    return;
-                }
-            }
-            Ok(Ok(None)) => {
-                tracing::debug!(chunks, "answer ended");
-                out.send(Part::End).await;
-                return;
-            }
-            Ok(Err(e)) => {
-                fail(out, broken(describe(&e))).await;
-                return;
-            }
-            Err(_) => {
-                let message = format!("The answer stalled for {}.", show(idle));
-                fail(out, broken(message)).await;
-                return;
-            }
-        }
-    }
-}
-
-/// Reads the whole body, then hands it on as one chunk. A body past the buffer limit is handed
-/// on as it arrives instead, so the engine can refuse it without the shell holding it all.
-async fn buffer_body(
-    response: &mut reqwest::Response,
-    deadline: Instant,
-    limits: Limits,
-    out: &Out,
-) {
-    let mut body = BytesMut::new();
-    let mut passing_through = false;
-    loop {
-        match timeout_at(deadline, response.chunk()).await {
-            Ok(Ok(Some(chunk))) => {
-                if passing_through {
-                    if !out.send(Part::Chunk(chunk)).await {
-                        return;
-                    }
-                    continue;
-                }
-                body.extend_from_slice(&chunk);
-                if body.len() > limits.buffer_limit {
-                    passing_through = true;
-                    if !out.send(Part::Chunk(body.split().freeze())).await {
-                        return;
-                    }
-                }
-            }
-            Ok(Ok(None)) => {
-                tracing::debug!(bytes = body.len(), "answer ended");
-                if !body.is_empty() && !out.send(Part::Chunk(body.freeze())).await {
-                    return;
-                }
-                out.send(Part::End).await;
-                return;
-            }
-            Ok(Err(e)) => {
-                fail(out, broken(describe(&e))).await;
-                return;
-            }
-            Err(_) => {
-                let message = format!(
-                    "The answer did not complete within {}.",
-                    show(limits.request_timeout)
-                );
-                fail(out, broken(message)).await;
-                return;
-            }
-        }
-    }
-}
-
-async fn fail(out: &Out, failure: TransportFailure) {
-    tracing::info!(kind = ?failure.kind, message = %failure.message, "request failed");
-    out.send(Part::Failed(failure)).await;
-}
-
-fn broken(message: String) -> TransportFailure {
-    TransportFailure {
-        kind: FailureKind::Broken,
-        message,
-    }
 }
 
 #[cfg(test)]
@@ -259,7 +75,8 @@ fn broken(message: String) -> TransportFailure {
 )]
 mod tests {
     use super::*;
-    use engine_core::Method;
+    use bytes::Bytes;
+    use engine_core::{BodyMode, FailureKind, Method};
 
     use std::sync::{Arc, Mutex};
 
@@ -273,7 +90,8 @@ mod tests {
     const LIMITS: Limits = Limits {
         request_timeout: Duration::from_secs(5),
         stream_idle_timeout: Duration::from_secs(5),
-        buffer_limit: 1024,
+        max_body_bytes: 1024,
+        max_answer_bytes: 1024,
     };
 
     async fn serve(app: Router) -> String {
@@ -536,33 +354,35 @@ mod tests {
         }
     }
 
+    /// No answer is read past the engine's limit: a buffered body past `max_body_bytes` is
+    /// handed over at once, a streamed 2xx answer up to the piece that passes
+    /// `max_answer_bytes`; then nothing more (the engine refuses the answer on that piece and
+    /// aborts the request). The blocking shell shares this code.
     #[tokio::test]
-    async fn an_oversized_buffered_body_passes_through() {
-        let app = Router::new().route(
-            "/big",
-            get(|| async {
-                paced(
-                    vec!["aaaa", "bbbb", "cccc"],
-                    Duration::from_millis(5),
-                    false,
-                )
-            }),
-        );
-        let base = serve(app).await;
+    async fn no_answer_is_read_past_its_limit() {
+        let pieces = || async {
+            paced(
+                vec!["aaaa", "bbbb", "cccc"],
+                Duration::from_millis(5),
+                false,
+            )
+        };
+        let base = serve(Router::new().route("/big", get(pieces))).await;
         let limits = Limits {
-            buffer_limit: 6,
+            max_body_bytes: 6,
+            max_answer_bytes: 6,
             ..LIMITS
         };
-        let parts = collect(
-            test_client(),
-            request(&base, "/big", BodyMode::Buffered),
-            limits,
-        )
-        .await;
-        assert_eq!(
-            shape(&parts),
-            ["head 200", "chunk aaaabbbb", "chunk cccc", "end"]
-        );
+        for (mode, expected) in [
+            (BodyMode::Buffered, vec!["head 200", "chunk aaaabbbb"]),
+            (
+                BodyMode::Streamed,
+                vec!["head 200", "chunk aaaa", "chunk bbbb"],
+            ),
+        ] {
+            let parts = collect(test_client(), request(&base, "/big", mode), limits).await;
+            assert_eq!(shape(&parts), expected, "{mode:?}");
+        }
     }
 
     #[tokio::test]

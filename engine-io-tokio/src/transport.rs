@@ -1,11 +1,234 @@
-//! The reqwest glue both shells share: the request for an [`HttpRequest`], transport errors as
-//! one line without the URL, and durations for messages. Public so that `engine-io-blocking`,
-//! which runs the same async client on a thread of its own, says and sends exactly the same.
+//! The reqwest glue both shells share: the client, one exchange from request to its last part
+//! ([`exchange`]: timeouts, limits while reading, failures), the request for an
+//! [`HttpRequest`], transport errors as one line without the URL, and durations for messages.
+//! Public so that `engine-io-blocking`, which runs the same async client on a thread of its
+//! own, says, sends and reads exactly the same.
+//!
+//! An exchange decides nothing: no retries, no parsing of bodies, no interpretation of
+//! statuses. A failure before the head is [`FailureKind::NoAnswer`], after it
+//! [`FailureKind::Broken`]. A buffered body is handed over whole as one chunk; a streamed one
+//! (`BodyMode::Streamed`) piece by piece as it arrives, bounded by `stream_idle_timeout` of
+//! silence before its head and between two pieces. Neither is read past the engine's own
+//! limit ([`Limits`]): the piece that passes it is the last handed over, and the engine then
+//! refuses the answer and aborts it.
 
+use std::future::Future;
 use std::time::Duration;
 
-use engine_core::{HttpRequest, Method};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use bytes::{Bytes, BytesMut};
+use engine_core::{BodyMode, FailureKind, HttpRequest, Method, ResponseHead, TransportFailure};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use tokio::time::{Instant, timeout, timeout_at};
+
+/// A piece of an answer, in the order the engine takes them.
+#[derive(Debug)]
+pub enum Part {
+    /// The status line (always first, unless the request failed before it).
+    Head(ResponseHead),
+    /// Body bytes.
+    Chunk(Bytes),
+    /// The body ended (last).
+    End,
+    /// The request failed (last).
+    Failed(TransportFailure),
+}
+
+/// Where an exchange hands its parts: the shell's way to its engine.
+pub trait Sink {
+    /// Hands a part over, waiting for room (back-pressure: a fast answer is read no faster
+    /// than the engine takes it); `false` when the engine is gone, and the exchange stops.
+    fn send(&self, part: Part) -> impl Future<Output = bool> + Send;
+}
+
+/// The limits every exchange of a shell applies.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Buffered requests: the head and the whole body within this.
+    pub request_timeout: Duration,
+    /// Streamed requests: the wait for the head and between two pieces of the body.
+    pub stream_idle_timeout: Duration,
+    /// A buffered body (and a streamed non-2xx one) is handed over once it grows past this
+    /// (`Config::max_body_bytes`, which the engine then refuses) and no more of it is read.
+    pub max_body_bytes: usize,
+    /// A streamed 2xx answer is no longer read once it passed this (`Config::max_answer_bytes`:
+    /// the engine fails the answer as too large and aborts it).
+    pub max_answer_bytes: usize,
+}
+
+/// The HTTP client of a shell, or why it could not be built (every request then fails with
+/// that message, no answer).
+pub type Client = Result<reqwest::Client, String>;
+
+/// Builds a shell's client: rustls, this connect timeout, no redirects (the engine sees every
+/// status as sent: a 307 would repeat a message request, and carry a credential elsewhere).
+pub fn client(connect_timeout: Duration, user_agent: &str) -> Client {
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(user_agent)
+        .build()
+        .map_err(|e| describe(&e))
+}
+
+/// Carries `request` out to `url` (its address after the host's rewrite) and hands its answer
+/// to `out`, part by part, to its last part or until `out` is gone.
+pub async fn exchange(
+    client: &Client,
+    request: &HttpRequest,
+    url: &str,
+    limits: Limits,
+    out: &impl Sink,
+) {
+    let streamed = request.body_mode == BodyMode::Streamed;
+    let started = Instant::now();
+    let head_limit = if streamed {
+        limits.stream_idle_timeout
+    } else {
+        limits.request_timeout
+    };
+    let client = match client {
+        Ok(client) => client,
+        Err(message) => {
+            let message = format!("No HTTP client: {message}");
+            fail(out, FailureKind::NoAnswer, message).await;
+            return;
+        }
+    };
+    let builder = match build(client, request, url) {
+        Ok(builder) => builder,
+        Err(message) => {
+            fail(out, FailureKind::NoAnswer, message).await;
+            return;
+        }
+    };
+    tracing::debug!("sending");
+    let mut response = match timeout_at(started + head_limit, builder.send()).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(e)) => {
+            fail(out, FailureKind::NoAnswer, describe(&e)).await;
+            return;
+        }
+        Err(_) => {
+            let message = format!("No answer within {}.", show(head_limit));
+            fail(out, FailureKind::NoAnswer, message).await;
+            return;
+        }
+    };
+    let status = response.status().as_u16();
+    tracing::Span::current().record("status", status);
+    tracing::debug!(status, "response head");
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let head = ResponseHead {
+        status,
+        content_type,
+    };
+    if !out.send(Part::Head(head)).await {
+        return;
+    }
+    if streamed {
+        let limit = if (200..300).contains(&status) {
+            limits.max_answer_bytes
+        } else {
+            limits.max_body_bytes
+        };
+        stream_body(&mut response, limits.stream_idle_timeout, limit, out).await;
+    } else {
+        let deadline = started + limits.request_timeout;
+        buffer_body(&mut response, deadline, limits, out).await;
+    }
+}
+
+/// Hands each piece on as it arrives; fails the answer when it is silent too long, and stops
+/// reading once it passed `limit` (the engine refuses it on the piece that passes it).
+async fn stream_body(
+    response: &mut reqwest::Response,
+    idle: Duration,
+    limit: usize,
+    out: &impl Sink,
+) {
+    let mut total: usize = 0;
+    loop {
+        match timeout(idle, response.chunk()).await {
+            Ok(Ok(Some(chunk))) => {
+                total = total.saturating_add(chunk.len());
+                if !chunk.is_empty() && !out.send(Part::Chunk(chunk)).await {
+                    return;
+                }
+                if total > limit {
+                    tracing::debug!(bytes = total, limit, "answer past its limit: no more read");
+                    return;
+                }
+            }
+            Ok(Ok(None)) => {
+                tracing::debug!(bytes = total, "answer ended");
+                out.send(Part::End).await;
+                return;
+            }
+            Ok(Err(e)) => {
+                fail(out, FailureKind::Broken, describe(&e)).await;
+                return;
+            }
+            Err(_) => {
+                let message = format!("The answer stalled for {}.", show(idle));
+                fail(out, FailureKind::Broken, message).await;
+                return;
+            }
+        }
+    }
+}
+
+/// Reads the whole body, then hands it on as one piece. A body past the limit is handed on at
+/// once and no more of it is read (the engine refuses it).
+async fn buffer_body(
+    response: &mut reqwest::Response,
+    deadline: Instant,
+    limits: Limits,
+    out: &impl Sink,
+) {
+    let mut body = BytesMut::new();
+    loop {
+        match timeout_at(deadline, response.chunk()).await {
+            Ok(Ok(Some(chunk))) => {
+                body.extend_from_slice(&chunk);
+                if body.len() > limits.max_body_bytes {
+                    tracing::debug!(bytes = body.len(), "body past its limit: no more read");
+                    out.send(Part::Chunk(body.freeze())).await;
+                    return;
+                }
+            }
+            Ok(Ok(None)) => {
+                tracing::debug!(bytes = body.len(), "answer ended");
+                if !body.is_empty() && !out.send(Part::Chunk(body.freeze())).await {
+                    return;
+                }
+                out.send(Part::End).await;
+                return;
+            }
+            Ok(Err(e)) => {
+                fail(out, FailureKind::Broken, describe(&e)).await;
+                return;
+            }
+            Err(_) => {
+                let message = format!(
+                    "The answer did not complete within {}.",
+                    show(limits.request_timeout)
+                );
+                fail(out, FailureKind::Broken, message).await;
+                return;
+            }
+        }
+    }
+}
+
+async fn fail(out: &impl Sink, kind: FailureKind, message: String) {
+    tracing::info!(?kind, %message, "request failed");
+    out.send(Part::Failed(TransportFailure { kind, message }))
+        .await;
+}
 
 /// The reqwest request for `request`; an error names the offending header, never its value.
 pub fn build(
