@@ -120,6 +120,7 @@ pub fn is_urgent(event: &Event) -> bool {
                 | StreamDelta::PartAdded { .. }
                 | StreamDelta::TextDelta { .. }
                 | StreamDelta::ReasoningDelta { .. }
+                | StreamDelta::ToolInputDelta { .. }
                 | StreamDelta::PartUpdated { .. }
                 | StreamDelta::PartsRemoved { .. }
                 | StreamDelta::Metadata { .. }

@@ -478,3 +478,43 @@ fn deltas_serialize() {
         ])
     );
 }
+
+/// §5 tool input, issue 12: a streaming input's growth is reported as the appended text
+/// (`ToolInputDelta`), never as a copy of the whole part; the first delta after the part's
+/// start, every later one, and a text-encoded input alike. A change of more than the input (an
+/// output arriving) is a whole `PartUpdated` again.
+#[test]
+fn tool_input_growth_is_reported_as_the_appended_text() {
+    let run = run(&body(&[
+        json!({"type": "tool-input-start", "toolCallId": "c", "toolName": "f"}),
+        json!({"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": "{\"q\":"}),
+        json!({"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": "\"Ber"}),
+        json!({"type": "tool-input-start", "toolCallId": "t", "toolName": "g", "inputEncoding": "text"}),
+        json!({"type": "tool-input-delta", "toolCallId": "t", "inputTextDelta": "ab"}),
+        json!({"type": "tool-output-available", "toolCallId": "c", "output": 1}),
+    ]));
+    let tool_deltas: Vec<Value> = run
+        .deltas
+        .iter()
+        .filter_map(|d| match d {
+            StreamDelta::ToolInputDelta { .. } | StreamDelta::PartUpdated { .. } => {
+                Some(serde_json::to_value(d).unwrap())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tool_deltas.len(), 4, "{tool_deltas:?}");
+    assert_eq!(
+        tool_deltas[..3],
+        [
+            json!({"type": "toolInputDelta", "index": 0, "delta": "{\"q\":", "inputIsText": false}),
+            json!({"type": "toolInputDelta", "index": 0, "delta": "\"Ber", "inputIsText": false}),
+            json!({"type": "toolInputDelta", "index": 1, "delta": "ab", "inputIsText": true}),
+        ]
+    );
+    assert_eq!(tool_deltas[3]["type"], "partUpdated");
+    assert_eq!(tool_deltas[3]["part"]["state"], "output-available");
+    let parts = parts(run.stream.message());
+    assert_eq!(parts[0]["input"], json!({"q": "Ber"}));
+    assert_eq!(parts[1]["input"], json!("ab"));
+}

@@ -43,6 +43,20 @@ pub enum StreamDelta {
         /// The appended text.
         delta: String,
     },
+    /// The streaming tool call at `index` (state `input-streaming`) received more input: `delta`
+    /// was appended to its `rawInput`, and its `input` follows the raw text: the best-effort
+    /// parse of it (ui-message-stream §5), or the text itself when `inputIsText`
+    /// (`inputEncoding: "text"`). Nothing else of the part changed. Work is proportional to
+    /// the delta (issue 12): no copy of the part. [`StreamDelta::apply_to`] parses the raw
+    /// text whole; [`crate::stream::MessageMirror`] keeps the parse incremental.
+    ToolInputDelta {
+        /// The part's index.
+        index: usize,
+        /// The appended raw input.
+        delta: String,
+        /// The input is the raw text itself, not its parse.
+        input_is_text: bool,
+    },
     /// The part at `index` changed (state, tool progress, data, metadata): here it is whole.
     PartUpdated {
         /// Its index.
@@ -121,6 +135,20 @@ impl StreamDelta {
                     reasoning.text.push_str(delta);
                 }
             }
+            StreamDelta::ToolInputDelta {
+                index,
+                delta,
+                input_is_text,
+            } => {
+                if let Some(Part::Tool(tool)) = message.parts.get_mut(*index) {
+                    let raw = append_raw(tool, delta);
+                    tool.input = if *input_is_text {
+                        Some(Value::String(raw.to_owned()))
+                    } else {
+                        super::partial_json::parse_partial_json(raw)
+                    };
+                }
+            }
             StreamDelta::PartsRemoved { from } => message.parts.truncate(*from),
             StreamDelta::Metadata { metadata } => message.metadata = Some(metadata.clone()),
             StreamDelta::Ended { status, .. } => message.status = status.clone(),
@@ -131,5 +159,19 @@ impl StreamDelta {
             | StreamDelta::AgentId { .. }
             | StreamDelta::NewSession(_) => {}
         }
+    }
+}
+
+/// Appends `delta` to the call's raw input text; returns the text.
+pub(crate) fn append_raw<'a>(tool: &'a mut crate::message::ToolPart, delta: &str) -> &'a str {
+    match &mut tool.raw_input {
+        Some(Value::String(raw)) => {
+            raw.push_str(delta);
+            raw
+        }
+        slot => match slot.insert(Value::String(delta.to_owned())) {
+            Value::String(raw) => raw,
+            _ => "",
+        },
     }
 }

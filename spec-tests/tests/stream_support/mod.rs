@@ -43,27 +43,41 @@ pub fn run_cut(body: &[u8], cuts: &[usize], cap: usize) -> Run {
     let mut stream = AnswerStream::new(String::new(), cap);
     let mut deltas = Vec::new();
     let mut mirror = Message::assistant(String::new());
+    // Issue 12: the incremental mirror a host keeps gives the same message.
+    let mut incremental = engine_core::stream::MessageMirror::new("");
     for pair in cuts.windows(2) {
         let before = deltas.len();
         stream.feed(&body[pair[0]..pair[1]], &mut deltas);
         for delta in &deltas[before..] {
             delta.apply_to(&mut mirror);
+            incremental.apply(delta);
         }
         assert_eq!(
             &mirror,
             stream.message(),
             "replayed deltas differ from the message"
         );
+        assert_eq!(
+            incremental.message(),
+            stream.message(),
+            "the mirror differs"
+        );
     }
     let before = deltas.len();
     stream.end(&mut deltas);
     for delta in &deltas[before..] {
         delta.apply_to(&mut mirror);
+        incremental.apply(delta);
     }
     assert_eq!(
         &mirror,
         stream.message(),
         "replayed deltas differ after end()"
+    );
+    assert_eq!(
+        incremental.message(),
+        stream.message(),
+        "the mirror differs after end()"
     );
     Run { stream, deltas }
 }

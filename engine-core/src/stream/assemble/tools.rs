@@ -162,7 +162,7 @@ impl Assembler {
 
     /// Appends to the call's raw input; `input` becomes its best-effort parse (or the raw text
     /// itself with `inputEncoding: "text"`), updated in place: work is proportional to the
-    /// delta, plus the part's copy in its `PartUpdated`.
+    /// delta (reported as a `ToolInputDelta`; a `PartUpdated` when more than the input changed).
     pub(super) fn tool_input_delta(
         &mut self,
         call_id: &str,
@@ -211,15 +211,18 @@ impl Assembler {
         let part = &mut **part;
         // An output chunk dropped the raw text: it starts again from this delta.
         let restart = !matches!(part.raw_input, Some(Value::String(_)));
-        let raw = match &mut part.raw_input {
-            Some(Value::String(raw)) => {
-                raw.push_str(delta);
-                raw
-            }
-            slot => match slot.insert(Value::String(delta.to_owned())) {
-                Value::String(raw) => raw,
-                _ => return,
-            },
+        // Only the input grows (from nothing, on the first delta): reported as the appended
+        // text, not the whole part.
+        let first = part.raw_input.is_none() && part.input.is_none();
+        let grows_only = (!restart || first)
+            && part.state == ToolState::InputStreaming
+            && part.output.is_none()
+            && part.error_text.is_none()
+            && part.preliminary.is_none();
+        crate::stream::delta::append_raw(part, delta);
+        let raw = match &part.raw_input {
+            Some(Value::String(raw)) => raw.as_str(),
+            _ => "",
         };
         match partial.encoding {
             InputEncoding::Json => {
@@ -231,8 +234,16 @@ impl Assembler {
             }
             InputEncoding::Text => match &mut part.input {
                 Some(Value::String(input)) if !restart => input.push_str(delta),
-                input => *input = Some(Value::String(raw.clone())),
+                input => *input = Some(Value::String(raw.to_owned())),
             },
+        }
+        if grows_only {
+            out.push(StreamDelta::ToolInputDelta {
+                index,
+                delta: delta.to_owned(),
+                input_is_text: partial.encoding == InputEncoding::Text,
+            });
+            return;
         }
         part.state = ToolState::InputStreaming;
         part.output = None;
