@@ -7,7 +7,8 @@ use serde::Serialize;
 
 /// Revision counters, one per part of the [`crate::Snapshot`]. A part whose counter has not
 /// moved since the host last looked is unchanged; a counter that moved means the part may have
-/// changed (it moves on every change, and seldom without one). Counters only grow.
+/// changed: every change moves it, and `state` and `run` also move on every input other than
+/// a piece of a streamed body (compare if an unchanged render matters). Counters only grow.
 ///
 /// A host following changes keeps the last `Revisions` it rendered and, after each drain, reads
 /// only the parts whose counter moved:

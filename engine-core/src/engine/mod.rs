@@ -355,14 +355,15 @@ impl Engine {
     /// The settle [`Engine::quiet`] skipped, run anyway: it must change nothing.
     #[cfg(debug_assertions)]
     fn check_quiet(&mut self, now: Time) {
-        let before = (self.io.outbox.len(), self.io.events.len());
+        let before = (self.settled, self.io.outbox.len(), self.io.events.len());
         self.settle(now);
+        let after = (
+            (self.change_count(), self.own_changes),
+            self.io.outbox.len(),
+            self.io.events.len(),
+        );
         debug_assert_eq!(
-            (
-                (self.change_count(), self.own_changes),
-                (self.io.outbox.len(), self.io.events.len())
-            ),
-            (self.settled, before),
+            after, before,
             "a quiet piece changed what a level rule reads"
         );
     }
