@@ -45,9 +45,11 @@ impl std::fmt::Debug for Work {
 /// Another pair's work is parked (stopped, nothing lost) and comes back with the pair.
 #[derive(Debug, Default)]
 pub(crate) struct Works {
-    by_session: BTreeMap<String, Work>,
+    /// Boxed: a `BTreeMap` node holds room for 11 entries, and a `Work` is over 1 KiB inline
+    /// (issue 12: one session's work cost a 19 KB node).
+    by_session: BTreeMap<String, Box<Work>>,
     scope: Option<ScopeKey>,
-    parked: BTreeMap<ScopeKey, BTreeMap<String, Work>>,
+    parked: BTreeMap<ScopeKey, BTreeMap<String, Box<Work>>>,
     /// SND-25: the next read of the detail while another writer works, and that such a watch
     /// runs for this session.
     pub writer_watch: Option<(String, Time)>,
@@ -85,7 +87,7 @@ impl Works {
             .entry(session_uid.to_owned())
             .or_insert_with(|| {
                 *revision = revision.wrapping_add(1);
-                Work {
+                Box::new(Work {
                     run: Run::for_session(session_uid)
                         .uninitialized_state_machine()
                         .init_with_context(ctx),
@@ -96,24 +98,24 @@ impl Works {
                     own_working: false,
                     thread_cleared: false,
                     restorable: true,
-                }
+                })
             })
     }
 
     pub(crate) fn get(&self, session_uid: &str) -> Option<&Work> {
-        self.by_session.get(session_uid)
+        self.by_session.get(session_uid).map(|w| &**w)
     }
 
     pub(crate) fn get_mut(&mut self, session_uid: &str) -> Option<&mut Work> {
-        self.by_session.get_mut(session_uid)
+        self.by_session.get_mut(session_uid).map(|w| &mut **w)
     }
 
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut Work)> {
-        self.by_session.iter_mut()
+        self.by_session.iter_mut().map(|(k, w)| (k, &mut **w))
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &Work)> {
-        self.by_session.iter()
+        self.by_session.iter().map(|(k, w)| (k, &**w))
     }
 
     /// Hands an event to every run; each one takes only what belongs to it.

@@ -371,7 +371,7 @@ impl Engine {
     /// The streaming answer of the hydrated session.
     fn streamed_answer(&self) -> Option<&crate::stream::AnswerStream> {
         let uid = self.hydration.inner().session_uid.as_deref()?;
-        self.works.get(uid)?.run.inner().answer.as_ref()
+        self.works.get(uid)?.run.inner().answer.as_deref()
     }
 
     /// The Agent id that answer reports so far (adr-notes 6).
@@ -395,8 +395,10 @@ impl Engine {
     /// The next piece of work for the shell.
     pub fn poll_intent(&mut self) -> Option<Intent> {
         let intent = self.io.outbox.pop_front();
-        if let (Some(r), Some(i)) = (self.recorder.as_mut(), intent.as_ref()) {
-            r.intent(i);
+        match (self.recorder.as_mut(), intent.as_ref()) {
+            (Some(r), Some(i)) => r.intent(i),
+            (_, None) => crate::io::release_if_empty(&mut self.io.outbox),
+            _ => {}
         }
         intent
     }
@@ -1486,6 +1488,7 @@ impl Engine {
                 }
             }
         }
+        crate::io::release_if_empty(&mut self.io.signals);
         any
     }
 

@@ -211,7 +211,8 @@ impl Confirmations {
 #[derive(Debug, Default)]
 pub(crate) struct RuntimeAccessMachine {
     /// The decision of each session of the current person and Environment (ENV-3).
-    decisions: BTreeMap<String, Decision>,
+    /// Boxed: a `BTreeMap` node holds room for 11 entries (issue 12: 4.7 KB for one decision).
+    decisions: BTreeMap<String, Box<Decision>>,
     /// The last focus-triggered check (RTA-23: at most one per minute).
     last_revalidate: Option<Time>,
     /// The Agent name of the session in view, for notices (OI-6).
@@ -267,7 +268,7 @@ impl RuntimeAccessMachine {
             }
             RtaEvent::Publish { session, decision } => {
                 self.decisions
-                    .insert((*session).to_owned(), (*decision).clone());
+                    .insert((*session).to_owned(), Box::new((*decision).clone()));
                 Handled
             }
             _ => Handled,
@@ -426,7 +427,7 @@ impl RuntimeAccessMachine {
                 decision,
             } => {
                 self.decisions
-                    .insert((*about).to_owned(), (*decision).clone());
+                    .insert((*about).to_owned(), Box::new((*decision).clone()));
                 if *about != session {
                     Handled
                 } else if decision.next_round.is_some() {
@@ -469,7 +470,7 @@ impl RuntimeAccessMachine {
             // (RTA-10, OI-1).
             _ => {
                 self.decisions
-                    .insert(session.to_owned(), Decision::silent_checking(now));
+                    .insert(session.to_owned(), Box::new(Decision::silent_checking(now)));
                 Transition(State::following(session.to_owned()))
             }
         }
@@ -492,7 +493,7 @@ impl RuntimeAccessMachine {
         let d = self
             .decisions
             .entry(session.to_owned())
-            .or_insert_with(|| Decision::silent_checking(now));
+            .or_insert_with(|| Box::new(Decision::silent_checking(now)));
         let delay = backoff_ms(d.delay_ms);
         d.delay_ms = delay;
         d.next_round = Some(now + Duration::from_millis(delay));
@@ -518,7 +519,8 @@ impl RuntimeAccessMachine {
             // interval of 0 asks again at once, in the next settle round).
             _ => {
                 let followed = decision.next_round.is_some();
-                self.decisions.insert(session.to_owned(), decision);
+                self.decisions
+                    .insert(session.to_owned(), Box::new(decision));
                 return if followed {
                     Transition(State::following(session.to_owned()))
                 } else {
@@ -528,7 +530,8 @@ impl RuntimeAccessMachine {
         };
         if context.io.confirmations.remembered(&endpoint, now) {
             // RTA-14, OI-9: a remembered serving answer confirms without a request.
-            self.decisions.insert(session.to_owned(), decision);
+            self.decisions
+                .insert(session.to_owned(), Box::new(decision));
             return Transition(State::settled(session.to_owned()));
         }
         let limit = context.io.confirmations.limit(&endpoint);
@@ -563,7 +566,8 @@ impl RuntimeAccessMachine {
         }
         let mut decision = candidate.clone();
         decision.at = now;
-        self.decisions.insert(session.to_owned(), decision);
+        self.decisions
+            .insert(session.to_owned(), Box::new(decision));
         Transition(State::settled(session.to_owned()))
     }
 
@@ -576,13 +580,14 @@ impl RuntimeAccessMachine {
         candidate: &Decision,
     ) -> Outcome<State> {
         let decision = client_waking(context, self.agent_name.as_deref(), candidate);
-        self.decisions.insert(session.to_owned(), decision);
+        self.decisions
+            .insert(session.to_owned(), Box::new(decision));
         Transition(State::following(session.to_owned()))
     }
 
     /// The decision held for `session`.
     pub(crate) fn decision(&self, session: &str) -> Option<&Decision> {
-        self.decisions.get(session)
+        self.decisions.get(session).map(|d| &**d)
     }
 }
 

@@ -153,8 +153,9 @@ pub(crate) struct Run {
     /// Messages of this engine's turns since the history was applied, shared with snapshots;
     /// every mutable borrow counts as a change ([`crate::Revisions::thread`]).
     pub local: Tracked<Vec<Arc<Message>>>,
-    /// The answer being streamed.
-    pub answer: Option<AnswerStream>,
+    /// The answer being streamed. Boxed: a run is idle far more often than it streams, and the stream is about 1 KiB
+    /// inline (issue 12).
+    pub answer: Option<Box<AnswerStream>>,
     /// Moves with every delta of the answer, and when a new answer starts
     /// ([`crate::Revisions::streaming`]).
     pub answer_revision: u64,
@@ -444,7 +445,7 @@ impl Run {
         match event {
             RunEvent::Piece(p) if p.id == *pending && matches!(p.kind, PieceKind::Head) => {
                 let id = turn.answer_id.clone();
-                self.answer = Some(AnswerStream::new(id, context.io.max_event_bytes));
+                self.answer = Some(Box::new(AnswerStream::new(id, context.io.max_event_bytes)));
                 self.answer_revision = self.answer_revision.wrapping_add(1);
                 // adr-notes 8: the answer's head has come.
                 self.set_status(RunStatus::Queued, Some(THINKING_TEXT));
@@ -508,7 +509,7 @@ impl Run {
                         answer.end(&mut deltas);
                     }
                     self.relay(context, deltas);
-                    let end = match self.answer.as_ref().map(AnswerStream::outcome) {
+                    let end = match self.answer.as_deref().map(AnswerStream::outcome) {
                         Some(StreamOutcome::Finished { .. } | StreamOutcome::Aborted { .. }) => {
                             RunEnd::Clean
                         }
@@ -935,7 +936,7 @@ impl Run {
         sent: bool,
     ) -> Outcome<State> {
         if let Some(answer) = self.answer.take() {
-            let mut message = answer.into_message();
+            let mut message = (*answer).into_message();
             match (&end, &message.status) {
                 // SND-16: a cut-short answer is never complete, and nothing in it streams on.
                 (RunEnd::Stopped(_), _) => message.cancel(),
