@@ -42,7 +42,7 @@ pub enum MessageStatus {
 }
 
 /// One message of the thread.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     /// The message id (the platform's, the stream's `start.messageId`, or one the engine chose).
@@ -100,7 +100,7 @@ impl Message {
 }
 
 /// One part of a message, serialized as the AI SDK's UI message part.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Part {
     /// `{"type":"text"}`: plain text.
     Text(TextPart),
@@ -165,7 +165,7 @@ pub enum PartState {
 }
 
 /// A text part.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextPart {
     /// The text.
@@ -182,7 +182,7 @@ pub struct TextPart {
 }
 
 /// A reasoning part.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningPart {
     /// The stream's reasoning id (history reasoning has none).
@@ -200,7 +200,7 @@ pub struct ReasoningPart {
 
 /// A tool call part: `{"type":"tool-<toolName>", ...}`, or `{"type":"dynamic-tool",
 /// "toolName": ..}` when `dynamic`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolPart {
     /// The tool's name.
@@ -249,7 +249,7 @@ pub struct ToolPart {
 }
 
 /// The approval of a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolApproval {
     /// The approval id.
@@ -287,7 +287,7 @@ pub enum ToolState {
 }
 
 /// A data part: `{"type":"data-<name>","id"?,"data"}`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataPart {
     /// The full type, `data-` included.
     pub data_type: String,
@@ -298,7 +298,7 @@ pub struct DataPart {
 }
 
 /// A part carried as its fields: `{"type": part_type, ...fields}`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OtherPart {
     /// The part's type.
     pub part_type: String,

@@ -44,13 +44,6 @@ pub struct Revisions {
     pub streaming: u64,
 }
 
-impl Revisions {
-    /// Whether any counter moved since `seen`.
-    pub fn moved_since(&self, seen: &Revisions) -> bool {
-        self != seen
-    }
-}
-
 /// A value whose every mutable access counts as a change (`Deref` reads are free).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tracked<T> {
@@ -103,7 +96,7 @@ pub struct ThreadView<'a> {
     pub streaming: Option<&'a crate::message::Message>,
 }
 
-impl ThreadView<'_> {
+impl<'a> ThreadView<'a> {
     /// How many messages the thread shows.
     pub fn len(&self) -> usize {
         self.history.len() + self.local.len() + usize::from(self.streaming.is_some())
@@ -115,7 +108,7 @@ impl ThreadView<'_> {
     }
 
     /// The messages in order.
-    pub fn iter(&self) -> impl Iterator<Item = &crate::message::Message> {
+    pub fn iter(self) -> impl Iterator<Item = &'a crate::message::Message> + 'a {
         self.history
             .iter()
             .chain(self.local.iter())

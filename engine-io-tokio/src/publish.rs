@@ -82,7 +82,8 @@ impl Counters {
     /// engine's [`Revisions`] as of `last`: when no counter moved, no snapshot is computed at
     /// all; when the thread or the streaming answer moved, the new snapshot is published
     /// without comparing; when only other parts moved (a host input, an answer), it is compared
-    /// with `last`, so an input that changed nothing publishes nothing.
+    /// with `last` (the thread's shared messages by pointer first), so an input that changed
+    /// nothing publishes nothing.
     pub fn changed(
         &self,
         engine: &Engine,

@@ -1,7 +1,7 @@
 //! Replay throughput on a long answer (issue 12): a session recorded with
 //! `Engine::new_recording` (`spec_tests::long_answer`: the harness's ready engine, a message
 //! sent, then an answer of N text deltas of 3 to 6 characters, one SSE event per body chunk as a
-//! paced stream arrives), replayed with `replay_with_options` in three modes (`bare`: `check().without_entries()`, no
+//! paced stream arrives), replayed with `replay_with_options` in three modes (`bare`: `ReplayOptions::bare()`, no
 //! timeline at all; `check`: no
 //! changed fields; `timeline`: what `replay` does), next to the floor (`engine`: the same inputs
 //! read ahead and fed straight to a fresh engine). Prints records (inputs) per second, least of
@@ -37,7 +37,7 @@ fn options(mode: &str) -> ReplayOptions {
     match mode {
         "timeline" => ReplayOptions::timeline(),
         "check" => ReplayOptions::check(),
-        "bare" => ReplayOptions::check().without_entries(),
+        "bare" => ReplayOptions::bare(),
         other => panic!("unknown mode {other:?} (timeline, check or bare)"),
     }
 }

@@ -370,6 +370,13 @@ impl Harness {
         self
     }
 
+    /// Moves the clock `ms` ahead without firing timers or deliveries: a host that wakes late
+    /// (the next input carries the later time).
+    pub fn jump(&mut self, ms: u64) -> &mut Self {
+        self.now_ms += ms;
+        self
+    }
+
     /// Delivers every scripted answer and timer, however far ahead.
     pub fn run_until_idle(&mut self) -> &mut Self {
         for _ in 0..10_000 {

@@ -370,3 +370,60 @@ fn following_a_whole_answer_reads_no_snapshot_per_piece() {
     model.apply(&Op::Head);
     model.apply(&Op::Chunk(100));
 }
+
+/// Issue 12, SHR-12, OI-4: `isRuntimeWakeOverdue` follows the clock. A piece of a session's
+/// answer streaming in the background, arriving (late: no timer was handled) after the shown
+/// session's wake became overdue, flips it; the piece moves `state`, so a following host (and a
+/// shell publishing on change) sees the flip.
+#[test]
+fn a_late_piece_after_the_wake_overdue_instant_moves_state() {
+    let mut h = Harness::visible_in_env();
+    let mut waking = spec_tests::fixtures::runtime_transient("waking", Some(25_000));
+    // The harness's wall clock starts at the Unix epoch: overdue at 60 s + 30 s.
+    waking["runtime_presence"]["wake"] = json!({"operation_uid": "op-w", "state": "in_progress",
+        "requested_at": "1970-01-01T00:00:00Z", "deadline_at": "1970-01-01T00:01:00Z"});
+    h.script(move |call| match call {
+        ApiCall::ListSessions { .. } => Some((0, Reply::Json(200, json!([])))),
+        ApiCall::GetSessionDetail { session_uid, .. } => {
+            Some((0, Reply::Json(200, record(session_uid, AGENT, ENV, 1))))
+        }
+        ApiCall::GetSessionHistory { session_uid } => {
+            Some((0, Reply::Json(200, history(session_uid))))
+        }
+        ApiCall::GetSessionInsights { session_uid } => {
+            Some((0, Reply::Json(200, insights(session_uid))))
+        }
+        ApiCall::ResolveRuntimeAccess { session_uid } if session_uid == SESSIONS[1] => {
+            Some((0, Reply::Json(200, waking.clone())))
+        }
+        ApiCall::ResolveRuntimeAccess { session_uid } => {
+            Some((0, Reply::Json(200, runtime_ready(session_uid))))
+        }
+        ApiCall::ConfirmAgent { .. } => Some((0, Reply::Json(200, json!({"status": "ready"})))),
+        ApiCall::ListModelProviders => Some((0, Reply::Json(200, catalog()))),
+        _ => None,
+    });
+    h.requested(Some(SESSIONS[0]));
+    h.advance(10);
+    h.command(Command::SendMessage { text: "go".into() });
+    h.advance(10);
+    let id = h.message_request(SESSIONS[0]);
+    let body = answer_body(1);
+    h.stream_head(id).chunk(id, &body[..200]);
+    h.requested(Some(SESSIONS[1]));
+    h.advance(10);
+    assert_eq!(h.current().as_deref(), Some(SESSIONS[1]));
+    assert!(!h.snapshot().is_runtime_wake_overdue);
+    assert!(
+        h.snapshot().is_assistant_runtime_starting,
+        "the shown session wakes"
+    );
+    h.jump(91_000 - h.now_ms());
+    let before = h.engine().revisions();
+    h.chunk(id, &body[200..260]);
+    assert!(h.snapshot().is_runtime_wake_overdue);
+    assert!(
+        h.engine().revisions().state > before.state,
+        "the flip moved state"
+    );
+}

@@ -26,11 +26,11 @@ fn both(trace: &str) -> (ReplayReport, ReplayReport) {
     (full, check)
 }
 
-/// `check().without_entries()`: the same verdict, expectations and final snapshot, no entries,
+/// `bare()`: the same verdict, expectations and final snapshot, no entries,
 /// `on_entry` never called.
 fn assert_bare_alike(trace: &str, full: &ReplayReport) {
     let mut called = 0;
-    let bare = replay_with_options(trace, ReplayOptions::check().without_entries(), |_| {
+    let bare = replay_with_options(trace, ReplayOptions::bare(), |_| {
         called += 1;
     })
     .unwrap_or_else(|e| panic!("{e}"));
@@ -100,7 +100,7 @@ fn inv_12_a_failed_expectation_fails_alike_in_check_mode() {
         let full = replay(&broken).unwrap_err();
         let check = replay_with_options(&broken, ReplayOptions::check(), |_| {}).unwrap_err();
         assert_eq!(check, full);
-        let bare = ReplayOptions::check().without_entries();
+        let bare = ReplayOptions::bare();
         assert_eq!(
             replay_with_options(&broken, bare, |_| {}).unwrap_err(),
             full

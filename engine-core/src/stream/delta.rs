@@ -10,6 +10,7 @@ use crate::message::{Message, MessageStatus, Part};
 /// One change of an answer stream, in order. Applying the deltas of a stream, in order, to
 /// `Message::assistant(String::new())` (see [`StreamDelta::apply_to`]) gives the stream's
 /// message.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
     tag = "type",

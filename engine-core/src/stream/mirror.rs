@@ -88,10 +88,11 @@ impl MessageMirror {
                 input_is_text: true,
             } => {
                 if let Some(Part::Tool(tool)) = self.message.parts.get_mut(*index) {
-                    append_raw(tool, delta);
+                    let raw = append_raw(tool, delta).to_owned();
                     match &mut tool.input {
                         Some(Value::String(input)) => input.push_str(delta),
-                        input => *input = Some(Value::String(delta.clone())),
+                        // As the engine: the input becomes the whole raw text.
+                        input => *input = Some(Value::String(raw)),
                     }
                 }
             }

@@ -174,9 +174,9 @@ impl ReplayOptions {
     }
 
     /// No timeline at all: [`ReplayReport::entries`] stays empty and `on_entry` is never
-    /// called; intents and events are kept only until the `expect` that reads them. The
-    /// fastest replay (a long answer at about the engine's own pace), for checking traces in
-    /// bulk.
+    /// called; the intents and events of the records since the last `expect` are kept for the
+    /// next one to read (a trace without expects keeps them all). The fastest replay (a long
+    /// answer at about twice the engine's own cost), for checking traces in bulk.
     ///
     /// ```
     /// use engine_core::trace::{ReplayOptions, replay_with_options};
@@ -185,12 +185,11 @@ impl ReplayOptions {
     ///     r#"{"at": 0, "input": {"input": "is_visible", "value": true}}"#, "\n",
     ///     r#"{"expect": {"snapshot": {"isVisible": true}}}"#, "\n",
     /// );
-    /// let report = replay_with_options(trace, ReplayOptions::check().without_entries(), |_| {})
-    ///     .unwrap();
+    /// let report = replay_with_options(trace, ReplayOptions::bare(), |_| {}).unwrap();
     /// assert_eq!(report.expectations, 1);
     /// assert!(report.entries.is_empty());
     /// ```
-    pub const fn without_entries(self) -> ReplayOptions {
+    pub const fn bare() -> ReplayOptions {
         ReplayOptions {
             changes: false,
             entries: false,
