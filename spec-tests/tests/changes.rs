@@ -69,6 +69,26 @@ fn answer_body(n: usize) -> Vec<u8> {
     body
 }
 
+/// The platform's answers every session here gets at once: list, detail, history, insights,
+/// the Agent's confirmation, the catalog. Runtime access and messages are left to the caller.
+fn hydration(call: &ApiCall) -> Option<(u64, Reply)> {
+    match call {
+        ApiCall::ListSessions { .. } => Some((0, Reply::Json(200, json!([])))),
+        ApiCall::GetSessionDetail { session_uid, .. } => {
+            Some((0, Reply::Json(200, record(session_uid, AGENT, ENV, 1))))
+        }
+        ApiCall::GetSessionHistory { session_uid } => {
+            Some((0, Reply::Json(200, history(session_uid))))
+        }
+        ApiCall::GetSessionInsights { session_uid } => {
+            Some((0, Reply::Json(200, insights(session_uid))))
+        }
+        ApiCall::ConfirmAgent { .. } => Some((5, Reply::Json(200, json!({"status": "ready"})))),
+        ApiCall::ListModelProviders => Some((0, Reply::Json(200, catalog()))),
+        _ => None,
+    }
+}
+
 /// A host following the changes.
 struct Follower {
     seen: Revisions,
@@ -208,23 +228,11 @@ impl Model {
     fn new() -> Model {
         let mut h = Harness::visible_in_env();
         h.script(|call| match call {
-            ApiCall::ListSessions { .. } => Some((0, Reply::Json(200, json!([])))),
-            ApiCall::GetSessionDetail { session_uid, .. } => {
-                Some((0, Reply::Json(200, record(session_uid, AGENT, ENV, 1))))
-            }
-            ApiCall::GetSessionHistory { session_uid } => {
-                Some((0, Reply::Json(200, history(session_uid))))
-            }
-            ApiCall::GetSessionInsights { session_uid } => {
-                Some((0, Reply::Json(200, insights(session_uid))))
-            }
             ApiCall::ResolveRuntimeAccess { session_uid } => {
                 Some((5, Reply::Json(200, runtime_ready(session_uid))))
             }
-            ApiCall::ConfirmAgent { .. } => Some((5, Reply::Json(200, json!({"status": "ready"})))),
             ApiCall::CancelRun { .. } => Some((5, Reply::Json(200, json!({"ok": true})))),
-            ApiCall::ListModelProviders => Some((0, Reply::Json(200, catalog()))),
-            _ => None,
+            other => hydration(other),
         });
         h.requested(Some(SESSIONS[0]));
         h.advance(20);
@@ -383,25 +391,13 @@ fn a_late_piece_after_the_wake_overdue_instant_moves_state() {
     waking["runtime_presence"]["wake"] = json!({"operation_uid": "op-w", "state": "in_progress",
         "requested_at": "1970-01-01T00:00:00Z", "deadline_at": "1970-01-01T00:01:00Z"});
     h.script(move |call| match call {
-        ApiCall::ListSessions { .. } => Some((0, Reply::Json(200, json!([])))),
-        ApiCall::GetSessionDetail { session_uid, .. } => {
-            Some((0, Reply::Json(200, record(session_uid, AGENT, ENV, 1))))
-        }
-        ApiCall::GetSessionHistory { session_uid } => {
-            Some((0, Reply::Json(200, history(session_uid))))
-        }
-        ApiCall::GetSessionInsights { session_uid } => {
-            Some((0, Reply::Json(200, insights(session_uid))))
-        }
         ApiCall::ResolveRuntimeAccess { session_uid } if session_uid == SESSIONS[1] => {
             Some((0, Reply::Json(200, waking.clone())))
         }
         ApiCall::ResolveRuntimeAccess { session_uid } => {
             Some((0, Reply::Json(200, runtime_ready(session_uid))))
         }
-        ApiCall::ConfirmAgent { .. } => Some((0, Reply::Json(200, json!({"status": "ready"})))),
-        ApiCall::ListModelProviders => Some((0, Reply::Json(200, catalog()))),
-        _ => None,
+        other => hydration(other),
     });
     h.requested(Some(SESSIONS[0]));
     h.advance(10);

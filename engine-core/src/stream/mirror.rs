@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::delta::{StreamDelta, append_raw};
 use super::partial_json::PartialJson;
-use crate::message::{Message, MessageStatus, Part, Role};
+use crate::message::{Message, Part};
 
 /// A streaming assistant message rebuilt from its deltas. Equal, after every delta, to the
 /// message the engine shows ([`crate::Engine::thread`]'s `streaming`).
@@ -37,18 +37,7 @@ impl MessageMirror {
     /// An empty running assistant message with this id (the engine's answer id until the
     /// stream's `start` names another).
     pub fn new(message_id: &str) -> MessageMirror {
-        MessageMirror {
-            message: Message {
-                id: message_id.to_owned(),
-                role: Role::Assistant,
-                metadata: None,
-                parts: Vec::new(),
-                status: MessageStatus::Running,
-                created_at: None,
-                provenance: None,
-            },
-            parsers: HashMap::new(),
-        }
+        MessageMirror::of(Message::assistant(message_id.to_owned()))
     }
 
     /// A mirror of `message` as it stands (a host joining a stream under way).
