@@ -97,15 +97,7 @@ fn events() -> Vec<Bytes> {
 fn run(mode: ViewMode, n: usize, body: &[Bytes]) -> Duration {
     let (mut engine, id, now) = streaming(n);
     let mut seen = engine.revisions();
-    let mut mirror = engine_core::message::Message {
-        id: String::new(),
-        role: engine_core::message::Role::Assistant,
-        metadata: None,
-        parts: Vec::new(),
-        status: engine_core::message::MessageStatus::Running,
-        created_at: None,
-        provenance: None,
-    };
+    let mut mirror = engine_core::stream::MessageMirror::new("");
     let start = Instant::now();
     for chunk in body {
         engine.handle_body_chunk(id, chunk.clone(), now);
@@ -114,7 +106,7 @@ fn run(mode: ViewMode, n: usize, body: &[Bytes]) -> Duration {
         }
         while let Some(event) = engine.poll_event() {
             if let (ViewMode::Changes, engine_core::Event::Answer { delta, .. }) = (mode, &event) {
-                delta.apply_to(&mut mirror);
+                mirror.apply(delta);
             }
             black_box(event);
         }
