@@ -244,9 +244,4 @@ pub(crate) fn is_cancelling(state: &State) -> bool {
     !matches!(state, State::Idle {})
 }
 
-impl Cancel {
-    /// Counts a transition that changed the state (the settle loop's fixed point).
-    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
-        context.transitioned(source, target);
-    }
-}
+crate::revision::count_transitions!(Cancel);

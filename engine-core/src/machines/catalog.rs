@@ -285,9 +285,4 @@ pub(crate) fn deadline(state: &State) -> Option<Time> {
     }
 }
 
-impl CatalogStore {
-    /// Counts a transition that changed the state (the settle loop's fixed point).
-    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
-        context.transitioned(source, target);
-    }
-}
+crate::revision::count_transitions!(CatalogStore);

@@ -283,9 +283,4 @@ pub(crate) fn default_session_uid<'a>(
     })
 }
 
-impl DefaultSessionMachine {
-    /// Counts a transition that changed the state (the settle loop's fixed point).
-    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
-        context.transitioned(source, target);
-    }
-}
+crate::revision::count_transitions!(DefaultSessionMachine);

@@ -312,9 +312,4 @@ impl Environment {
     }
 }
 
-impl Environment {
-    /// Counts a transition that changed the state (the settle loop's fixed point).
-    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
-        context.transitioned(source, target);
-    }
-}
+crate::revision::count_transitions!(Environment);

@@ -257,12 +257,7 @@ pub(crate) fn error(state: &State) -> Option<&str> {
     }
 }
 
-impl ExplorerRead {
-    /// Counts a transition that changed the state (the settle loop's fixed point).
-    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
-        context.transitioned(source, target);
-    }
-}
+crate::revision::count_transitions!(ExplorerRead);
 
 #[cfg(test)]
 mod tests {

@@ -447,9 +447,4 @@ impl Hydration {
     }
 }
 
-impl Hydration {
-    /// Counts a transition that changed the state (the settle loop's fixed point).
-    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
-        context.transitioned(source, target);
-    }
-}
+crate::revision::count_transitions!(Hydration);

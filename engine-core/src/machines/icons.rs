@@ -328,9 +328,4 @@ fn is_image_type(content_type: &str) -> bool {
         .is_some_and(|prefix| prefix.eq_ignore_ascii_case("image/"))
 }
 
-impl AgentIcons {
-    /// Counts a transition that changed the state (the settle loop's fixed point).
-    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
-        context.transitioned(source, target);
-    }
-}
+crate::revision::count_transitions!(AgentIcons);

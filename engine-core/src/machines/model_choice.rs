@@ -364,12 +364,7 @@ pub(crate) fn pending(state: &State) -> Option<&ChoiceRequest> {
     }
 }
 
-impl ModelChoiceMachine {
-    /// Counts a transition that changed the state (the settle loop's fixed point).
-    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
-        context.transitioned(source, target);
-    }
-}
+crate::revision::count_transitions!(ModelChoiceMachine);
 
 #[cfg(test)]
 mod tests {

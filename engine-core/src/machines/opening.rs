@@ -257,9 +257,4 @@ pub(crate) fn in_flight(state: &State) -> Option<&OpenOp> {
     }
 }
 
-impl Opening {
-    /// Counts a transition that changed the state (the settle loop's fixed point).
-    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
-        context.transitioned(source, target);
-    }
-}
+crate::revision::count_transitions!(Opening);

@@ -420,9 +420,4 @@ pub(crate) fn is_updating(state: &State) -> bool {
     matches!(state, State::Patching { .. })
 }
 
-impl Picker {
-    /// Counts a transition that changed the state (the settle loop's fixed point).
-    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
-        context.transitioned(source, target);
-    }
-}
+crate::revision::count_transitions!(Picker);

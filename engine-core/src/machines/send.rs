@@ -1040,9 +1040,4 @@ pub(crate) fn queued_turn(state: &State) -> Option<&QueuedTurn> {
     turn.queued.as_ref()
 }
 
-impl Run {
-    /// Counts a transition that changed the state (the settle loop's fixed point).
-    fn after_transition(&mut self, source: &State, target: &State, context: &mut Ctx<'_>) {
-        context.transitioned(source, target);
-    }
-}
+crate::revision::count_transitions!(Run);
