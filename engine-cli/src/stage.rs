@@ -41,10 +41,11 @@ pub fn of(s: &Snapshot) -> Stage {
         .active_session_detail
         .as_ref()
         .and_then(|d| d.record.as_ref())
-        .and_then(|r| r.get("agent_name"))
-        .and_then(|n| n.as_str())
-        .unwrap_or("the agent")
-        .to_owned();
+        .and_then(|r| {
+            let record = r.value();
+            record.get("agent_name")?.as_str().map(str::to_owned)
+        })
+        .unwrap_or_else(|| "the agent".to_owned());
     if s.session_model_selection_request.is_some() {
         return Stage::Blocked("A model is needed to start this session.".into());
     }

@@ -9,6 +9,7 @@ mod input;
 mod inputs;
 mod intent;
 mod io;
+mod json;
 mod machines;
 pub mod message;
 mod queue;
@@ -35,6 +36,7 @@ pub use intent::{
     AgentFilter, ApiCall, BodyMode, GetOrCreateBody, Header, HttpRequest, Intent, InvalidId,
     Method, RequestId, StorageRequest, Target, UrlRewrite, check_id, segment,
 };
+pub use json::Json;
 pub use machines::selection::Origin;
 pub use queue::{
     Hold, HoldReason, QUEUE_LIMIT, QueueRow, QueueRowStatus, QueueTexts, QueuedMessage,

@@ -12,6 +12,8 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::Json;
+
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -51,7 +53,7 @@ pub struct Message {
     pub role: Role,
     /// The message metadata (ui-message-stream `messageMetadata`, deep-merged), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
+    pub metadata: Option<Json>,
     /// Its content, in order.
     pub parts: Vec<Part>,
     /// Finished, running or failed.
@@ -63,7 +65,7 @@ pub struct Message {
     /// The history's provenance, normalized (P9); the same value is the message's leading
     /// `data-main_sequence_ai_provenance` part and its metadata `custom.mainSequenceAi`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provenance: Option<Value>,
+    pub provenance: Option<Json>,
 }
 
 impl Message {
@@ -82,6 +84,21 @@ impl Message {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Keeps every JSON value of the message as compact text ([`Json::compact`]) and gives
+    /// back the spare capacity of its strings: what the engine does once a message is final
+    /// (read from the history, or its answer ended).
+    pub fn compact(&mut self) {
+        for json in [&mut self.metadata, &mut self.provenance]
+            .into_iter()
+            .flatten()
+        {
+            json.compact();
+        }
+        for part in &mut self.parts {
+            part.compact();
         }
     }
 
@@ -139,6 +156,44 @@ impl Part {
         })
     }
 
+    /// [`Message::compact`] for one part.
+    pub fn compact(&mut self) {
+        match self {
+            Part::Text(text) => {
+                text.text.shrink_to_fit();
+                for json in [&mut text.provider_metadata, &mut text.citations]
+                    .into_iter()
+                    .flatten()
+                {
+                    json.compact();
+                }
+            }
+            Part::Reasoning(reasoning) => {
+                reasoning.text.shrink_to_fit();
+                if let Some(json) = &mut reasoning.provider_metadata {
+                    json.compact();
+                }
+            }
+            Part::StepStart => {}
+            Part::Tool(tool) => {
+                for json in [
+                    &mut tool.input,
+                    &mut tool.output,
+                    &mut tool.call_provider_metadata,
+                    &mut tool.result_provider_metadata,
+                    &mut tool.tool_metadata,
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    json.compact();
+                }
+            }
+            Part::Data(data) => data.data.compact(),
+            Part::Other(other) => other.fields.compact(),
+        }
+    }
+
     /// The part's `type` as serialized (`text`, `tool-get_weather`, `data-status`, ...).
     pub fn part_type(&self) -> Cow<'_, str> {
         match self {
@@ -175,10 +230,10 @@ pub struct TextPart {
     pub state: PartState,
     /// Provider metadata of the part, when the stream gave some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_metadata: Option<Value>,
+    pub provider_metadata: Option<Json>,
     /// Citations copied from the `text-end` chunk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub citations: Option<Value>,
+    pub citations: Option<Json>,
 }
 
 /// A reasoning part.
@@ -195,7 +250,7 @@ pub struct ReasoningPart {
     pub state: PartState,
     /// Provider metadata of the part, when the stream gave some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_metadata: Option<Value>,
+    pub provider_metadata: Option<Json>,
 }
 
 /// A tool call part: `{"type":"tool-<toolName>", ...}`, or `{"type":"dynamic-tool",
@@ -215,10 +270,10 @@ pub struct ToolPart {
     pub state: ToolState,
     /// The call's input: complete, or the best-effort parse of what streamed so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input: Option<Value>,
+    pub input: Option<Json>,
     /// The tool's output, once available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output: Option<Value>,
+    pub output: Option<Json>,
     /// The error text, when the call failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_text: Option<String>,
@@ -236,13 +291,13 @@ pub struct ToolPart {
     pub preliminary: Option<bool>,
     /// Provider metadata of the call (from input chunks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call_provider_metadata: Option<Value>,
+    pub call_provider_metadata: Option<Json>,
     /// Provider metadata of the result (from output chunks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_provider_metadata: Option<Value>,
+    pub result_provider_metadata: Option<Json>,
     /// The tool's own metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_metadata: Option<Value>,
+    pub tool_metadata: Option<Json>,
     /// The approval asked for the call, and the answer once given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<ToolApproval>,
@@ -294,7 +349,7 @@ pub struct DataPart {
     /// The part's id, when it has one (a later chunk with the same type and id replaces `data`).
     pub id: Option<String>,
     /// The data.
-    pub data: Value,
+    pub data: Json,
 }
 
 /// A part carried as its fields: `{"type": part_type, ...fields}`.
@@ -302,8 +357,8 @@ pub struct DataPart {
 pub struct OtherPart {
     /// The part's type.
     pub part_type: String,
-    /// Its other fields.
-    pub fields: Map<String, Value>,
+    /// Its other fields: a JSON object.
+    pub fields: Json,
 }
 
 /// Serializes `fields` (a struct serializing as a map) with `type` (and, for dynamic tools,
@@ -323,7 +378,7 @@ struct Tagged<'a, T: Serialize> {
 struct DataFields<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
-    data: &'a Value,
+    data: &'a Json,
 }
 
 impl Serialize for Part {
@@ -409,10 +464,13 @@ impl<'de> Deserialize<'de> for Part {
                 Part::Data(DataPart {
                     data_type: part_type,
                     id,
-                    data: fields.remove("data").unwrap_or(Value::Null),
+                    data: Json::compact_of(&fields.remove("data").unwrap_or(Value::Null)),
                 })
             }
-            _ => Part::Other(OtherPart { part_type, fields }),
+            _ => Part::Other(OtherPart {
+                part_type,
+                fields: Json::compact_of(&Value::Object(fields)),
+            }),
         };
         Ok(part)
     }

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::api::{EffortOption, ModelOption, ProviderOption};
 use crate::failure::RunFailure;
 use crate::queue::{Hold, QueueRow, QueueTexts};
 
+use crate::Json;
 use crate::api::{RuntimeInteraction, RuntimePresence};
 use crate::input::SessionSummary;
 use crate::machines::selection::Origin;
@@ -113,9 +113,9 @@ pub struct DetailSnapshot {
     /// The detail error.
     pub error: Option<String>,
     /// The canonical record as loaded.
-    pub record: Option<Value>,
+    pub record: Option<Json>,
     /// The insights as loaded.
-    pub insights: Option<Value>,
+    pub insights: Option<Json>,
     /// The insights request is in flight.
     pub insights_loading: bool,
     /// `insightsError` (FAIL-12).

@@ -1084,7 +1084,7 @@ async fn archived_list_and_search_answer_the_explorer_queries() {
     let uids: Vec<&str> = rows.iter().map(|r| r.uid.as_str()).collect();
     assert_eq!(uids, [plain[0].as_str(), plain[1].as_str()]);
     assert!(rows.iter().all(|r| r.is_archived));
-    assert!(rows[0].raw["archived_at"].is_string());
+    assert!(rows[0].raw.value()["archived_at"].is_string());
     for r in &rows {
         r.check_environment(ENV).unwrap();
     }

@@ -1013,8 +1013,8 @@ fn cat_13_missing_model_fallbacks_without_patch() {
     assert_eq!(picker(&h), values("p1", "p1::m1", Some("high")));
     // The record keeps its stored model.
     let record = h.snapshot().active_session_detail.unwrap().record.unwrap();
-    assert_eq!(record["llm_provider"], "empty");
-    assert_eq!(record["llm_model"], "x");
+    assert_eq!(record.value()["llm_provider"], "empty");
+    assert_eq!(record.value()["llm_model"], "x");
 }
 
 /// CAT-14, OI-6, OI-22: the fallback is notified once, variant info, title "Session model is not
@@ -1288,7 +1288,7 @@ fn cat_17_non_object_success_is_a_failure() {
         values("acme-cloud", "acme-cloud::acme-large", Some("medium"))
     );
     assert_eq!(
-        s.active_session_detail.unwrap().record.unwrap()["llm_model"],
+        s.active_session_detail.unwrap().record.unwrap().value()["llm_model"],
         "acme-large"
     );
 }
@@ -1313,7 +1313,7 @@ fn cat_18_accepted_patch_updates_the_payload_sent_later() {
     h.reply(id, 200, stored.clone());
     assert_eq!(
         h.snapshot().active_session_detail.unwrap().record,
-        Some(stored.clone())
+        Some(stored.clone().into())
     );
     h.send("Which model now?");
     let rid = h.runtime_request(S1);
@@ -1374,7 +1374,7 @@ fn cat_19_newer_patch_aborts_the_older() {
         assert_eq!(picker(&h), edited);
         assert_eq!(
             h.snapshot().active_session_detail.unwrap().record,
-            Some(stored)
+            Some(stored.into())
         );
         assert_eq!(h.count(is_patch), 2);
     }
@@ -1453,7 +1453,7 @@ fn cat_17_19_refusal_after_an_aborted_patch_follows_the_record() {
     let second = patch_request(&h);
     h.reply(second, 409, json!({"detail": "Busy."}));
     let record = h.snapshot().active_session_detail.unwrap().record.unwrap();
-    assert_eq!(record["llm_model"], "acme-large");
+    assert_eq!(record.value()["llm_model"], "acme-large");
     assert_eq!(
         h.snapshot().session_notice.as_deref(),
         Some("Failed to update session model: Busy.")

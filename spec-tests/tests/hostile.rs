@@ -685,7 +685,11 @@ fn one_byte_chunks_equal_a_whole_body() {
             Kind::List => assert_eq!(s.agent_sessions[0].title, "Café ☕ «naïve» — 🚀"),
             Kind::Detail | Kind::RequestedDetail => {
                 let record = s.active_session_detail.unwrap().record.unwrap();
-                assert_eq!(record["name"], json!("Café ☕ «naïve» — 🚀"), "{kind:?}");
+                assert_eq!(
+                    record.value()["name"],
+                    json!("Café ☕ «naïve» — 🚀"),
+                    "{kind:?}"
+                );
             }
             Kind::History => assert!(s.active_session_readiness.history_ready),
             Kind::Insights => assert!(s.active_session_readiness.insights_ready),

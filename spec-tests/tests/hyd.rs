@@ -440,7 +440,12 @@ fn hyd_9_detail_refetch_keeps_readiness_ready() {
     h.answer_detail("s-1", changed);
     assert_eq!(h.readiness(), ReadinessStatus::Ready);
     assert_eq!(
-        h.snapshot().active_session_detail.unwrap().record.unwrap()["name"],
+        h.snapshot()
+            .active_session_detail
+            .unwrap()
+            .record
+            .unwrap()
+            .value()["name"],
         json!("Renamed")
     );
 }

@@ -113,7 +113,7 @@ fn oi26_oi7_return_to_view_rereads_list_detail_and_insights_not_history() {
     assert!(d.insights_loading);
     assert_eq!(
         d.insights,
-        Some(insights(S1)),
+        Some(insights(S1).into()),
         "the loaded insights stay shown"
     );
     assert!(s.is_loading_latest_sessions);
@@ -342,16 +342,16 @@ fn p9_actor_fields_only_with_a_valid_actor_kind() {
     let unknown_kind = provenance(1);
     assert_eq!(
         (
-            &unknown_kind["actorKind"],
-            &unknown_kind["actorUid"],
-            &unknown_kind["actorName"]
+            &unknown_kind.value()["actorKind"],
+            &unknown_kind.value()["actorUid"],
+            &unknown_kind.value()["actorName"]
         ),
         (&Value::Null, &Value::Null, &Value::Null)
     );
     let user_without_uid = provenance(2);
-    assert_eq!(user_without_uid["actorKind"], json!("user"));
-    assert_eq!(user_without_uid["actorUid"], Value::Null);
-    assert_eq!(user_without_uid["actorName"], Value::Null);
+    assert_eq!(user_without_uid.value()["actorKind"], json!("user"));
+    assert_eq!(user_without_uid.value()["actorUid"], Value::Null);
+    assert_eq!(user_without_uid.value()["actorName"], Value::Null);
 }
 
 /// P9, adr-notes 6: `session.agentUid` is the snapshot's `agentId` once the history has loaded;

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use super::ApiError;
 use super::error::parse_json;
 use super::provenance::{PROVENANCE_PART_TYPE, id_like, normalize_provenance, provenance_metadata};
+use crate::Json;
 use crate::message::{DataPart, Message, MessageStatus, Part, Role, ToolPart, ToolState};
 
 /// The run status the history reports.
@@ -170,19 +171,24 @@ fn parse_message(raw: &Value, index: usize, status: MessageStatus) -> Option<Mes
             Part::Data(DataPart {
                 data_type: PROVENANCE_PART_TYPE.to_owned(),
                 id: None,
-                data: provenance.clone(),
+                data: Json::from(provenance.clone()),
             }),
         );
     }
-    Some(Message {
+    let mut message = Message {
         id,
         role,
-        metadata: provenance.as_ref().map(provenance_metadata),
+        metadata: provenance
+            .as_ref()
+            .map(|provenance| Json::from(provenance_metadata(provenance))),
         parts,
         status,
         created_at: text(map, "createdAt"),
-        provenance,
-    })
+        provenance: provenance.map(Json::from),
+    };
+    // A history message is final: its values are kept compact.
+    message.compact();
+    Some(message)
 }
 
 /// The engine parts of one content part (none, one, or several for assistant text with
@@ -282,8 +288,8 @@ fn tool_call(part: &Map<String, Value>) -> Option<Part> {
         tool_name,
         tool_call_id,
         state,
-        input: Some(input),
-        output,
+        input: Some(Json::from(input)),
+        output: output.map(Json::from),
         error_text,
         ..ToolPart::default()
     })))
@@ -344,7 +350,7 @@ mod tests {
         Part::Data(DataPart {
             data_type: PROVENANCE_PART_TYPE.to_owned(),
             id: None,
-            data: example_provenance(),
+            data: example_provenance().into(),
         })
     }
 
@@ -365,16 +371,16 @@ mod tests {
                     Message {
                         id: "m-1".to_owned(),
                         role: Role::User,
-                        metadata: Some(metadata.clone()),
+                        metadata: Some(metadata.clone().into()),
                         parts: vec![provenance_part(), text("Total for Q3?")],
                         status: MessageStatus::Complete,
                         created_at: Some("2026-10-02T08:16:00Z".to_owned()),
-                        provenance: Some(provenance.clone()),
+                        provenance: Some(provenance.clone().into()),
                     },
                     Message {
                         id: "m-2".to_owned(),
                         role: Role::Assistant,
-                        metadata: Some(metadata),
+                        metadata: Some(metadata.into()),
                         parts: vec![
                             provenance_part(),
                             reasoning("Sum the ledger."),
@@ -382,15 +388,15 @@ mod tests {
                                 tool_name: "ledger_sum".to_owned(),
                                 tool_call_id: "c-1".to_owned(),
                                 state: ToolState::OutputAvailable,
-                                input: Some(json!({"quarter": 3})),
-                                output: Some(json!({"total": 4120})),
+                                input: Some(json!({"quarter": 3}).into()),
+                                output: Some(json!({"total": 4120}).into()),
                                 ..ToolPart::default()
                             })),
                             text("Q3 totals 4120."),
                         ],
                         status: MessageStatus::Complete,
                         created_at: Some("2026-10-02T08:16:30Z".to_owned()),
-                        provenance: Some(provenance),
+                        provenance: Some(provenance.into()),
                     },
                 ],
                 agent_uid: Some("7d2f0c4a-2222-4b1f-8e3a-000000000b01".to_owned()),
@@ -617,8 +623,8 @@ mod tests {
                 tool_name: "t".to_owned(),
                 tool_call_id: id.to_owned(),
                 state,
-                input: Some(input),
-                output,
+                input: Some(input.into()),
+                output: output.map(Json::from),
                 error_text: error.map(str::to_owned),
                 ..ToolPart::default()
             }))
@@ -673,7 +679,7 @@ mod tests {
         let normalized = normalize_provenance(
             &json!({"origin": "agent", "channel": "api", "actorKind": "agent"}),
         );
-        assert_eq!(valid.provenance, normalized);
+        assert_eq!(valid.provenance, normalized.map(Json::from));
         assert_eq!(valid.parts.len(), 2);
         for invalid in [
             json!({"origin": 5}),

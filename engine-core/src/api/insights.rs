@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::ApiError;
 use super::error::parse_json;
+use crate::Json;
 
 /// Session insights: a few normalized fields, and the object as received.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -14,8 +15,8 @@ pub struct Insights {
     pub has_insights: bool,
     /// `harness`, when known.
     pub harness: Option<String>,
-    /// The whole answer.
-    pub raw: Value,
+    /// The whole answer, kept compact.
+    pub raw: Json,
 }
 
 impl Insights {
@@ -24,7 +25,7 @@ impl Insights {
         Insights {
             has_insights: false,
             harness: None,
-            raw: Value::Null,
+            raw: Json::default(),
         }
     }
 }
@@ -52,7 +53,7 @@ pub fn parse_insights(body: &[u8]) -> Result<Insights, ApiError> {
     Ok(Insights {
         has_insights,
         harness,
-        raw,
+        raw: Json::compact_of(&raw),
     })
 }
 
@@ -73,7 +74,10 @@ mod tests {
         assert_eq!(insights.harness.as_deref(), Some("tau"));
         let raw: Value = serde_json::from_str(INSIGHTS_EXAMPLE).unwrap();
         assert_eq!(insights.raw, raw);
-        assert_eq!(insights.raw["insights"]["usage"]["tokens"]["total"], 65);
+        assert_eq!(
+            insights.raw.value()["insights"]["usage"]["tokens"]["total"],
+            65
+        );
     }
 
     #[test]
@@ -88,7 +92,7 @@ mod tests {
             Insights {
                 has_insights: false,
                 harness: None,
-                raw: json!({})
+                raw: Json::compact_of(&json!({}))
             }
         );
 

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::ApiError;
 use super::error::parse_json;
+use crate::Json;
 
 /// A platform AgentSession record, normalized. The raw JSON is kept verbatim in `raw`
 /// (ADR 060 sends it back as `session`).
@@ -44,9 +45,9 @@ pub struct SessionRecord {
     pub handle_unique_id: Option<String>,
     /// `created_by_user_uid`.
     pub created_by_user_uid: Option<String>,
-    /// The record as received.
+    /// The record as received, kept compact.
     #[serde(skip)]
-    pub raw: Value,
+    pub raw: Json,
 }
 
 impl SessionRecord {
@@ -130,7 +131,7 @@ impl SessionRecord {
             handle_unique_id: handle_unique_id(map),
             created_by_user_uid: text(map, "created_by_user_uid"),
             uid,
-            raw: value,
+            raw: Json::compact_of(&value),
         })
     }
 }
@@ -375,7 +376,7 @@ mod tests {
         // Unknown fields survive verbatim.
         let raw: Value = serde_json::from_str(DETAIL_EXAMPLE).unwrap();
         assert_eq!(session.raw, raw);
-        assert_eq!(session.raw["harness_protocol"], "tau-session-v1");
+        assert_eq!(session.raw.value()["harness_protocol"], "tau-session-v1");
         assert!(
             session
                 .check_environment("e0e0e0e0-3333-4c2d-9d4e-000000000c01")
@@ -621,7 +622,7 @@ mod tests {
                 is_archived: false,
                 handle_unique_id: None,
                 created_by_user_uid: None,
-                raw: value,
+                raw: Json::compact_of(&value),
             }
         );
         assert_eq!(

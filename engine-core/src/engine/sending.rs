@@ -159,7 +159,7 @@ impl Engine {
             .and_then(|uid| self.works.get(uid))
             .is_some_and(|w| w.thread_cleared);
         crate::api::chat::BodyFacts {
-            record: h.detail.value().map(|r| r.raw.clone()),
+            record: h.detail.value().map(|r| r.raw.value().into_owned()),
             thread_id: h
                 .history
                 .value()

@@ -232,6 +232,7 @@ impl ExplorerRead {
                 archived_at: match self.kind {
                     ReadKind::Archived => r
                         .raw
+                        .value()
                         .get("archived_at")
                         .and_then(serde_json::Value::as_str)
                         .map(str::trim)

@@ -13,6 +13,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::Json;
+
 use super::chunk::{Chunk, DeltaChunk, InputEncoding};
 use super::delta::StreamDelta;
 use super::metadata::deep_merge;
@@ -352,14 +354,16 @@ impl Assembler {
         };
         let merged = match &mut self.message.metadata {
             Some(existing) => {
+                let existing = existing.get_mut();
                 deep_merge(existing, metadata);
-                existing
+                existing.clone()
             }
-            None => self.message.metadata.insert(metadata),
+            None => {
+                self.message.metadata = Some(Json::from(metadata.clone()));
+                metadata
+            }
         };
-        out.push(StreamDelta::Metadata {
-            metadata: merged.clone(),
-        });
+        out.push(StreamDelta::Metadata { metadata: merged });
     }
 
     /// Appends `part`; returns its index.
@@ -458,7 +462,7 @@ impl Assembler {
         kind: TextKind,
         id: &str,
         text: String,
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
     ) -> Part {
         match kind {
             TextKind::Text => Part::Text(TextPart {
@@ -480,7 +484,7 @@ impl Assembler {
         &mut self,
         kind: TextKind,
         id: String,
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
         out: &mut Vec<StreamDelta>,
     ) {
         self.flush_text(kind, &id, out);
@@ -501,7 +505,7 @@ impl Assembler {
         kind: TextKind,
         id: &str,
         (delta, split): (String, SplitSurrogates),
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
         out: &mut Vec<StreamDelta>,
     ) {
         let delta = self.joined(kind, id, delta, split);
@@ -529,7 +533,7 @@ impl Assembler {
         &mut self,
         kind: TextKind,
         id: &str,
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
         citations: Option<Value>,
         out: &mut Vec<StreamDelta>,
     ) {
@@ -545,7 +549,7 @@ impl Assembler {
             *fields.provider_metadata = provider_metadata;
         }
         if let (Some(citations), Some(slot)) = (citations, fields.citations) {
-            *slot = Some(citations);
+            *slot = Some(Json::from(citations));
         }
         self.open_parts(kind).remove(id);
         self.updated(index, out);
@@ -620,7 +624,7 @@ impl Assembler {
                 Part::Data(DataPart {
                     data_type,
                     id: None,
-                    data,
+                    data: Json::from(data),
                 }),
                 out,
             );
@@ -632,7 +636,7 @@ impl Assembler {
             && part.data_type == key.0
             && part.id.as_ref() == Some(&key.1)
         {
-            part.data = data;
+            part.data = Json::from(data);
             self.updated(index, out);
             return;
         }
@@ -640,7 +644,7 @@ impl Assembler {
             Part::Data(DataPart {
                 data_type: key.0.clone(),
                 id: Some(key.1.clone()),
-                data,
+                data: Json::from(data),
             }),
             out,
         );
@@ -652,9 +656,9 @@ impl Assembler {
 struct TextFields<'a> {
     text: &'a mut String,
     state: &'a mut PartState,
-    provider_metadata: &'a mut Option<Value>,
+    provider_metadata: &'a mut Option<Json>,
     /// Text parts only.
-    citations: Option<&'a mut Option<Value>>,
+    citations: Option<&'a mut Option<Json>>,
 }
 
 fn text_fields(part: &mut Part, kind: TextKind) -> Option<TextFields<'_>> {

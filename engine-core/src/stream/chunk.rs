@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::surrogates::{self, Repaired, SplitSurrogates};
+use crate::Json;
 use crate::message::OtherPart;
 
 /// One parsed event payload: the chunk, and the frame's `agent_id` when it carries one.
@@ -70,9 +71,9 @@ pub struct ToolCall {
     /// `title`.
     pub title: Option<String>,
     /// `providerMetadata`.
-    pub provider_metadata: Option<Value>,
+    pub provider_metadata: Option<Json>,
     /// `toolMetadata`.
-    pub tool_metadata: Option<Value>,
+    pub tool_metadata: Option<Json>,
 }
 
 /// The fields shared by the tool output chunks (`tool-output-available`, `-error`).
@@ -83,9 +84,9 @@ pub struct ToolResult {
     /// `providerExecuted`.
     pub provider_executed: Option<bool>,
     /// `providerMetadata`.
-    pub provider_metadata: Option<Value>,
+    pub provider_metadata: Option<Json>,
     /// `toolMetadata`.
-    pub tool_metadata: Option<Value>,
+    pub tool_metadata: Option<Json>,
 }
 
 /// An `error` frame. The text falls back from `errorText` to `error`, `message`,
@@ -166,7 +167,7 @@ pub enum Chunk {
         /// `id`.
         id: String,
         /// `providerMetadata`.
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
     },
     /// `text-delta`.
     TextDelta {
@@ -175,7 +176,7 @@ pub enum Chunk {
         /// `delta`.
         delta: String,
         /// `providerMetadata`.
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
         /// Lone surrogate halves taken from the edges of `delta` (a pair split across deltas).
         split: SplitSurrogates,
     },
@@ -184,7 +185,7 @@ pub enum Chunk {
         /// `id`.
         id: String,
         /// `providerMetadata`.
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
         /// `citations` (an array).
         citations: Option<Value>,
     },
@@ -193,7 +194,7 @@ pub enum Chunk {
         /// `id`.
         id: String,
         /// `providerMetadata`.
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
     },
     /// `reasoning-delta`.
     ReasoningDelta {
@@ -202,7 +203,7 @@ pub enum Chunk {
         /// `delta`.
         delta: String,
         /// `providerMetadata`.
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
         /// See [`Chunk::TextDelta`].
         split: SplitSurrogates,
     },
@@ -211,7 +212,7 @@ pub enum Chunk {
         /// `id`.
         id: String,
         /// `providerMetadata`.
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
     },
     /// `tool-input-start`.
     ToolInputStart {
@@ -286,7 +287,7 @@ pub enum Chunk {
         /// `providerExecuted`.
         provider_executed: Option<bool>,
         /// `providerMetadata`.
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
     },
     /// `tool-output-denied`.
     ToolOutputDenied {
@@ -495,8 +496,8 @@ impl Fields {
         self.map.remove(key).filter(|value| !value.is_null())
     }
 
-    fn provider_metadata(&mut self) -> Option<Value> {
-        self.opt_object("providerMetadata")
+    fn provider_metadata(&mut self) -> Option<Json> {
+        self.opt_object("providerMetadata").map(Json::from)
     }
 
     fn tool_call(&mut self) -> Result<ToolCall, ChunkError> {
@@ -507,7 +508,7 @@ impl Fields {
             dynamic: self.opt_bool("dynamic").unwrap_or(false),
             title: self.opt_string("title"),
             provider_metadata: self.provider_metadata(),
-            tool_metadata: self.opt_object("toolMetadata"),
+            tool_metadata: self.opt_object("toolMetadata").map(Json::from),
         })
     }
 
@@ -516,7 +517,7 @@ impl Fields {
             tool_call_id: self.string("toolCallId")?,
             provider_executed: self.opt_bool("providerExecuted"),
             provider_metadata: self.provider_metadata(),
-            tool_metadata: self.opt_object("toolMetadata"),
+            tool_metadata: self.opt_object("toolMetadata").map(Json::from),
         })
     }
 
@@ -537,7 +538,7 @@ impl Fields {
         }
         Ok(Chunk::Part(OtherPart {
             part_type: self.chunk_type,
-            fields: part,
+            fields: Json::from(Value::Object(part)),
         }))
     }
 
@@ -693,7 +694,7 @@ impl Fields {
                 fields.insert("parts".to_owned(), parts);
                 Chunk::Part(OtherPart {
                     part_type: self.chunk_type,
-                    fields,
+                    fields: Json::from(Value::Object(fields)),
                 })
             }
             "new_session" => return self.new_session(),
@@ -966,9 +967,6 @@ mod tests {
         ) else {
             unreachable!()
         };
-        assert_eq!(
-            Value::Object(part.fields),
-            json!({"sourceId": "s", "url": "u"})
-        );
+        assert_eq!(part.fields, json!({"sourceId": "s", "url": "u"}));
     }
 }

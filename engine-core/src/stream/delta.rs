@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::chunk::NewSession;
 use super::outcome::StreamOutcome;
+use crate::Json;
 use crate::message::{Message, MessageStatus, Part};
 
 /// One change of an answer stream, in order. Applying the deltas of a stream, in order, to
@@ -147,11 +148,14 @@ impl StreamDelta {
                         Some(Value::String(raw.to_owned()))
                     } else {
                         super::partial_json::parse_partial_json(raw)
-                    };
+                    }
+                    .map(Json::from);
                 }
             }
             StreamDelta::PartsRemoved { from } => message.parts.truncate(*from),
-            StreamDelta::Metadata { metadata } => message.metadata = Some(metadata.clone()),
+            StreamDelta::Metadata { metadata } => {
+                message.metadata = Some(Json::from(metadata.clone()))
+            }
             StreamDelta::Ended { status, .. } => message.status = status.clone(),
             StreamDelta::TransientData { .. }
             | StreamDelta::Error { .. }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::delta::{StreamDelta, append_raw};
 use super::partial_json::PartialJson;
+use crate::Json;
 use crate::message::{Message, Part};
 
 /// A streaming assistant message rebuilt from its deltas. Equal, after every delta, to the
@@ -69,7 +70,7 @@ impl MessageMirror {
                     Some(Value::String(raw)) => raw.as_str(),
                     _ => "",
                 };
-                parser.update(raw, &mut tool.input);
+                parser.update_json(raw, &mut tool.input);
             }
             StreamDelta::ToolInputDelta {
                 index,
@@ -78,10 +79,10 @@ impl MessageMirror {
             } => {
                 if let Some(Part::Tool(tool)) = self.message.parts.get_mut(*index) {
                     let raw = append_raw(tool, delta).to_owned();
-                    match &mut tool.input {
+                    match tool.input.as_mut().map(Json::get_mut) {
                         Some(Value::String(input)) => input.push_str(delta),
                         // As the engine: the input becomes the whole raw text.
-                        input => *input = Some(Value::String(raw)),
+                        _ => tool.input = Some(Json::from(Value::String(raw))),
                     }
                 }
             }
@@ -103,8 +104,11 @@ impl MessageMirror {
         &self.message
     }
 
-    /// The message, taking it.
+    /// The message, taking it: compact, as the engine keeps a finished one
+    /// ([`Message::compact`]).
     pub fn into_message(self) -> Message {
-        self.message
+        let mut message = self.message;
+        message.compact();
+        message
     }
 }

@@ -119,9 +119,12 @@ impl AnswerStream {
         self.receiver.assembler.message()
     }
 
-    /// The assistant message, taken whole when the answer is over.
+    /// The assistant message, taken whole when the answer is over, its values compact
+    /// ([`Message::compact`]).
     pub fn into_message(self) -> Message {
-        self.receiver.assembler.into_message()
+        let mut message = self.receiver.assembler.into_message();
+        message.compact();
+        message
     }
 
     /// Where the stream stands.

@@ -17,6 +17,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::Json;
+
 /// The value `text` stands for, repairing an incomplete end; `None` for blank or invalid text.
 pub fn parse_partial_json(text: &str) -> Option<Value> {
     if text.trim().is_empty() {
@@ -330,6 +332,14 @@ impl PartialJson {
         if self.fallback {
             *value = parse_partial_json(text);
         }
+    }
+
+    /// [`PartialJson::update`] of a message's [`Json`] slot: the parsed value is moved out,
+    /// updated and moved back, never copied (a compact value is parsed first).
+    pub fn update_json(&mut self, text: &str, value: &mut Option<Json>) {
+        let mut parsed = value.take().map(Json::into_value);
+        self.update(text, &mut parsed);
+        *value = parsed.map(Json::from);
     }
 
     /// Reads what was appended; `None` to fall back.

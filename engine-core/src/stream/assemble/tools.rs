@@ -11,6 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::{Assembler, PartialTool};
+use crate::Json;
 use crate::message::{Part, ToolApproval, ToolPart, ToolState};
 use crate::stream::chunk::{InputEncoding, ToolCall, ToolResult};
 use crate::stream::delta::StreamDelta;
@@ -20,8 +21,8 @@ use crate::stream::surrogates::{self, SplitSurrogates};
 /// The values an update gives the part's progress fields.
 struct Progress {
     state: ToolState,
-    input: Option<Value>,
-    output: Option<Value>,
+    input: Option<Json>,
+    output: Option<Json>,
     error_text: Option<String>,
     raw_input: Option<Value>,
     preliminary: Option<bool>,
@@ -230,11 +231,11 @@ impl Assembler {
                     partial.parser = PartialJson::default();
                     part.input = None;
                 }
-                partial.parser.update(raw, &mut part.input);
+                partial.parser.update_json(raw, &mut part.input);
             }
-            InputEncoding::Text => match &mut part.input {
+            InputEncoding::Text => match part.input.as_mut().map(Json::get_mut) {
                 Some(Value::String(input)) if !restart => input.push_str(delta),
-                input => *input = Some(Value::String(raw.to_owned())),
+                _ => part.input = Some(Json::from(Value::String(raw.to_owned()))),
             },
         }
         if grows_only {
@@ -262,7 +263,7 @@ impl Assembler {
         let dynamic = call.dynamic;
         let progress = Progress {
             state: ToolState::InputAvailable,
-            input: Some(input),
+            input: Some(Json::from(input)),
             output: None,
             error_text: None,
             raw_input: None,
@@ -289,7 +290,7 @@ impl Assembler {
         };
         let progress = Progress {
             state: ToolState::OutputError,
-            input: Some(input),
+            input: Some(Json::from(input)),
             output: None,
             error_text: Some(error_text),
             raw_input: None,
@@ -320,7 +321,7 @@ impl Assembler {
         let progress = Progress {
             state: ToolState::OutputAvailable,
             input: part.input.take(),
-            output: Some(output),
+            output: Some(Json::from(output)),
             error_text: None,
             raw_input: None,
             preliminary,
@@ -381,7 +382,7 @@ impl Assembler {
         approved: bool,
         reason: Option<String>,
         provider_executed: Option<bool>,
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<Json>,
         out: &mut Vec<StreamDelta>,
     ) {
         let found = self.approvals.get(approval_id).copied().and_then(|index| {

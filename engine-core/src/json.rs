@@ -1,0 +1,226 @@
+//! [`Json`]: a JSON value the engine keeps, parsed while it may still change and compact text
+//! once it is final.
+//!
+//! A `serde_json::Value` object costs a B-tree node per map (about 630 bytes for a two-field
+//! object), so a finished tool call's input held as a `Value` takes several times its JSON. The
+//! engine keeps such values as their compact JSON text instead (issue 12: a finished message's
+//! heap within 1.2x its JSON): history messages, session records and insights when they are
+//! read, a streamed answer once it ends ([`crate::message::Message::compact`]). While an answer
+//! streams, its values stay parsed, so the assembler updates them in place.
+//!
+//! Both forms are the same value to every reader: equality, `Debug`, serde output and
+//! [`Json::value`] do not depend on the form.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+/// A JSON value: parsed, or compact text once final. Equal forms of one value are equal.
+///
+/// ```
+/// use engine_core::Json;
+/// use serde_json::json;
+///
+/// let mut input = Json::from(json!({"city": "Berlin"}));
+/// input.compact();
+/// assert!(input.is_compact());
+/// assert_eq!(input, json!({"city": "Berlin"}));
+/// assert_eq!(input.value()["city"], "Berlin");
+/// assert_eq!(input.to_string(), r#"{"city":"Berlin"}"#);
+/// ```
+#[derive(Clone)]
+pub struct Json(Form);
+
+#[derive(Clone)]
+enum Form {
+    Parsed(Value),
+    /// Compact JSON text written by `serde_json` from a `Value` (object keys in order), so two
+    /// texts are equal exactly when their values are.
+    Text(Box<str>),
+}
+
+impl Json {
+    /// The value as compact text: the final form.
+    pub fn compact_of(value: &Value) -> Json {
+        match value {
+            // Scalars hold no more than their text: nothing to gain.
+            Value::Null | Value::Bool(_) | Value::Number(_) => Json(Form::Parsed(value.clone())),
+            _ => Json(Form::Text(value.to_string().into_boxed_str())),
+        }
+    }
+
+    /// Turns a parsed value into compact text (the engine does so when a value is final).
+    pub fn compact(&mut self) {
+        if let Form::Parsed(value @ (Value::String(_) | Value::Array(_) | Value::Object(_))) =
+            &self.0
+        {
+            self.0 = Form::Text(value.to_string().into_boxed_str());
+        }
+    }
+
+    /// Whether the value is held as compact text.
+    pub fn is_compact(&self) -> bool {
+        matches!(self.0, Form::Text(_))
+    }
+
+    /// The value: borrowed when parsed, parsed from the text when compact.
+    pub fn value(&self) -> Cow<'_, Value> {
+        match &self.0 {
+            Form::Parsed(value) => Cow::Borrowed(value),
+            Form::Text(text) => Cow::Owned(parse(text)),
+        }
+    }
+
+    /// The value, parsed if it was compact.
+    pub fn into_value(self) -> Value {
+        match self.0 {
+            Form::Parsed(value) => value,
+            Form::Text(text) => parse(&text),
+        }
+    }
+
+    /// The value to change in place (parsed first if it was compact).
+    pub fn get_mut(&mut self) -> &mut Value {
+        if let Form::Text(text) = &self.0 {
+            self.0 = Form::Parsed(parse(text));
+        }
+        match &mut self.0 {
+            Form::Parsed(value) => value,
+            Form::Text(_) => unreachable!("the form was made parsed above"),
+        }
+    }
+
+    /// The parsed value, when the value is held parsed.
+    pub fn as_parsed(&self) -> Option<&Value> {
+        match &self.0 {
+            Form::Parsed(value) => Some(value),
+            Form::Text(_) => None,
+        }
+    }
+}
+
+/// The text of a compact form: written by `serde_json` from a `Value`, so it parses. A text
+/// that did not would read as `null` rather than panic.
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+impl From<Value> for Json {
+    fn from(value: Value) -> Json {
+        Json(Form::Parsed(value))
+    }
+}
+
+impl From<Json> for Value {
+    fn from(json: Json) -> Value {
+        json.into_value()
+    }
+}
+
+impl Default for Json {
+    fn default() -> Json {
+        Json(Form::Parsed(Value::Null))
+    }
+}
+
+impl PartialEq for Json {
+    fn eq(&self, other: &Json) -> bool {
+        match (&self.0, &other.0) {
+            (Form::Text(a), Form::Text(b)) => a == b,
+            (Form::Parsed(a), Form::Parsed(b)) => a == b,
+            _ => *self.value() == *other.value(),
+        }
+    }
+}
+
+impl Eq for Json {}
+
+impl PartialEq<Value> for Json {
+    fn eq(&self, other: &Value) -> bool {
+        *self.value() == *other
+    }
+}
+
+impl PartialEq<Json> for Value {
+    fn eq(&self, other: &Json) -> bool {
+        other == self
+    }
+}
+
+/// Compact JSON text, whatever the form.
+impl fmt::Display for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Form::Parsed(value) => write!(f, "{value}"),
+            Form::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+/// `Json(<compact JSON>)`, whatever the form.
+impl fmt::Debug for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Json({self})")
+    }
+}
+
+impl Serialize for Json {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value().serialize(serializer)
+    }
+}
+
+/// A deserialized value is final: it is kept compact.
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Json, D::Error> {
+        Value::deserialize(deserializer).map(|value| Json::compact_of(&value))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn both_forms_are_the_same_value() {
+        let value = json!({"b": [1, {"c": null}], "a": "x\"y", "n": 1.5});
+        let parsed = Json::from(value.clone());
+        let compact = Json::compact_of(&value);
+        assert!(compact.is_compact() && !parsed.is_compact());
+        assert_eq!(parsed, compact);
+        assert_eq!(compact, value);
+        assert_eq!(format!("{parsed:?}"), format!("{compact:?}"));
+        assert_eq!(
+            serde_json::to_string(&parsed).unwrap(),
+            serde_json::to_string(&compact).unwrap()
+        );
+        assert_eq!(compact.value().as_ref(), &value);
+        assert_ne!(compact, Json::from(json!({"a": "x"})));
+        assert_ne!(compact, Json::compact_of(&json!({"a": "x"})));
+    }
+
+    #[test]
+    fn a_compact_value_thaws_to_change() {
+        let mut json: Json = serde_json::from_str(r#"{"usage": {"input": 1}}"#).unwrap();
+        assert!(json.is_compact());
+        json.get_mut()["usage"]["output"] = json!(2);
+        assert!(!json.is_compact());
+        json.compact();
+        assert_eq!(json.to_string(), r#"{"usage":{"input":1,"output":2}}"#);
+    }
+
+    #[test]
+    fn scalars_stay_parsed() {
+        let json: Json = serde_json::from_str("21").unwrap();
+        assert!(!json.is_compact());
+        assert_eq!(json, json!(21));
+        let text: Json = serde_json::from_str(r#""a long string""#).unwrap();
+        assert!(text.is_compact());
+        assert_eq!(text, json!("a long string"));
+    }
+}
