@@ -1,7 +1,8 @@
 //! The engine's side of I/O: the request-id counter, the in-flight table, answer buffering, and
 //! the intent and event queues. Machines reach it through [`Ctx`].
 
-use std::collections::{BTreeMap, VecDeque};
+use litemap::LiteMap;
+use std::collections::VecDeque;
 
 use crate::time::Time;
 
@@ -180,8 +181,9 @@ pub(crate) struct Io {
     /// access, sends and cancels.
     pub confirmations: Confirmations,
     next_id: u64,
-    /// Boxed: a `BTreeMap` node holds room for 11 entries (issue 12: 2.5 KB for one request).
-    in_flight: BTreeMap<RequestId, Box<Pending>>,
+    /// A sorted vector (few entries; a `BTreeMap` node holds room for 11), boxed: spare
+    /// capacity holds a pointer, not a request.
+    in_flight: LiteMap<RequestId, Box<Pending>>,
     pub outbox: VecDeque<Intent>,
     pub signals: VecDeque<crate::machines::Signal>,
     pub events: VecDeque<Event>,
@@ -227,7 +229,7 @@ impl Io {
             rng: Rng::new(seed),
             confirmations: Confirmations::default(),
             next_id: 0,
-            in_flight: BTreeMap::new(),
+            in_flight: LiteMap::new(),
             outbox: VecDeque::new(),
             signals: VecDeque::new(),
             events: VecDeque::new(),

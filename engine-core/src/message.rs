@@ -88,7 +88,7 @@ impl Message {
     }
 
     /// Keeps every JSON value of the message as compact text ([`Json::compact`]) and gives
-    /// back the spare capacity of its strings: what the engine does once a message is final
+    /// back the spare capacity of its strings and parts: what the engine does once a message is final
     /// (read from the history, or its answer ended).
     pub fn compact(&mut self) {
         for json in [&mut self.metadata, &mut self.provenance]
@@ -100,6 +100,7 @@ impl Message {
         for part in &mut self.parts {
             part.compact();
         }
+        self.parts.shrink_to_fit();
     }
 
     /// An empty assistant message that is still being written (the start of a streamed answer).

@@ -2,6 +2,7 @@
 //! queue. Runs are kept per session, so a run goes on while another session is on screen.
 
 use crate::time::Time;
+use litemap::LiteMap;
 use std::collections::BTreeMap;
 
 use statig::blocking::InitializedStateMachine;
@@ -45,11 +46,11 @@ impl std::fmt::Debug for Work {
 /// Another pair's work is parked (stopped, nothing lost) and comes back with the pair.
 #[derive(Debug, Default)]
 pub(crate) struct Works {
-    /// Boxed: a `BTreeMap` node holds room for 11 entries, and a `Work` is over 1 KiB inline
-    /// (issue 12: one session's work cost a 19 KB node).
-    by_session: BTreeMap<String, Box<Work>>,
+    /// A sorted vector (a `BTreeMap` node holds room for 11 entries: issue 12), boxed: a
+    /// `Work` is over 1 KiB inline, and the vector's spare capacity holds pointers.
+    by_session: LiteMap<String, Box<Work>>,
     scope: Option<ScopeKey>,
-    parked: BTreeMap<ScopeKey, BTreeMap<String, Box<Work>>>,
+    parked: BTreeMap<ScopeKey, LiteMap<String, Box<Work>>>,
     /// SND-25: the next read of the detail while another writer works, and that such a watch
     /// runs for this session.
     pub writer_watch: Option<(String, Time)>,
@@ -120,14 +121,14 @@ impl Works {
 
     /// Hands an event to every run; each one takes only what belongs to it.
     pub(crate) fn each_run(&mut self, ctx: &mut Ctx<'_>, event: &RunEvent<'_>) {
-        for work in self.by_session.values_mut() {
+        for (_, work) in self.by_session.iter_mut() {
             work.run.handle_with_context(event, ctx);
         }
     }
 
     /// Hands an event to every cancel.
     pub(crate) fn each_cancel(&mut self, ctx: &mut Ctx<'_>, event: &CancelEvent<'_>) {
-        for work in self.by_session.values_mut() {
+        for (_, work) in self.by_session.iter_mut() {
             work.cancel.handle_with_context(event, ctx);
         }
     }

@@ -1,7 +1,7 @@
 //! ENV: one session list per person and Environment, the storage port, and the latest-sessions
 //! read of the current pair (FAIL-6, ENV-6 to ENV-8).
 
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 
 use statig::prelude::*;
 
@@ -24,7 +24,7 @@ pub(crate) struct ScopeList {
 #[derive(Debug, Default)]
 pub(crate) struct Environment {
     scope: Option<ScopeKey>,
-    lists: BTreeMap<ScopeKey, ScopeList>,
+    lists: LiteMap<ScopeKey, ScopeList>,
     /// Set by `startAgentSession(agent)`: later reads are narrowed to that Agent (OI-16).
     agent_filter: Option<AgentFilter>,
     /// What the engine learned while a read was in flight: the answer describes the platform

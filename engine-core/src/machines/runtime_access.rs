@@ -5,7 +5,7 @@
 //! The decision a surface shows changes only when an answer arrives, except when a session comes
 //! into view without a young decision: it then drops to a silent `checking` first (RTA-19, RTA-21).
 
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 use std::time::Duration;
 
 use crate::time::Time;
@@ -164,9 +164,9 @@ pub(crate) fn chat_url(endpoint: &RuntimeEndpoint) -> String {
 #[derive(Debug, Default)]
 pub(crate) struct Confirmations {
     /// Serving confirmations per chat URL (OI-9).
-    served: BTreeMap<String, Time>,
+    served: LiteMap<String, Time>,
     /// One wake clock per chat URL (OI-5): the wall-clock ms of its first failed confirmation.
-    wakes: BTreeMap<String, u64>,
+    wakes: LiteMap<String, u64>,
 }
 
 impl Confirmations {
@@ -211,8 +211,9 @@ impl Confirmations {
 #[derive(Debug, Default)]
 pub(crate) struct RuntimeAccessMachine {
     /// The decision of each session of the current person and Environment (ENV-3).
-    /// Boxed: a `BTreeMap` node holds room for 11 entries (issue 12: 4.7 KB for one decision).
-    decisions: BTreeMap<String, Box<Decision>>,
+    /// A sorted vector (a `BTreeMap` node holds room for 11 entries: issue 12), boxed: the
+    /// vector's spare capacity holds pointers, not decisions.
+    decisions: LiteMap<String, Box<Decision>>,
     /// The last focus-triggered check (RTA-23: at most one per minute).
     last_revalidate: Option<Time>,
     /// The Agent name of the session in view, for notices (OI-6).
