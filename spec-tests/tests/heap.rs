@@ -181,6 +181,18 @@ fn ready_with_empty_thread(uid: &str) -> Engine {
 const ENGINE_MAX: isize = 8 * 1024;
 const MESSAGE_MAX: f64 = 1.2;
 
+/// Prints a message's heap next to its JSON bytes and asserts the ratio is within the target.
+fn assert_compact(name: &str, message: Message) {
+    let json = serde_json::to_string(&message).unwrap().len() as isize;
+    let heap = heap_of(message);
+    let ratio = heap as f64 / json as f64;
+    println!("HEAP {name}: {heap} B heap, {json} B JSON: {ratio:.2}x");
+    assert!(
+        ratio <= MESSAGE_MAX,
+        "{name}: the message holds {ratio:.2}x its JSON"
+    );
+}
+
 /// Issue 12: the heap of a ready engine (a session selected and hydrated with an empty thread,
 /// its runtime ready: `Harness::talking` with an empty history) and of finished messages, next
 /// to their JSON bytes, within the bounds above.
@@ -214,14 +226,9 @@ fn heap_sizes() {
         ("agent answer", agent_answer(), 16 * 1024),
         ("agent answer, 60-byte pieces", agent_answer(), 60),
     ] {
-        let message = assembled(&body, piece);
-        let json = serde_json::to_string(&message).unwrap().len() as isize;
-        let heap = heap_of(message);
-        let ratio = heap as f64 / json as f64;
-        println!("HEAP finished message, {name}: {heap} B heap, {json} B JSON: {ratio:.2}x");
-        assert!(
-            ratio <= MESSAGE_MAX,
-            "{name}: the message holds {ratio:.2}x its JSON"
+        assert_compact(
+            &format!("finished message, {name}"),
+            assembled(&body, piece),
         );
     }
     // A history message is compact when read: the same tool input, as the platform's content.
@@ -235,14 +242,7 @@ fn heap_sizes() {
         .unwrap()
         .messages
         .remove(0);
-    let json = serde_json::to_string(&message).unwrap().len() as isize;
-    let heap = heap_of(message);
-    let ratio = heap as f64 / json as f64;
-    println!("HEAP history message with a tool call: {heap} B heap, {json} B JSON: {ratio:.2}x");
-    assert!(
-        ratio <= MESSAGE_MAX,
-        "history message: {ratio:.2}x its JSON"
-    );
+    assert_compact("history message with a tool call", message);
     agent_message_breakdown();
     assert!(
         heap + inline <= ENGINE_MAX,
