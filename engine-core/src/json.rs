@@ -36,27 +36,28 @@ pub struct Json(Form);
 #[derive(Clone)]
 enum Form {
     Parsed(Value),
-    /// Compact JSON text written by `serde_json` from a `Value` (object keys in order), so two
-    /// texts are equal exactly when their values are.
+    /// Compact JSON text written by `serde_json` from a `Value` (object keys in order).
     Text(Box<str>),
 }
 
 impl Json {
     /// The value as compact text: the final form.
     pub fn compact_of(value: &Value) -> Json {
-        match value {
-            // Scalars hold no more than their text: nothing to gain.
-            Value::Null | Value::Bool(_) | Value::Number(_) => Json(Form::Parsed(value.clone())),
-            _ => Json(Form::Text(value.to_string().into_boxed_str())),
-        }
+        let mut json = Json(Form::Parsed(value.clone()));
+        json.compact();
+        json
     }
 
-    /// Turns a parsed value into compact text (the engine does so when a value is final).
+    /// Turns a parsed array or object into compact text (the engine does so when a value is
+    /// final). Scalars and strings stay parsed: their text would be no smaller (a string's is
+    /// quoted and escaped), so a string only gives back its spare capacity.
     pub fn compact(&mut self) {
-        if let Form::Parsed(value @ (Value::String(_) | Value::Array(_) | Value::Object(_))) =
-            &self.0
-        {
-            self.0 = Form::Text(value.to_string().into_boxed_str());
+        match &mut self.0 {
+            Form::Parsed(value @ (Value::Array(_) | Value::Object(_))) => {
+                self.0 = Form::Text(value.to_string().into_boxed_str());
+            }
+            Form::Parsed(Value::String(text)) => text.shrink_to_fit(),
+            _ => {}
         }
     }
 
@@ -65,7 +66,8 @@ impl Json {
         matches!(self.0, Form::Text(_))
     }
 
-    /// The value: borrowed when parsed, parsed from the text when compact.
+    /// The value: borrowed when parsed, parsed from the text when compact (each call parses
+    /// again: a host that reads a compact value often keeps what this returns).
     pub fn value(&self) -> Cow<'_, Value> {
         match &self.0 {
             Form::Parsed(value) => Cow::Borrowed(value),
@@ -128,7 +130,8 @@ impl Default for Json {
 impl PartialEq for Json {
     fn eq(&self, other: &Json) -> bool {
         match (&self.0, &other.0) {
-            (Form::Text(a), Form::Text(b)) => a == b,
+            // Equal texts are equal values; unequal ones may still be (`0.0` and `-0.0`).
+            (Form::Text(a), Form::Text(b)) => a == b || parse(a) == parse(b),
             (Form::Parsed(a), Form::Parsed(b)) => a == b,
             _ => *self.value() == *other.value(),
         }
@@ -202,6 +205,10 @@ mod tests {
         assert_eq!(compact.value().as_ref(), &value);
         assert_ne!(compact, Json::from(json!({"a": "x"})));
         assert_ne!(compact, Json::compact_of(&json!({"a": "x"})));
+        // One value, two texts: still equal, in every pairing of forms.
+        let (zero, minus_zero) = (json!([0.0]), json!([-0.0]));
+        assert_eq!(Json::compact_of(&zero), Json::compact_of(&minus_zero));
+        assert_eq!(Json::compact_of(&zero), Json::from(minus_zero));
     }
 
     #[test]
@@ -215,12 +222,13 @@ mod tests {
     }
 
     #[test]
-    fn scalars_stay_parsed() {
-        let json: Json = serde_json::from_str("21").unwrap();
-        assert!(!json.is_compact());
-        assert_eq!(json, json!(21));
-        let text: Json = serde_json::from_str(r#""a long string""#).unwrap();
-        assert!(text.is_compact());
-        assert_eq!(text, json!("a long string"));
+    fn scalars_and_strings_stay_parsed() {
+        for text in ["21", "null", "true", r#""a \"quoted\" string""#] {
+            let json: Json = serde_json::from_str(text).unwrap();
+            assert!(!json.is_compact(), "{text}");
+            assert_eq!(json.to_string(), text);
+        }
+        let array: Json = serde_json::from_str("[]").unwrap();
+        assert!(array.is_compact());
     }
 }

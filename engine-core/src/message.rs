@@ -88,8 +88,8 @@ impl Message {
     }
 
     /// Keeps every JSON value of the message as compact text ([`Json::compact`]) and gives
-    /// back the spare capacity of its strings and parts: what the engine does once a message is final
-    /// (read from the history, or its answer ended).
+    /// back the spare capacity of its strings and parts: what the engine does once a message
+    /// is final (read from the history, or its answer ended).
     pub fn compact(&mut self) {
         for json in [&mut self.metadata, &mut self.provenance]
             .into_iter()
