@@ -2,7 +2,7 @@
 //! publishes its snapshots and events.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,7 @@ use engine_core::{
 use engine_io_tokio::publish::{Counters, Handled, Throttle, is_urgent};
 use tokio::task::AbortHandle;
 
-use crate::http::{Exchange, Limits, Transport};
+use crate::http::{Exchange, Limits, Transport, Woken};
 use crate::storage::Storage;
 
 /// At most this many messages are handled before the requests they asked for are started.
@@ -161,9 +161,10 @@ impl Drop for CloseOnDrop {
 /// Everything the driver thread owns.
 pub(crate) struct Driver {
     pub engine: Engine,
+    /// The host's messages ([`crate::http::HostInbox`] sends them).
     pub inbox: Receiver<Msg>,
-    /// Handed to the transport for the exchanges' messages.
-    pub to_self: SyncSender<Msg>,
+    /// Notified on each host message: wakes the driver while it waits on the transport.
+    pub notify: Arc<tokio::sync::Notify>,
     pub connect_timeout: Duration,
     pub limits: Limits,
     pub storage: Box<dyn Storage>,
@@ -205,7 +206,7 @@ impl Driver {
         let _close = CloseOnDrop(Arc::clone(&self.published));
         // Built here, off the host's thread: a tokio runtime must not be built or dropped
         // inside another one, and the host may be in one.
-        let transport = Transport::start(self.connect_timeout, self.to_self.clone());
+        let transport = Transport::start(self.connect_timeout);
         if let Err(e) = &transport {
             tracing::error!(error = %e, "the HTTP transport could not start; every request fails");
         }
@@ -226,7 +227,9 @@ impl Driver {
                 Some(msg) => Some(msg),
                 None if batch < BATCH => match self.inbox.try_recv() {
                     Ok(msg) => Some(msg),
-                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Empty) => {
+                        run.transport.as_mut().ok().and_then(Transport::try_recv)
+                    }
                     Err(TryRecvError::Disconnected) => break,
                 },
                 None => None,
@@ -238,7 +241,7 @@ impl Driver {
                     // Nothing more at hand: start what the engine still wants, then wait.
                     batch = 0;
                     self.start_all(&mut run);
-                    match self.wait(&run) {
+                    match self.wait(&mut run) {
                         Ok(msg) => Some(msg),
                         Err(RecvTimeoutError::Timeout) => None,
                         Err(RecvTimeoutError::Disconnected) => break,
@@ -277,25 +280,49 @@ impl Driver {
         }
     }
 
-    /// Waits for the next message until the engine's deadline (a past deadline is clamped to
-    /// now; an early or spurious wake-up only costs a harmless `handle_timeout`).
-    fn wait(&self, run: &Running) -> Result<Msg, RecvTimeoutError> {
+    /// Waits for the next message, the host's or a task's, until the engine's deadline (a past
+    /// deadline is clamped to now; an early or spurious wake-up only costs a harmless
+    /// `handle_timeout`).
+    fn wait(&self, run: &mut Running) -> Result<Msg, RecvTimeoutError> {
         let publish = self.throttle.due();
-        let deadline = match (self.deadline(), publish) {
+        let mut deadline = match (self.deadline(), publish) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        match deadline {
-            None => self
-                .inbox
-                .recv()
-                .map_err(|_| RecvTimeoutError::Disconnected),
-            Some(deadline) => {
-                let mut wait = deadline.saturating_duration_since(Instant::now());
-                if run.fired.is_some_and(|fired| deadline <= fired) {
-                    wait = wait.max(SPIN_GUARD);
-                }
-                self.inbox.recv_timeout(wait)
+        if let Some(at) = deadline
+            && run.fired.is_some_and(|fired| at <= fired)
+        {
+            deadline = Some(at.max(Instant::now() + SPIN_GUARD));
+        }
+        let transport = match &mut run.transport {
+            Ok(transport) => transport,
+            // No transport: only the host's messages can come.
+            Err(_) => {
+                return match deadline {
+                    None => self
+                        .inbox
+                        .recv()
+                        .map_err(|_| RecvTimeoutError::Disconnected),
+                    Some(at) => self
+                        .inbox
+                        .recv_timeout(at.saturating_duration_since(Instant::now())),
+                };
+            }
+        };
+        loop {
+            match self.inbox.try_recv() {
+                Ok(msg) => return Ok(msg),
+                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Err(TryRecvError::Empty) => {}
+            }
+            if let Some(msg) = transport.try_recv() {
+                return Ok(msg);
+            }
+            let wait = deadline.map(|at| at.saturating_duration_since(Instant::now()));
+            match transport.wait(&self.notify, wait) {
+                Woken::Task(msg) => return Ok(msg),
+                Woken::Host => {}
+                Woken::Timeout => return Err(RecvTimeoutError::Timeout),
             }
         }
     }

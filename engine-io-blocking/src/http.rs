@@ -1,19 +1,19 @@
 //! The shell's transport: one small tokio runtime of its own (one I/O thread) runs every HTTP
-//! exchange as a task with reqwest's async client (one client, so connections are pooled), and
-//! one bridge thread hands the tasks' messages to the driver's bounded inbox. The host never
-//! sees the runtime.
+//! exchange as a task with reqwest's async client (one client, so connections are pooled).
+//! The tasks' messages go into one bounded channel that the driver thread reads directly
+//! ([`Transport::wait`]): a piece of an answer wakes the driver, nothing in between. The host
+//! never sees the runtime.
 //!
 //! Why not `reqwest::blocking`: its reads can only be bounded by the request's whole-exchange
 //! timeout, so a streamed answer that hangs could neither be aborted nor ended by shutdown; a
 //! task is dropped at once (its connection closed) by an abort or by the runtime's shutdown.
 
-use std::sync::mpsc::SyncSender;
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::Duration;
 
 use engine_core::{HttpRequest, RequestId};
 use engine_io_tokio::transport::{self, Client, Part, Sink, exchange};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 
 use crate::driver::Msg;
@@ -24,20 +24,27 @@ const TASK_CAPACITY: usize = 16;
 
 pub(crate) use engine_io_tokio::transport::Limits;
 
-/// The runtime, the client, and the bridge to the driver.
+/// The runtime, the client, and the tasks' channel.
 pub(crate) struct Transport {
     runtime: tokio::runtime::Runtime,
     client: Client,
     out: mpsc::Sender<Msg>,
-    bridge: Option<JoinHandle<()>>,
+    inbox: mpsc::Receiver<Msg>,
+}
+
+/// What [`Transport::wait`] saw first.
+pub(crate) enum Woken {
+    /// A task's message.
+    Task(Msg),
+    /// The host's inbox was notified (it may hold messages).
+    Host,
+    /// The wait's time passed.
+    Timeout,
 }
 
 impl Transport {
-    /// Starts the runtime and the bridge; an error when either could not start.
-    pub(crate) fn start(
-        connect_timeout: Duration,
-        to_driver: SyncSender<Msg>,
-    ) -> Result<Transport, String> {
+    /// Starts the runtime; an error when it could not start.
+    pub(crate) fn start(connect_timeout: Duration) -> Result<Transport, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .max_blocking_threads(1)
@@ -53,23 +60,12 @@ impl Transport {
                 concat!("engine-io-blocking/", env!("CARGO_PKG_VERSION")),
             )
         });
-        let (out, mut inbox) = mpsc::channel::<Msg>(TASK_CAPACITY);
-        let bridge = std::thread::Builder::new()
-            .name("engine-io-blocking-bridge".into())
-            .spawn(move || {
-                // Ends when every task and the transport are gone, or when the driver is.
-                while let Some(msg) = inbox.blocking_recv() {
-                    if to_driver.send(msg).is_err() {
-                        break;
-                    }
-                }
-            })
-            .map_err(|e| format!("Could not start the HTTP bridge thread: {e}"))?;
+        let (out, inbox) = mpsc::channel::<Msg>(TASK_CAPACITY);
         Ok(Transport {
             runtime,
             client,
             out,
-            bridge: Some(bridge),
+            inbox,
         })
     }
 
@@ -83,13 +79,54 @@ impl Transport {
             .abort_handle()
     }
 
+    /// A task's message, if one is waiting.
+    pub(crate) fn try_recv(&mut self) -> Option<Msg> {
+        self.inbox.try_recv().ok()
+    }
+
+    /// Blocks the driver thread until a task's message, a notification of the host's inbox,
+    /// or the end of `wait` (none: no limit), whichever comes first.
+    pub(crate) fn wait(&mut self, host: &Notify, wait: Option<Duration>) -> Woken {
+        let inbox = &mut self.inbox;
+        self.runtime.block_on(async {
+            let timeout = async {
+                match wait {
+                    Some(wait) => tokio::time::sleep(wait).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                () = host.notified() => Woken::Host,
+                // Never `None`: the transport holds a sender.
+                Some(msg) = inbox.recv() => Woken::Task(msg),
+                () = timeout => Woken::Timeout,
+            }
+        })
+    }
+
     /// Drops every exchange still running (closing their connections) and stops the runtime's
-    /// threads; the bridge ends once the driver's inbox is gone.
-    pub(crate) fn stop(mut self, wait: Duration) {
+    /// threads.
+    pub(crate) fn stop(self, wait: Duration) {
         drop(self.out);
         self.runtime.shutdown_timeout(wait);
-        // Detached: it may wait on the driver's inbox until the driver returns, then ends.
-        drop(self.bridge.take());
+    }
+}
+
+/// The host's side of the driver's inbox: a bounded channel (the host waits while it is full)
+/// and a notification that wakes the driver wherever it waits.
+#[derive(Debug, Clone)]
+pub(crate) struct HostInbox {
+    pub tx: std::sync::mpsc::SyncSender<Msg>,
+    pub notify: Arc<Notify>,
+}
+
+impl HostInbox {
+    /// Sends `msg` and wakes the driver; `Err` when the driver is gone.
+    pub(crate) fn send(&self, msg: Msg) -> Result<(), std::sync::mpsc::SendError<Msg>> {
+        self.tx.send(msg)?;
+        self.notify.notify_one();
+        Ok(())
     }
 }
 
@@ -120,6 +157,10 @@ impl Sink for Out {
         };
         self.tx.send(msg).await.is_ok()
     }
+
+    async fn ready(&self) -> bool {
+        self.tx.reserve().await.is_ok()
+    }
 }
 
 impl Exchange {
@@ -137,11 +178,9 @@ mod tests {
     use engine_core::{BodyMode, FailureKind, Method, TransportFailure};
     use std::io::{Read, Write};
     use std::net::TcpListener;
-    use std::sync::mpsc;
     use std::time::Duration;
 
     fn run(url: &str, mode: BodyMode, timeout: Duration) -> Vec<Msg> {
-        let (tx, rx) = mpsc::sync_channel(64);
         let (base, path) = url.split_at(url.find("/p").unwrap());
         let request = HttpRequest {
             method: Method::Get,
@@ -165,10 +204,11 @@ mod tests {
                 max_answer_bytes: 1024,
             },
         };
-        let transport = Transport::start(Duration::from_secs(2), tx).unwrap();
+        let mut transport = Transport::start(Duration::from_secs(2)).unwrap();
         let _task = transport.spawn(exchange, tracing::Span::none());
         let mut msgs = Vec::new();
-        while let Ok(msg) = rx.recv_timeout(timeout + Duration::from_secs(2)) {
+        let host = Notify::new();
+        while let Woken::Task(msg) = transport.wait(&host, Some(timeout + Duration::from_secs(2))) {
             let last = matches!(msg, Msg::End(_) | Msg::Failure(..));
             msgs.push(msg);
             if last {

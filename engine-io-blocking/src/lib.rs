@@ -87,14 +87,14 @@ mod http;
 mod storage;
 
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use engine_core::{Command, Engine, Event, Input, Snapshot};
 
 use crate::driver::{Driver, Msg, Published};
-use crate::http::Limits;
+use crate::http::{HostInbox, Limits};
 pub use crate::storage::{MemoryStorage, Storage};
 pub use engine_io_tokio::Stats;
 
@@ -174,7 +174,7 @@ pub struct Closed;
 /// or in an `Arc`. Dropping it shuts it down like [`Shell::shutdown`].
 #[derive(Debug)]
 pub struct Shell {
-    to_driver: SyncSender<Msg>,
+    to_driver: HostInbox,
     published: Arc<Published>,
     driver: Option<JoinHandle<()>>,
 }
@@ -216,11 +216,16 @@ impl Shell {
         let snapshot = engine.snapshot();
         let seen = engine.revisions();
         let published = Arc::new(Published::new(snapshot.clone()));
-        let (to_driver, inbox) = std::sync::mpsc::sync_channel(INBOX_CAPACITY);
+        let (tx, inbox) = std::sync::mpsc::sync_channel(INBOX_CAPACITY);
+        let notify = Arc::new(tokio::sync::Notify::new());
+        let to_driver = HostInbox {
+            tx,
+            notify: Arc::clone(&notify),
+        };
         let driver = Driver {
             engine,
             inbox,
-            to_self: to_driver.clone(),
+            notify,
             connect_timeout,
             limits,
             storage,

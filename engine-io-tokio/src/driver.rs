@@ -23,6 +23,11 @@ const COMPLETION_BATCH: usize = 64;
 /// behind, so a fast stream cannot outrun the engine.
 pub(crate) const COMPLETION_CAPACITY: usize = 64;
 
+/// A piece of an answer smaller than this waits one scheduler round for the pieces behind it
+/// (an answer written one event at a time), and is joined with them; a larger one already
+/// carries many events, and goes to the engine as it came.
+const SMALL_PIECE: usize = 4096;
+
 /// What a [`crate::Handle`] sends the engine task.
 #[derive(Debug)]
 pub(crate) enum HostMessage {
@@ -159,14 +164,32 @@ impl Driver {
                     Some(HostMessage::Shutdown) | None => break,
                 },
                 Some(completion) = done.recv() => {
-                    let mut handled = self.complete(completion);
-                    for _ in 1..COMPLETION_BATCH {
-                        match done.try_recv() {
-                            Ok(completion) => handled = merge(handled, self.complete(completion)),
-                            Err(_) => break,
-                        }
+                    if matches!(&completion.part, Part::Chunk(c) if c.len() < SMALL_PIECE) {
+                        // A small piece of an answer: the request tasks first queue what else
+                        // has arrived (one scheduler round), and the pieces of one request at
+                        // hand become one engine input.
+                        tokio::task::yield_now().await;
                     }
-                    handled
+                    let mut held = completion;
+                    // The pieces joined to `held`'s, when more than one.
+                    let mut joined = bytes::BytesMut::new();
+                    let mut handled = None;
+                    for _ in 1..COMPLETION_BATCH {
+                        let Ok(next) = done.try_recv() else { break };
+                        if let (Part::Chunk(first), Part::Chunk(more)) = (&held.part, &next.part)
+                            && held.id == next.id
+                            && first.len().max(more.len()) < SMALL_PIECE
+                        {
+                            if joined.is_empty() {
+                                joined.extend_from_slice(first);
+                            }
+                            joined.extend_from_slice(more);
+                            continue;
+                        }
+                        let ready = with_joined(std::mem::replace(&mut held, next), &mut joined);
+                        handled = merge(handled, self.complete(ready));
+                    }
+                    merge(handled, self.complete(with_joined(held, &mut joined)))
                 }
                 Some(joined) = self.tasks.join_next(), if !self.tasks.is_empty() => {
                     self.reaped(joined).then_some(Handled::Other)
@@ -381,6 +404,14 @@ impl Driver {
 }
 
 /// What a batch handled: pieces add up, anything else wins.
+/// `completion`, its piece replaced by the pieces `joined` holds, if any.
+fn with_joined(mut completion: Completion, joined: &mut bytes::BytesMut) -> Completion {
+    if !joined.is_empty() {
+        completion.part = Part::Chunk(joined.split().freeze());
+    }
+    completion
+}
+
 fn merge(a: Option<Handled>, b: Option<Handled>) -> Option<Handled> {
     match (a, b) {
         (Some(Handled::Pieces(x)), Some(Handled::Pieces(y))) => {

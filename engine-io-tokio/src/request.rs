@@ -38,6 +38,10 @@ impl Sink for Out {
         let id = self.id;
         self.tx.send(Completion { id, part }).await.is_ok()
     }
+
+    async fn ready(&self) -> bool {
+        self.tx.reserve().await.is_ok()
+    }
 }
 
 /// Sends `request` to `url` (its address after the host's rewrite) and reports its answer under
@@ -383,6 +387,70 @@ mod tests {
             let parts = collect(test_client(), request(&base, "/big", mode), limits).await;
             assert_eq!(shape(&parts), expected, "{mode:?}");
         }
+    }
+
+    /// Issue 12 (shells end to end): while the engine takes nothing (its channel is full),
+    /// reading goes on and the pieces that arrive are joined, in order, nothing lost, up to 64
+    /// KiB a piece; and the engine's wait is no stall: reading that stopped at 64 KiB counts
+    /// the silence from when it resumes. Here the server writes 64 pieces of 1 KiB, is silent
+    /// 550 ms, and writes 36 more; the engine takes nothing for 600 ms (idle timeout 300 ms):
+    /// the answer's silence while it was not read is not held against it.
+    #[tokio::test]
+    async fn pieces_that_arrive_while_the_engine_is_busy_are_joined_and_that_is_no_stall() {
+        let piece = |i: usize| Bytes::from(format!("{i:04}{}", "x".repeat(1020)));
+        let expected: Vec<u8> = (0..100).flat_map(|i| piece(i).to_vec()).collect();
+        let body = move || async move {
+            let stream = futures_util::stream::unfold(0_usize, move |i| async move {
+                if i == 100 {
+                    return None;
+                }
+                let pause = if i == 64 { 550 } else { 1 };
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+                Some((Ok::<_, std::io::Error>(piece(i)), i + 1))
+            });
+            Body::from_stream(stream)
+        };
+        let base = serve(Router::new().route("/a", get(body))).await;
+        let limits = Limits {
+            stream_idle_timeout: Duration::from_millis(300),
+            max_answer_bytes: 1 << 20,
+            ..LIMITS
+        };
+        let request = request(&base, "/a", BodyMode::Streamed);
+        // Room for one part only: the head fills it until the engine takes it.
+        let (tx, mut rx) = mpsc::channel(1);
+        let task = tokio::spawn(execute(
+            test_client(),
+            RequestId(7),
+            request.clone(),
+            request.url(),
+            limits,
+            tx,
+        ));
+        // The engine is busy for two idle timeouts before it takes anything.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let mut parts = Vec::new();
+        while let Some(c) = rx.recv().await {
+            parts.push(c.part);
+        }
+        task.await.unwrap();
+        let shape = shape(&parts);
+        assert_eq!(shape.first().map(String::as_str), Some("head 200"));
+        assert_eq!(shape.last().map(String::as_str), Some("end"), "no stall");
+        let chunks: Vec<&Bytes> = parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Chunk(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        let body: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+        assert_eq!(body, expected, "every byte, in order");
+        // The 64 pieces that arrived while the engine was busy reach it as one; the 36 written
+        // after the pause, with the engine taking each at once, as they came.
+        let first = chunks.first().map_or(0, |c| c.len());
+        assert!((64 * 1024..65 * 1024).contains(&first), "{first} bytes");
+        assert!(chunks.len() <= 1 + 36, "{} pieces", chunks.len());
     }
 
     #[tokio::test]

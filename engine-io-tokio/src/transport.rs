@@ -18,7 +18,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use engine_core::{BodyMode, FailureKind, HttpRequest, Method, ResponseHead, TransportFailure};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use tokio::time::{Instant, timeout, timeout_at};
+use tokio::time::{Instant, timeout_at};
 
 /// A piece of an answer, in the order the engine takes them.
 #[derive(Debug)]
@@ -38,6 +38,11 @@ pub trait Sink {
     /// Hands a part over, waiting for room (back-pressure: a fast answer is read no faster
     /// than the engine takes it); `false` when the engine is gone, and the exchange stops.
     fn send(&self, part: Part) -> impl Future<Output = bool> + Send;
+
+    /// Waits until there is room for a part (cancel-safe: dropping the wait loses nothing);
+    /// `false` when the engine is gone. A streamed answer keeps reading while it waits, and
+    /// hands over what arrived meanwhile as one piece.
+    fn ready(&self) -> impl Future<Output = bool> + Send;
 }
 
 /// The limits every exchange of a shell applies.
@@ -142,8 +147,16 @@ pub async fn exchange(
     }
 }
 
+/// The most a streamed piece gathers while the engine is busy ([`stream_body`]).
+const GATHER_BYTES: usize = 64 * 1024;
+
 /// Hands each piece on as it arrives; fails the answer when it is silent too long, and stops
 /// reading once it passed `limit` (the engine refuses it on the piece that passes it).
+///
+/// While the engine has no room for a piece (the sink's channel is full), reading goes on and
+/// what arrives is joined to the piece waiting, up to [`GATHER_BYTES`]: an answer written one
+/// small event at a time then reaches a busy engine as fewer, larger pieces (one hand-over
+/// and one engine input for many events). With room, each piece goes on at once, as it came.
 async fn stream_body(
     response: &mut reqwest::Response,
     idle: Duration,
@@ -151,32 +164,102 @@ async fn stream_body(
     out: &impl Sink,
 ) {
     let mut total: usize = 0;
+    let mut waiting = Gathered::default();
+    // One timer for the whole body, not one per piece: each piece only notes its time, and
+    // the timer, when it fires, moves to the last piece's deadline if that is later.
+    let stall = tokio::time::sleep(idle);
+    tokio::pin!(stall);
+    let mut deadline = Instant::now() + idle;
+    let mut reading = true;
     loop {
-        match timeout(idle, response.chunk()).await {
-            Ok(Ok(Some(chunk))) => {
-                total = total.saturating_add(chunk.len());
-                if !chunk.is_empty() && !out.send(Part::Chunk(chunk)).await {
+        let read = waiting.len() < GATHER_BYTES && total <= limit;
+        if read && !reading {
+            // Back from a wait on the engine alone: the silence counts from now.
+            deadline = Instant::now() + idle;
+        }
+        reading = read;
+        let next = tokio::select! {
+            biased;
+            ready = out.ready(), if !waiting.is_empty() => {
+                if !ready || !out.send(Part::Chunk(waiting.take())).await {
                     return;
                 }
                 if total > limit {
                     tracing::debug!(bytes = total, limit, "answer past its limit: no more read");
                     return;
                 }
+                continue;
             }
-            Ok(Ok(None)) => {
-                tracing::debug!(bytes = total, "answer ended");
-                out.send(Part::End).await;
-                return;
-            }
-            Ok(Err(e)) => {
-                fail(out, FailureKind::Broken, describe(&e)).await;
-                return;
-            }
-            Err(_) => {
+            next = response.chunk(), if read => next,
+            () = &mut stall, if read => {
+                if Instant::now() < deadline {
+                    stall.as_mut().reset(deadline);
+                    continue;
+                }
                 let message = format!("The answer stalled for {}.", show(idle));
                 fail(out, FailureKind::Broken, message).await;
                 return;
             }
+        };
+        deadline = Instant::now() + idle;
+        match next {
+            Ok(Some(chunk)) => {
+                total = total.saturating_add(chunk.len());
+                waiting.push(chunk);
+            }
+            Ok(None) => {
+                tracing::debug!(bytes = total, "answer ended");
+                if waiting.is_empty() || out.send(Part::Chunk(waiting.take())).await {
+                    out.send(Part::End).await;
+                }
+                return;
+            }
+            Err(e) => {
+                if waiting.is_empty() || out.send(Part::Chunk(waiting.take())).await {
+                    fail(out, FailureKind::Broken, describe(&e)).await;
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// The pieces read and not handed over yet: one as it came (no copy), or several joined.
+#[derive(Default)]
+struct Gathered {
+    one: Bytes,
+    joined: BytesMut,
+}
+
+impl Gathered {
+    fn len(&self) -> usize {
+        self.one.len() + self.joined.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn push(&mut self, chunk: Bytes) {
+        if chunk.is_empty() {
+            return;
+        }
+        if self.is_empty() {
+            self.one = chunk;
+            return;
+        }
+        if !self.one.is_empty() {
+            let one = std::mem::take(&mut self.one);
+            self.joined.extend_from_slice(&one);
+        }
+        self.joined.extend_from_slice(&chunk);
+    }
+
+    fn take(&mut self) -> Bytes {
+        if self.joined.is_empty() {
+            std::mem::take(&mut self.one)
+        } else {
+            self.joined.split().freeze()
         }
     }
 }
