@@ -169,9 +169,17 @@ impl fmt::Debug for Json {
     }
 }
 
+/// A compact value is serialized straight from its text (`serde_transcode`: no `Value` is
+/// built), in the same calls as the parsed value would make.
 impl Serialize for Json {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.value().serialize(serializer)
+        match &self.0 {
+            Form::Parsed(value) => value.serialize(serializer),
+            Form::Text(text) => serde_transcode::transcode(
+                &mut serde_json::Deserializer::from_str(text),
+                serializer,
+            ),
+        }
     }
 }
 
@@ -203,6 +211,8 @@ mod tests {
             serde_json::to_string(&compact).unwrap()
         );
         assert_eq!(compact.value().as_ref(), &value);
+        // Another serializer than the JSON writer sees the same calls.
+        assert_eq!(serde_json::to_value(&compact).unwrap(), value);
         assert_ne!(compact, Json::from(json!({"a": "x"})));
         assert_ne!(compact, Json::compact_of(&json!({"a": "x"})));
         // One value, two texts: still equal, in every pairing of forms.
