@@ -41,23 +41,35 @@ enum Form {
 }
 
 impl Json {
-    /// The value as compact text: the final form.
-    pub fn compact_of(value: &Value) -> Json {
-        let mut json = Json(Form::Parsed(value.clone()));
+    /// The value as compact text: the final form (see [`Json::compact`]).
+    pub fn compact_of(value: Value) -> Json {
+        let mut json = Json(Form::Parsed(value));
         json.compact();
         json
     }
 
     /// Turns a parsed array or object into compact text (the engine does so when a value is
     /// final). Scalars and strings stay parsed: their text would be no smaller (a string's is
-    /// quoted and escaped), so a string only gives back its spare capacity.
+    /// quoted and escaped), so a string only gives back its spare capacity. So does a value
+    /// nested deeper than `serde_json` reads back (128 levels; the platform's answers never
+    /// are, their parse has the same limit).
     pub fn compact(&mut self) {
         match &mut self.0 {
-            Form::Parsed(value @ (Value::Array(_) | Value::Object(_))) => {
+            Form::Parsed(value @ (Value::Array(_) | Value::Object(_)))
+                if within_depth(value, MAX_DEPTH) =>
+            {
                 self.0 = Form::Text(value.to_string().into_boxed_str());
             }
             Form::Parsed(Value::String(text)) => text.shrink_to_fit(),
             _ => {}
+        }
+    }
+
+    /// Whether the value is a JSON object.
+    pub fn is_object(&self) -> bool {
+        match &self.0 {
+            Form::Parsed(value) => value.is_object(),
+            Form::Text(text) => text.starts_with('{'),
         }
     }
 
@@ -103,8 +115,27 @@ impl Json {
     }
 }
 
-/// The text of a compact form: written by `serde_json` from a `Value`, so it parses. A text
-/// that did not would read as `null` rather than panic.
+/// The nesting `serde_json` reads back: arrays and objects within arrays and objects.
+const MAX_DEPTH: usize = 127;
+
+/// Whether `value` nests at most `room` more levels of arrays and objects (the walk stops at
+/// the limit, so it never recurses deeper than `MAX_DEPTH`).
+fn within_depth(value: &Value, room: usize) -> bool {
+    let children: Box<dyn Iterator<Item = &Value>> = match value {
+        Value::Array(items) => Box::new(items.iter()),
+        Value::Object(map) => Box::new(map.values()),
+        _ => return true,
+    };
+    let mut children = children.peekable();
+    if children.peek().is_none() {
+        return true;
+    }
+    room > 0 && children.all(|child| within_depth(child, room - 1))
+}
+
+/// The text of a compact form: written by `serde_json` from a `Value` within its depth, so
+/// it parses (to the same value: floats round-trip with `float_roundtrip`). A text that did
+/// not would read as `null` rather than panic.
 fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
@@ -130,8 +161,11 @@ impl Default for Json {
 impl PartialEq for Json {
     fn eq(&self, other: &Json) -> bool {
         match (&self.0, &other.0) {
-            // Equal texts are equal values; unequal ones may still be (`0.0` and `-0.0`).
-            (Form::Text(a), Form::Text(b)) => a == b || parse(a) == parse(b),
+            // Equal texts are equal values; unequal ones are not, but for `0.0` and `-0.0`
+            // (equal `Value`s, distinct texts).
+            (Form::Text(a), Form::Text(b)) => {
+                a == b || ((a.contains("-0.0") || b.contains("-0.0")) && parse(a) == parse(b))
+            }
             (Form::Parsed(a), Form::Parsed(b)) => a == b,
             _ => *self.value() == *other.value(),
         }
@@ -169,16 +203,18 @@ impl fmt::Debug for Json {
     }
 }
 
-/// A compact value is serialized straight from its text (`serde_transcode`: no `Value` is
-/// built), in the same calls as the parsed value would make.
+/// A compact value is serialized to a human-readable format (JSON, YAML, ...) straight from
+/// its text (`serde_transcode`: no `Value` is built; sequences and maps without a length up
+/// front), and to a binary one (which may need the lengths) through its parsed `Value`.
 impl Serialize for Json {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
             Form::Parsed(value) => value.serialize(serializer),
-            Form::Text(text) => serde_transcode::transcode(
+            Form::Text(text) if serializer.is_human_readable() => serde_transcode::transcode(
                 &mut serde_json::Deserializer::from_str(text),
                 serializer,
             ),
+            Form::Text(text) => parse(text).serialize(serializer),
         }
     }
 }
@@ -186,7 +222,7 @@ impl Serialize for Json {
 /// A deserialized value is final: it is kept compact.
 impl<'de> Deserialize<'de> for Json {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Json, D::Error> {
-        Value::deserialize(deserializer).map(|value| Json::compact_of(&value))
+        Value::deserialize(deserializer).map(Json::compact_of)
     }
 }
 
@@ -201,7 +237,7 @@ mod tests {
     fn both_forms_are_the_same_value() {
         let value = json!({"b": [1, {"c": null}], "a": "x\"y", "n": 1.5});
         let parsed = Json::from(value.clone());
-        let compact = Json::compact_of(&value);
+        let compact = Json::compact_of(value.clone());
         assert!(compact.is_compact() && !parsed.is_compact());
         assert_eq!(parsed, compact);
         assert_eq!(compact, value);
@@ -214,11 +250,56 @@ mod tests {
         // Another serializer than the JSON writer sees the same calls.
         assert_eq!(serde_json::to_value(&compact).unwrap(), value);
         assert_ne!(compact, Json::from(json!({"a": "x"})));
-        assert_ne!(compact, Json::compact_of(&json!({"a": "x"})));
+        assert_ne!(compact, Json::compact_of(json!({"a": "x"})));
         // One value, two texts: still equal, in every pairing of forms.
         let (zero, minus_zero) = (json!([0.0]), json!([-0.0]));
-        assert_eq!(Json::compact_of(&zero), Json::compact_of(&minus_zero));
-        assert_eq!(Json::compact_of(&zero), Json::from(minus_zero));
+        assert_eq!(
+            Json::compact_of(zero.clone()),
+            Json::compact_of(minus_zero.clone())
+        );
+        assert_eq!(Json::compact_of(zero), Json::from(minus_zero));
+    }
+
+    proptest::proptest! {
+        /// Compacting keeps the value exactly: floats of any magnitude come back bit for bit
+        /// (`float_roundtrip`), in arrays and objects, in every pairing of forms.
+        #[test]
+        fn compacting_keeps_every_float(
+            floats in proptest::collection::vec(
+                proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO,
+                1..20,
+            ),
+        ) {
+            let value = json!({"xs": floats.clone(), "first": floats.first()});
+            let parsed = Json::from(value.clone());
+            let compact = Json::compact_of(value.clone());
+            proptest::prop_assert!(compact.is_compact());
+            proptest::prop_assert_eq!(&compact, &parsed);
+            proptest::prop_assert_eq!(compact.to_string(), parsed.to_string());
+            let back = compact.value().into_owned();
+            let bits = |v: &Value| -> Vec<u64> {
+                v["xs"].as_array().into_iter().flatten().filter_map(Value::as_f64).map(f64::to_bits).collect()
+            };
+            proptest::prop_assert_eq!(bits(&back), bits(&value));
+        }
+    }
+
+    #[test]
+    fn a_value_too_deep_to_read_back_stays_parsed() {
+        let mut deep = json!(1);
+        for _ in 0..200 {
+            deep = json!([deep]);
+        }
+        let compact = Json::compact_of(deep.clone());
+        assert!(!compact.is_compact());
+        assert_eq!(compact, deep);
+        let mut shallow = json!(1);
+        for _ in 0..MAX_DEPTH {
+            shallow = json!([shallow]);
+        }
+        let compact = Json::compact_of(shallow.clone());
+        assert!(compact.is_compact());
+        assert_eq!(compact.value().as_ref(), &shallow);
     }
 
     #[test]

@@ -358,7 +358,7 @@ pub struct DataPart {
 pub struct OtherPart {
     /// The part's type.
     pub part_type: String,
-    /// Its other fields: a JSON object.
+    /// Its other fields: a JSON object (anything else serializes as no fields).
     pub fields: Json,
 }
 
@@ -412,7 +412,11 @@ impl Serialize for Part {
                 },
             )
             .serialize(serializer),
-            Part::Other(other) => tagged(&other.part_type, &other.fields).serialize(serializer),
+            // `fields` is an object when read or streamed; one built otherwise adds nothing.
+            Part::Other(other) if other.fields.is_object() => {
+                tagged(&other.part_type, &other.fields).serialize(serializer)
+            }
+            Part::Other(other) => tagged(&other.part_type, &Map::new()).serialize(serializer),
         }
     }
 }
@@ -465,12 +469,12 @@ impl<'de> Deserialize<'de> for Part {
                 Part::Data(DataPart {
                     data_type: part_type,
                     id,
-                    data: Json::compact_of(&fields.remove("data").unwrap_or(Value::Null)),
+                    data: Json::compact_of(fields.remove("data").unwrap_or(Value::Null)),
                 })
             }
             _ => Part::Other(OtherPart {
                 part_type,
-                fields: Json::compact_of(&Value::Object(fields)),
+                fields: Json::compact_of(Value::Object(fields)),
             }),
         };
         Ok(part)
@@ -520,6 +524,18 @@ mod tests {
         round_trip(json!({"type": "data-weather", "id": "w", "data": {"t": 1}}));
         round_trip(json!({"type": "data-weather", "data": null}));
         round_trip(json!({"type": "source-url", "sourceId": "s", "url": "https://x"}));
+    }
+
+    #[test]
+    fn an_other_part_whose_fields_are_not_an_object_serializes_without_them() {
+        let part = Part::Other(OtherPart {
+            part_type: "source-url".to_owned(),
+            fields: Json::from(json!(5)),
+        });
+        assert_eq!(
+            serde_json::to_value(&part).unwrap(),
+            json!({"type": "source-url"})
+        );
     }
 
     #[test]

@@ -170,26 +170,11 @@ impl Driver {
                         // hand become one engine input.
                         tokio::task::yield_now().await;
                     }
-                    let mut held = completion;
-                    // The pieces joined to `held`'s, when more than one.
-                    let mut joined = bytes::BytesMut::new();
                     let mut handled = None;
-                    for _ in 1..COMPLETION_BATCH {
-                        let Ok(next) = done.try_recv() else { break };
-                        if let (Part::Chunk(first), Part::Chunk(more)) = (&held.part, &next.part)
-                            && held.id == next.id
-                            && first.len().max(more.len()) < SMALL_PIECE
-                        {
-                            if joined.is_empty() {
-                                joined.extend_from_slice(first);
-                            }
-                            joined.extend_from_slice(more);
-                            continue;
-                        }
-                        let ready = with_joined(std::mem::replace(&mut held, next), &mut joined);
-                        handled = merge(handled, self.complete(ready));
+                    for completion in batch(completion, || done.try_recv().ok()) {
+                        handled = merge(handled, self.complete(completion));
                     }
-                    merge(handled, self.complete(with_joined(held, &mut joined)))
+                    handled
                 }
                 Some(joined) = self.tasks.join_next(), if !self.tasks.is_empty() => {
                     self.reaped(joined).then_some(Handled::Other)
@@ -403,7 +388,32 @@ impl Driver {
     }
 }
 
-/// What a batch handled: pieces add up, anything else wins.
+/// `first` and the completions at hand after it (at most [`COMPLETION_BATCH`] in all), in
+/// order, with each run of consecutive small pieces (under [`SMALL_PIECE`]) of one request
+/// joined into one piece.
+fn batch(first: Completion, mut next: impl FnMut() -> Option<Completion>) -> Vec<Completion> {
+    let mut out: Vec<Completion> = Vec::new();
+    let mut held = first;
+    // The pieces joined to `held`'s, when more than one.
+    let mut joined = bytes::BytesMut::new();
+    for _ in 1..COMPLETION_BATCH {
+        let Some(more) = next() else { break };
+        if let (Part::Chunk(a), Part::Chunk(b)) = (&held.part, &more.part)
+            && held.id == more.id
+            && a.len().max(b.len()) < SMALL_PIECE
+        {
+            if joined.is_empty() {
+                joined.extend_from_slice(a);
+            }
+            joined.extend_from_slice(b);
+            continue;
+        }
+        out.push(with_joined(std::mem::replace(&mut held, more), &mut joined));
+    }
+    out.push(with_joined(held, &mut joined));
+    out
+}
+
 /// `completion`, its piece replaced by the pieces `joined` holds, if any.
 fn with_joined(mut completion: Completion, joined: &mut bytes::BytesMut) -> Completion {
     if !joined.is_empty() {
@@ -412,6 +422,7 @@ fn with_joined(mut completion: Completion, joined: &mut bytes::BytesMut) -> Comp
     completion
 }
 
+/// What a batch handled: pieces add up, anything else wins.
 fn merge(a: Option<Handled>, b: Option<Handled>) -> Option<Handled> {
     match (a, b) {
         (Some(Handled::Pieces(x)), Some(Handled::Pieces(y))) => {
@@ -420,5 +431,88 @@ fn merge(a: Option<Handled>, b: Option<Handled>) -> Option<Handled> {
         (Some(Handled::Other), _) | (_, Some(Handled::Other)) => Some(Handled::Other),
         (a, None) => a,
         (None, b) => b,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use engine_core::ResponseHead;
+
+    fn piece(id: u64, text: &str) -> Completion {
+        Completion {
+            id: RequestId(id),
+            part: Part::Chunk(Bytes::copy_from_slice(text.as_bytes())),
+        }
+    }
+
+    fn shape(batch: &[Completion]) -> Vec<String> {
+        batch
+            .iter()
+            .map(|c| match &c.part {
+                Part::Head(h) => format!("{} head {}", c.id.0, h.status),
+                Part::Chunk(b) => format!("{} {}", c.id.0, String::from_utf8_lossy(b)),
+                Part::End => format!("{} end", c.id.0),
+                Part::Failed(_) => format!("{} failed", c.id.0),
+            })
+            .collect()
+    }
+
+    /// Only consecutive small pieces of one request are joined: a head, an end, another
+    /// request's piece or a large piece ends the run, and the order stays as it came.
+    #[test]
+    fn a_batch_joins_runs_of_small_pieces_of_one_request() {
+        let large = "L".repeat(SMALL_PIECE);
+        let head = Completion {
+            id: RequestId(2),
+            part: Part::Head(ResponseHead {
+                status: 200,
+                content_type: None,
+            }),
+        };
+        let mut queued = vec![
+            piece(1, "b"),
+            piece(1, "c"),
+            head,
+            piece(1, "d"),
+            piece(2, "x"),
+            piece(2, "y"),
+            piece(1, "e"),
+            piece(1, &large),
+            piece(1, "f"),
+            Completion {
+                id: RequestId(1),
+                part: Part::End,
+            },
+        ]
+        .into_iter();
+        let batch = batch(piece(1, "a"), || queued.next());
+        assert_eq!(
+            shape(&batch),
+            [
+                "1 abc".to_owned(),
+                "2 head 200".to_owned(),
+                "1 d".to_owned(),
+                "2 xy".to_owned(),
+                "1 e".to_owned(),
+                format!("1 {large}"),
+                "1 f".to_owned(),
+                "1 end".to_owned(),
+            ]
+        );
+    }
+
+    /// A batch takes at most `COMPLETION_BATCH` completions; the rest stay queued.
+    #[test]
+    fn a_batch_takes_at_most_its_size() {
+        let mut taken: u64 = 0;
+        let batch = batch(piece(1, "a"), || {
+            taken += 1;
+            Some(piece(100 + taken, "z"))
+        });
+        assert_eq!(taken, COMPLETION_BATCH as u64 - 1);
+        assert_eq!(batch.len(), COMPLETION_BATCH);
     }
 }

@@ -389,30 +389,32 @@ mod tests {
         }
     }
 
-    /// Issue 12 (shells end to end): while the engine takes nothing (its channel is full),
-    /// reading goes on and the pieces that arrive are joined, in order, nothing lost, up to 64
-    /// KiB a piece; and the engine's wait is no stall: reading that stopped at 64 KiB counts
-    /// the silence from when it resumes. Here the server writes 64 pieces of 1 KiB, is silent
-    /// 550 ms, and writes 36 more; the engine takes nothing for 600 ms (idle timeout 300 ms):
-    /// the answer's silence while it was not read is not held against it.
-    #[tokio::test]
-    async fn pieces_that_arrive_while_the_engine_is_busy_are_joined_and_that_is_no_stall() {
+    /// A streamed answer of `count` pieces of 1 KiB (each starting with its index), one every
+    /// millisecond but for a pause of `pause` before piece `at`, read through a sink with room
+    /// for one part by an engine that takes nothing for `busy`; the idle timeout is `idle`.
+    /// Returns the parts handed over and the bytes the server wrote.
+    async fn busy_engine(
+        count: usize,
+        (at, pause): (usize, u64),
+        busy: u64,
+        idle: u64,
+    ) -> (Vec<Part>, Vec<u8>) {
         let piece = |i: usize| Bytes::from(format!("{i:04}{}", "x".repeat(1020)));
-        let expected: Vec<u8> = (0..100).flat_map(|i| piece(i).to_vec()).collect();
+        let written: Vec<u8> = (0..count).flat_map(|i| piece(i).to_vec()).collect();
         let body = move || async move {
             let stream = futures_util::stream::unfold(0_usize, move |i| async move {
-                if i == 100 {
+                if i == count {
                     return None;
                 }
-                let pause = if i == 64 { 550 } else { 1 };
-                tokio::time::sleep(Duration::from_millis(pause)).await;
+                let wait = if i == at { pause } else { 1 };
+                tokio::time::sleep(Duration::from_millis(wait)).await;
                 Some((Ok::<_, std::io::Error>(piece(i)), i + 1))
             });
             Body::from_stream(stream)
         };
         let base = serve(Router::new().route("/a", get(body))).await;
         let limits = Limits {
-            stream_idle_timeout: Duration::from_millis(300),
+            stream_idle_timeout: Duration::from_millis(idle),
             max_answer_bytes: 1 << 20,
             ..LIMITS
         };
@@ -427,16 +429,17 @@ mod tests {
             limits,
             tx,
         ));
-        // The engine is busy for two idle timeouts before it takes anything.
-        tokio::time::sleep(Duration::from_millis(600)).await;
+        tokio::time::sleep(Duration::from_millis(busy)).await;
         let mut parts = Vec::new();
         while let Some(c) = rx.recv().await {
             parts.push(c.part);
         }
         task.await.unwrap();
-        let shape = shape(&parts);
-        assert_eq!(shape.first().map(String::as_str), Some("head 200"));
-        assert_eq!(shape.last().map(String::as_str), Some("end"), "no stall");
+        (parts, written)
+    }
+
+    /// The pieces of `parts`, and their bytes joined.
+    fn pieces(parts: &[Part]) -> (Vec<&Bytes>, Vec<u8>) {
         let chunks: Vec<&Bytes> = parts
             .iter()
             .filter_map(|p| match p {
@@ -444,13 +447,39 @@ mod tests {
                 _ => None,
             })
             .collect();
-        let body: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
-        assert_eq!(body, expected, "every byte, in order");
+        let body = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+        (chunks, body)
+    }
+
+    /// Issue 12 (shells end to end): while the engine takes nothing (its channel is full),
+    /// reading goes on and the pieces that arrive are joined, in order, nothing lost, up to 64
+    /// KiB a piece; and the engine's wait is no stall: reading that stopped at 64 KiB counts
+    /// the silence from when the engine took the piece. Here the server writes 64 pieces, is
+    /// silent 550 ms, and writes 36 more; the engine takes nothing for 600 ms (idle 300 ms).
+    #[tokio::test]
+    async fn pieces_that_arrive_while_the_engine_is_busy_are_joined_and_that_is_no_stall() {
+        let (parts, written) = busy_engine(100, (64, 550), 600, 300).await;
+        let shape = shape(&parts);
+        assert_eq!(shape.first().map(String::as_str), Some("head 200"));
+        assert_eq!(shape.last().map(String::as_str), Some("end"), "no stall");
+        let (chunks, body) = pieces(&parts);
+        assert_eq!(body, written, "every byte, in order");
         // The 64 pieces that arrived while the engine was busy reach it as one; the 36 written
         // after the pause, with the engine taking each at once, as they came.
         let first = chunks.first().map_or(0, |c| c.len());
         assert!((64 * 1024..65 * 1024).contains(&first), "{first} bytes");
         assert!(chunks.len() <= 1 + 36, "{} pieces", chunks.len());
+    }
+
+    /// The same with less than 64 KiB gathered: the server writes 3 pieces, is silent 450 ms,
+    /// and writes 2 more; the engine takes nothing for 500 ms (idle 300 ms). The silence
+    /// while pieces wait for the engine is not the answer's: nothing stalls, nothing is lost.
+    #[tokio::test]
+    async fn a_silence_while_pieces_wait_for_the_engine_is_no_stall() {
+        let (parts, written) = busy_engine(5, (3, 450), 500, 300).await;
+        let shape = shape(&parts);
+        assert_eq!(shape.last().map(String::as_str), Some("end"), "{shape:?}");
+        assert_eq!(pieces(&parts).1, written, "every byte, in order");
     }
 
     #[tokio::test]

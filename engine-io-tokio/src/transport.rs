@@ -41,8 +41,12 @@ pub trait Sink {
 
     /// Waits until there is room for a part (cancel-safe: dropping the wait loses nothing);
     /// `false` when the engine is gone. A streamed answer keeps reading while it waits, and
-    /// hands over what arrived meanwhile as one piece.
-    fn ready(&self) -> impl Future<Output = bool> + Send;
+    /// hands over what arrived meanwhile as one piece. The default is always ready: each piece
+    /// is then handed over as it came, `send` waiting for room. Room seen here may be taken
+    /// by another exchange before `send`, which then waits.
+    fn ready(&self) -> impl Future<Output = bool> + Send {
+        std::future::ready(true)
+    }
 }
 
 /// The limits every exchange of a shell applies.
@@ -166,18 +170,13 @@ async fn stream_body(
     let mut total: usize = 0;
     let mut waiting = Gathered::default();
     // One timer for the whole body, not one per piece: each piece only notes its time, and
-    // the timer, when it fires, moves to the last piece's deadline if that is later.
+    // the timer, when it fires, moves to the deadline if that is later. Silence counts only
+    // while nothing waits for the engine, from the last piece read or handed over (as when
+    // each piece had its own timeout, started once the one before was handed over).
     let stall = tokio::time::sleep(idle);
     tokio::pin!(stall);
     let mut deadline = Instant::now() + idle;
-    let mut reading = true;
     loop {
-        let read = waiting.len() < GATHER_BYTES && total <= limit;
-        if read && !reading {
-            // Back from a wait on the engine alone: the silence counts from now.
-            deadline = Instant::now() + idle;
-        }
-        reading = read;
         let next = tokio::select! {
             biased;
             ready = out.ready(), if !waiting.is_empty() => {
@@ -188,10 +187,12 @@ async fn stream_body(
                     tracing::debug!(bytes = total, limit, "answer past its limit: no more read");
                     return;
                 }
+                deadline = Instant::now() + idle;
                 continue;
             }
-            next = response.chunk(), if read => next,
-            () = &mut stall, if read => {
+            // Past the limit, the piece that passed it waits: nothing more is read.
+            next = response.chunk(), if waiting.len() < GATHER_BYTES && total <= limit => next,
+            () = &mut stall, if waiting.is_empty() => {
                 if Instant::now() < deadline {
                     stall.as_mut().reset(deadline);
                     continue;

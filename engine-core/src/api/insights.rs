@@ -53,7 +53,7 @@ pub fn parse_insights(body: &[u8]) -> Result<Insights, ApiError> {
     Ok(Insights {
         has_insights,
         harness,
-        raw: Json::compact_of(&raw),
+        raw: Json::compact_of(raw),
     })
 }
 
@@ -92,7 +92,7 @@ mod tests {
             Insights {
                 has_insights: false,
                 harness: None,
-                raw: Json::compact_of(&json!({}))
+                raw: Json::compact_of(json!({}))
             }
         );
 

@@ -45,6 +45,8 @@ pub struct SessionRecord {
     pub handle_unique_id: Option<String>,
     /// `created_by_user_uid`.
     pub created_by_user_uid: Option<String>,
+    /// `archived_at`, when the record gives one (archived sessions).
+    pub archived_at: Option<String>,
     /// The record as received, kept compact.
     #[serde(skip)]
     pub raw: Json,
@@ -130,8 +132,9 @@ impl SessionRecord {
             is_archived: flag(map, "is_archived"),
             handle_unique_id: handle_unique_id(map),
             created_by_user_uid: text(map, "created_by_user_uid"),
+            archived_at: text(map, "archived_at"),
             uid,
-            raw: Json::compact_of(&value),
+            raw: Json::compact_of(value),
         })
     }
 }
@@ -622,7 +625,8 @@ mod tests {
                 is_archived: false,
                 handle_unique_id: None,
                 created_by_user_uid: None,
-                raw: Json::compact_of(&value),
+                archived_at: None,
+                raw: Json::compact_of(value.clone()),
             }
         );
         assert_eq!(

@@ -230,14 +230,7 @@ impl ExplorerRead {
             .map(|r| Row {
                 session: SessionSummary::from(r),
                 archived_at: match self.kind {
-                    ReadKind::Archived => r
-                        .raw
-                        .value()
-                        .get("archived_at")
-                        .and_then(serde_json::Value::as_str)
-                        .map(str::trim)
-                        .filter(|t| !t.is_empty())
-                        .map(str::to_owned),
+                    ReadKind::Archived => r.archived_at.clone(),
                     ReadKind::Search => None,
                 },
             })
