@@ -1,6 +1,8 @@
 //! The reqwest glue both shells share: the client, one exchange from request to its last part
 //! ([`exchange`]: timeouts, limits while reading, failures), the request for an
-//! [`HttpRequest`], transport errors as one line without the URL, and durations for messages.
+//! [`HttpRequest`], transport errors in the project's own words ([`no_answer_text`],
+//! [`BROKEN_TEXT`]; the library's own line, without the URL, goes to the log), and durations
+//! for messages.
 //! Public so that `engine-io-blocking`, which runs the same async client on a thread of its
 //! own, says, sends and reads exactly the same.
 //!
@@ -114,7 +116,8 @@ pub async fn exchange(
     let mut response = match timeout_at(started + head_limit, builder.send()).await {
         Ok(Ok(response)) => response,
         Ok(Err(e)) => {
-            fail(out, FailureKind::NoAnswer, describe(&e)).await;
+            tracing::debug!(error = %describe(&e), "no answer");
+            fail(out, FailureKind::NoAnswer, no_answer_text(&e).to_owned()).await;
             return;
         }
         Err(_) => {
@@ -216,8 +219,9 @@ async fn stream_body(
                 return;
             }
             Err(e) => {
+                tracing::debug!(error = %describe(&e), "answer broke off");
                 if waiting.is_empty() || out.send(Part::Chunk(waiting.take())).await {
-                    fail(out, FailureKind::Broken, describe(&e)).await;
+                    fail(out, FailureKind::Broken, BROKEN_TEXT.to_owned()).await;
                 }
                 return;
             }
@@ -293,7 +297,8 @@ async fn buffer_body(
                 return;
             }
             Ok(Err(e)) => {
-                fail(out, FailureKind::Broken, describe(&e)).await;
+                tracing::debug!(error = %describe(&e), "answer broke off");
+                fail(out, FailureKind::Broken, BROKEN_TEXT.to_owned()).await;
                 return;
             }
             Err(_) => {
@@ -343,7 +348,44 @@ pub fn build(
     Ok(builder)
 }
 
-/// A transport error as one line: the error and its causes, without the URL.
+/// What a failure after the head reads: the engine's own text for an answer that ended early
+/// (a body that breaks off is an interrupted answer), never the HTTP library's.
+pub const BROKEN_TEXT: &str = engine_core::stream::INTERRUPTED_TEXT;
+
+/// What a failure before the head reads, in the project's own words: the HTTP library's text
+/// names its internals (and sometimes the address), so it goes to the log only ([`describe`]).
+pub fn no_answer_text(error: &reqwest::Error) -> &'static str {
+    if error.is_connect() {
+        if error.is_timeout() {
+            "Could not connect to the server in time."
+        } else if refused(error) {
+            "The server refused to connect."
+        } else {
+            "Could not connect to the server."
+        }
+    } else if error.is_timeout() {
+        "No answer in time."
+    } else {
+        "The server closed without answering."
+    }
+}
+
+/// Whether an I/O error in the causes of `error` is a refusal.
+fn refused(error: &reqwest::Error) -> bool {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = current {
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+/// A transport error as one line: the error and its causes, without the URL (for the log, and
+/// for a client that could not be built).
 pub fn describe(error: &reqwest::Error) -> String {
     let mut message = String::new();
     let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);

@@ -26,6 +26,7 @@
 // size of that error variant does not matter here.
 #![allow(clippy::result_large_err)]
 
+mod faults;
 mod platform;
 mod runtime;
 mod server;
@@ -46,6 +47,7 @@ pub use types::{
     LoggedRequest, RuntimeBehaviour, SimConfig, default_catalog,
 };
 
+pub use faults::{AFTER_HUGE_LINE, INVALID_UTF8_TEXT, history_text};
 pub use platform::AGENT_ICON_SVG;
 use server::{Shared, lock};
 
@@ -146,6 +148,16 @@ impl Sim {
     /// Drops every queued fault.
     pub fn clear_faults(&self) {
         self.shared.clear_faults();
+    }
+
+    /// The bytes the faults that write their own large bodies ([`FaultKind::LargeAnswer`],
+    /// the long line of [`FaultKind::HugeLine`]) have produced so far: produced as the client
+    /// reads, so this tells how much of such an answer was read (plus what socket buffers
+    /// took).
+    pub fn fault_bytes(&self) -> u64 {
+        self.shared
+            .fault_bytes
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The canonical records of every session, oldest first.
@@ -298,6 +310,16 @@ impl BlockingSim {
     /// Drops every queued fault.
     pub fn clear_faults(&self) {
         self.shared.clear_faults();
+    }
+
+    /// The bytes the faults that write their own large bodies ([`FaultKind::LargeAnswer`],
+    /// the long line of [`FaultKind::HugeLine`]) have produced so far: produced as the client
+    /// reads, so this tells how much of such an answer was read (plus what socket buffers
+    /// took).
+    pub fn fault_bytes(&self) -> u64 {
+        self.shared
+            .fault_bytes
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The canonical records of every session, oldest first.

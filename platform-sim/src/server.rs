@@ -1,6 +1,7 @@
 //! The HTTP front: logging, faults, authentication and dispatch.
 
 use std::collections::VecDeque;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -15,7 +16,7 @@ use tokio::sync::watch;
 
 use crate::state::State;
 use crate::types::{Fault, FaultKind, LoggedRequest, SimConfig};
-use crate::{platform, runtime};
+use crate::{faults, platform, runtime};
 
 /// How long a cut connection waits before breaking, so that what was sent is flushed first.
 pub(crate) const FLUSH_PAUSE: Duration = Duration::from_millis(20);
@@ -39,6 +40,8 @@ pub(crate) struct Shared {
     pub state: Mutex<State>,
     /// Set to true when the server shuts down.
     pub shutdown: watch::Sender<bool>,
+    /// Bytes the body-writing faults produced so far (`faults`).
+    pub fault_bytes: AtomicU64,
 }
 
 impl Shared {
@@ -52,6 +55,7 @@ impl Shared {
             faults: Mutex::new(VecDeque::new()),
             state: Mutex::new(state),
             shutdown: watch::Sender::new(false),
+            fault_bytes: AtomicU64::new(0),
         }
     }
 
@@ -316,6 +320,7 @@ pub(crate) async fn handle(
         );
     }
     let mut drop_after = None;
+    let mut drip = None;
     match shared.take_fault(req.method.as_str(), &path) {
         Some(FaultKind::Status(status, body)) => {
             return if body.is_null() {
@@ -334,16 +339,41 @@ pub(crate) async fn handle(
         }
         Some(FaultKind::CloseWithoutAnswer) => return close_without_answer(),
         Some(FaultKind::DropMidStream { after_chunks }) => drop_after = Some(after_chunks),
+        Some(FaultKind::Redirect { status, location }) => {
+            return faults::redirect(status, &location);
+        }
+        Some(FaultKind::Drip { bytes, pause_ms }) => drip = Some((bytes, pause_ms)),
+        Some(FaultKind::InvalidUtf8) => return faults::invalid_utf8(),
+        Some(FaultKind::HugeLine { bytes }) => return faults::huge_line(&shared, bytes),
+        Some(FaultKind::LargeAnswer { bytes }) => return faults::large_answer(&shared, bytes),
+        Some(FaultKind::LargeHistory { messages }) => {
+            return faults::large_history(&shared, &path, messages);
+        }
         None => {}
     }
+    let response = dispatch(&shared, &req, &path, target, authorized, drop_after).await;
+    match drip {
+        Some((bytes, pause_ms)) => faults::drip(&shared, response, bytes, pause_ms),
+        None => response,
+    }
+}
 
+/// Authenticates and answers a request (cut in half for `DropMidStream`).
+async fn dispatch(
+    shared: &Arc<Shared>,
+    req: &Req,
+    path: &str,
+    target: Target,
+    authorized: bool,
+    drop_after: Option<usize>,
+) -> Response {
     match target {
         Target::Runtime { agent, rest } => {
-            runtime::handle(&shared, &req, &agent, &rest, authorized, drop_after).await
+            runtime::handle(shared, req, &agent, &rest, authorized, drop_after).await
         }
         Target::Platform => {
             let response = if authorized {
-                platform::handle(&shared, &req, &path)
+                platform::handle(shared, req, path)
             } else if req.credential().is_none() {
                 error(401, "Authentication credentials were not provided.")
             } else {

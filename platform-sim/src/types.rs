@@ -256,6 +256,47 @@ pub enum FaultKind {
     MalformedJson,
     /// Close the connection without sending any response, without handling the request.
     CloseWithoutAnswer,
+    /// Answer `status` (a redirect such as 307) with `Location: location` and no body, without
+    /// handling the request. The simulator serves nothing at `location` of its own.
+    Redirect {
+        /// The status (301, 302, 303, 307 or 308).
+        status: u16,
+        /// The `Location` header, e.g. `/elsewhere/api/chat`.
+        location: String,
+    },
+    /// Handle the request, then write its answer's body `bytes` bytes at a time with
+    /// `pause_ms` between two writes: a slow drip. The bytes and their order are unchanged.
+    Drip {
+        /// Bytes per write (at least 1).
+        bytes: usize,
+        /// The pause between two writes, in milliseconds.
+        pause_ms: u64,
+    },
+    /// Answer 200 with a finished ui-message-stream answer whose one text delta holds invalid
+    /// UTF-8 (`caf\xC3(` and a lone `\xFF`), without handling the request; decoded lossily it
+    /// reads [`crate::INVALID_UTF8_TEXT`].
+    InvalidUtf8,
+    /// Answer 200 with a finished ui-message-stream answer holding one `text-delta` event whose
+    /// `data:` line is `bytes` long (written in 64 KiB pieces as it is read), then a short delta
+    /// [`crate::AFTER_HUGE_LINE`], without handling the request.
+    HugeLine {
+        /// The length of the long line, `data: ` and its JSON, without its newline.
+        bytes: usize,
+    },
+    /// Answer 200 with a valid, finished ui-message-stream answer of at least `bytes` bytes
+    /// (text deltas of 1 KiB), produced as it is read, without handling the request. The bytes
+    /// it produced are counted in `fault_bytes()` of the simulator.
+    LargeAnswer {
+        /// The size of the answer's text deltas in all.
+        bytes: usize,
+    },
+    /// Answer a history read (P9, `GET .../history/`) with a completed transcript of
+    /// `messages` short text messages (user and assistant in turn, texts
+    /// [`crate::history_text`]) for the session of the path, without handling the request.
+    LargeHistory {
+        /// How many messages.
+        messages: usize,
+    },
 }
 
 /// The default P12 catalog: two enabled providers (`acme-cloud`, default model `acme-large` with
