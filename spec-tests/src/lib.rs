@@ -14,6 +14,7 @@
 
 pub mod fixtures;
 pub mod follow;
+pub mod fuzz;
 mod harness;
 pub mod long_answer;
 pub mod models;
