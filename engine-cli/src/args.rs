@@ -56,6 +56,29 @@ pub enum Action {
         /// The body, as an Agent sends it (`.sse`).
         file: PathBuf,
     },
+    /// Run the deterministic simulation (docs/testing.md) for many seeds, checking every
+    /// invariant after every step; print the totals and steps per second. A failing seed is
+    /// printed and its trace written for `agent-chat replay` (exit 1).
+    Simulate {
+        /// How many seeds.
+        #[arg(long, default_value_t = 1000)]
+        seeds: u64,
+        /// The first seed.
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        /// Steps per seed.
+        #[arg(long, default_value_t = 300)]
+        steps: usize,
+        /// One request in this many gets a fault (0: none).
+        #[arg(long, default_value_t = 8)]
+        fault_rate: u32,
+        /// Let the host ask for sessions of the other Environment (a known finding, issue 13).
+        #[arg(long)]
+        cross_environment: bool,
+        /// Where a failing seed's trace is written.
+        #[arg(long, default_value = "sim-failures")]
+        out: PathBuf,
+    },
 }
 
 /// The environment variable that may hold the platform token.

@@ -21,6 +21,22 @@ async fn main() -> ExitCode {
     match &args.command {
         Some(Action::Replay { file }) => return offline::replay(file),
         Some(Action::DecodeStream { file }) => return offline::decode_stream(file),
+        Some(Action::Simulate {
+            seeds,
+            from,
+            steps,
+            fault_rate,
+            cross_environment,
+            out,
+        }) => {
+            let sim = spec_tests::sim::Sim {
+                seed: *from,
+                steps: *steps,
+                fault_rate: *fault_rate,
+                cross_environment: *cross_environment,
+            };
+            return offline::simulate(sim, *seeds, out);
+        }
         _ => {}
     }
     let target = match target::Target::resolve(&args).await {

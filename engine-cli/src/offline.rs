@@ -78,3 +78,42 @@ pub fn decode_stream(file: &Path) -> ExitCode {
         }
     }
 }
+
+/// `agent-chat simulate`: `seeds` runs from `sim.seed`; totals and steps per second, or the
+/// first failing seed with its trace written under `out`.
+pub fn simulate(sim: spec_tests::sim::Sim, seeds: u64, out: &Path) -> ExitCode {
+    let started = std::time::Instant::now();
+    let mut total = spec_tests::sim::Report::default();
+    for seed in sim.seed..sim.seed.saturating_add(seeds) {
+        match spec_tests::sim::run(spec_tests::sim::Sim { seed, ..sim }) {
+            Ok(r) => total.add(&r),
+            Err(failure) => {
+                println!("{failure}");
+                let path = out.join(format!("seed-{seed}.jsonl"));
+                let written = std::fs::create_dir_all(out)
+                    .and_then(|()| std::fs::write(&path, &failure.trace));
+                match written {
+                    Ok(()) => println!(
+                        "trace: {} (agent-chat replay {})",
+                        path.display(),
+                        path.display()
+                    ),
+                    Err(e) => eprintln!("agent-chat: cannot write {}: {e}", path.display()),
+                }
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let secs = started.elapsed().as_secs_f64().max(1e-9);
+    println!(
+        "{seeds} seeds, {} steps in {secs:.1} s ({:.0} steps/s): {} requests, {} message turns ({} answered), {} faults, {} texts written; every invariant held",
+        total.steps,
+        total.steps as f64 / secs,
+        total.requests,
+        total.turns,
+        total.answered,
+        total.faults,
+        total.texts
+    );
+    ExitCode::SUCCESS
+}

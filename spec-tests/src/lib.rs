@@ -12,12 +12,14 @@
 )]
 // Test support: failing loudly on a broken expectation is the point.
 
+pub mod endpoints;
 pub mod fixtures;
 pub mod follow;
 pub mod fuzz;
 mod harness;
 pub mod long_answer;
 pub mod models;
+pub mod sim;
 mod transcript;
 pub mod turns;
 

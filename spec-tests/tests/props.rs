@@ -245,71 +245,6 @@ fn answer(call: &ApiCall, kind: Kind, variant: u8) -> (u16, Vec<u8>) {
     }
 }
 
-/// INV-9: the endpoint table of OI-11 (platform requests only, in this release).
-fn allowed(r: &engine_core::HttpRequest) -> bool {
-    use engine_core::Method::{Delete, Get, Post};
-    let segs: Vec<&str> = r.path.split('/').collect();
-    let id = |s: &str| !s.is_empty() && !s.contains(['?', '#', ' ']) && s != "." && s != "..";
-    if r.target == engine_core::Target::AgentRuntime {
-        // R1 to R3, on the runtime base of the answer (INV-11: the session's own rpc_url).
-        let path_ok = match r.method {
-            Get => r.path == "/api/chat",
-            Post => r.path == "/api/chat" || r.path == "/api/chat/session/cancel",
-            _ => false,
-        };
-        return path_ok && r.base.starts_with("https://rt.test/agents/");
-    }
-    if !r.path.ends_with('/') || r.base != spec_tests::BASE {
-        return false;
-    }
-    match (r.method, segs.as_slice()) {
-        (Get, ["", "api", "v1", "agent-sessions", ""]) => true,
-        (Get, ["", "api", "v1", "model-providers", ""]) => r.query.is_empty(),
-        (engine_core::Method::Patch, ["", "api", "v1", "agent-sessions", s, ""]) => id(s),
-        (Get | Delete, ["", "api", "v1", "agent-sessions", s, ""]) => id(s),
-        (
-            Get,
-            [
-                "",
-                "api",
-                "v1",
-                "agent-sessions",
-                s,
-                "history" | "insights",
-                "",
-            ],
-        ) => id(s),
-        (Post, ["", "api", "v1", "agent-sessions", s, "archive", ""]) => id(s),
-        (Post, ["", "api", "v1", "agents", a, "start-new-session", ""]) => id(a),
-        (
-            Post,
-            [
-                "",
-                "api",
-                "v1",
-                "agents",
-                a,
-                "sessions",
-                "get-or-create-session",
-                "",
-            ],
-        ) => id(a),
-        (
-            Post,
-            [
-                "",
-                "api",
-                "v1",
-                "agent-sessions",
-                s,
-                "resolve-runtime-access",
-                "",
-            ],
-        ) => id(s),
-        _ => false,
-    }
-}
-
 /// A P11 answer: ready, waking with an interval, terminal, or checking without one.
 fn runtime_answer(session: &str, variant: u8) -> Value {
     let presence = json!({"phase": "serving", "detail": "Running.", "replicas": {"desired": 1, "actual": 1}, "observed_at": null, "wake": null});
@@ -568,7 +503,7 @@ impl Model {
                 assert!(!hidden_read, "{:?} emitted while hidden", s.call);
             }
             assert!(
-                allowed(&s.request),
+                spec_tests::endpoints::allowed(&s.request),
                 "INV-9: request outside the endpoint table: {} {}",
                 s.request.method.as_str(),
                 s.request.path

@@ -1,0 +1,76 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+//! Deterministic simulation (issue 13, point 1; `spec_tests::sim`): seeded runs of the engine
+//! against a stateful platform with faults, a random host and virtual time, every invariant
+//! checked after every step: INV-7, INV-8, INV-9, INV-11, no text sent twice (SND-23's repeat
+//! aside), nothing written lost (SND-14, OI-20), timers never in the past, the snapshot
+//! serializes; INV-12 by running seeds twice. A failing seed prints itself and writes the
+//! engine's trace to `target/sim-failures/seed-<n>.jsonl` (`agent-chat replay` reproduces it).
+
+use spec_tests::sim::{self, Sim};
+
+/// Seeds and steps `cargo test` runs (`SIM_SEEDS` overrides the count).
+const SEEDS: u64 = 300;
+const STEPS: usize = 300;
+
+fn check(sim: Sim) -> sim::Report {
+    match sim::run(sim) {
+        Ok(report) => report,
+        Err(failure) => {
+            let dir =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/sim-failures");
+            let _ = std::fs::create_dir_all(&dir);
+            let path = dir.join(format!("seed-{}.jsonl", failure.seed));
+            let _ = std::fs::write(&path, &failure.trace);
+            panic!(
+                "{failure}\n  trace: {}\n  rerun: SIM_SEED={} cargo test -p spec-tests --test simulation",
+                path.display(),
+                failure.seed
+            );
+        }
+    }
+}
+
+/// Issue 13: a few hundred seeds, each checked after every step.
+#[test]
+fn seeds_keep_the_invariants() {
+    let seeds: u64 = std::env::var("SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(SEEDS);
+    let only: Option<u64> = std::env::var("SIM_SEED").ok().and_then(|s| s.parse().ok());
+    let mut total = sim::Report::default();
+    for seed in only.map_or(0..seeds, |s| s..s + 1) {
+        total.add(&check(Sim::new(seed, STEPS)));
+    }
+    println!("SIM {seeds} seeds: {total:?}");
+    // The simulation reaches what it is for: turns, answers and faults in quantity.
+    if only.is_none() {
+        assert!(total.turns > seeds as usize, "{total:?}");
+        assert!(total.answered > seeds as usize / 2, "{total:?}");
+        assert!(total.faults > seeds as usize, "{total:?}");
+    }
+}
+
+/// INV-12: the same seed gives the same outputs in the same order.
+#[test]
+fn a_seed_runs_the_same_twice() {
+    for seed in 1000..1020 {
+        sim::digest(Sim::new(seed, STEPS)).unwrap_or_else(|f| panic!("{f}"));
+    }
+}
+
+/// Found by the simulator, not fixed yet (issue 13): with the host keeping a session of one
+/// Environment requested across a switch to another (its URL unchanged), the session is shown
+/// under the other Environment's scope, whose empty work for it removes (or overwrites) the
+/// queue stored for its uid: rows the person queued in its own Environment are then neither
+/// sent, stored nor handed back (they live on only in the parked work in memory, and a reload
+/// loses them). `Works::persisted` and `queue_loads` are shared by every scope while the works
+/// are not. 12 of the first 80 seeds show it at their end (seed 3 first: "queued 21");
+/// `cargo test -p spec-tests --test simulation -- --ignored`.
+#[test]
+#[ignore = "issue 13: a session shown under another Environment removes its stored queue"]
+fn a_session_shown_under_another_environment_keeps_its_stored_queue() {
+    let mut sim = Sim::new(3, STEPS);
+    sim.cross_environment = true;
+    check(sim);
+}
