@@ -957,6 +957,49 @@ fn mod_19_one_resolver_for_composer_and_choice_state() {
     assert_eq!(chooser.count(is_patch), 0);
 }
 
+/// MOD-19: a thinking level is taken only when the selected model itself offers it. With
+/// acme-cloud / acme-small (no levels) picked, "high", which the same provider's acme-large
+/// offers, is refused: the picker keeps its values, in the composer (no PATCH) and in the
+/// "choose a model" state alike.
+#[test]
+fn mod_19_a_level_must_be_offered_by_the_selected_model_itself() {
+    let small = Command::SetSelectedModelValue {
+        value: Some("acme-cloud::acme-small".into()),
+    };
+    let high = Command::SetSelectedReasoningEffortValue {
+        value: Some("high".into()),
+    };
+    // The composer of a ready session: the model edit PATCHes, answered with the stored values.
+    let mut composer = ready_with_catalog();
+    composer.command(small.clone());
+    let (p, m, t) = picker(&composer);
+    assert_eq!(m.as_deref(), Some("acme-cloud::acme-small"));
+    let id = composer.expect_pending("PATCH", is_patch);
+    let stored = with_model(
+        record(S1, AGENT, ENV, 0),
+        "acme-cloud",
+        "acme-small",
+        Some(t.as_deref().unwrap_or("")),
+    );
+    composer.reply(id, 200, stored);
+    assert_eq!(picker(&composer), (p.clone(), m.clone(), t.clone()));
+    let patches = composer.count(is_patch);
+    composer.command(high.clone());
+    assert_eq!(picker(&composer), (p, m, t), "{}", composer.transcript());
+    assert_eq!(
+        composer.count(is_patch),
+        patches,
+        "a refused level PATCHes nothing"
+    );
+    // The "choose a model" state.
+    let mut chooser = default_waiting();
+    chooser.command(small);
+    let before = picker(&chooser);
+    assert_eq!(before.1.as_deref(), Some("acme-cloud::acme-small"));
+    chooser.command(high);
+    assert_eq!(picker(&chooser), before);
+}
+
 // ---------------------------------------------------------------------------------------------
 // MOD-10, MOD-12, MOD-13: the default session's retry and the session it opens
 // ---------------------------------------------------------------------------------------------
@@ -1308,6 +1351,24 @@ fn shr_6_environment_change_ends_the_wait() {
     let mut h = default_waiting();
     h.env(Some(ENV2));
     assert_eq!(request_of(&h), None);
+}
+
+/// SHR-6, MOD-1: a default-session wait that a change of Environment ended is not a refusal:
+/// the default session is asked for again (a get-or-create without model fields) in the new
+/// Environment and again when the first one comes back, never left on the abandoned choice.
+#[test]
+fn shr_6_default_wait_ended_by_environment_change_asks_again() {
+    let mut h = default_waiting();
+    for env in [ENV2, ENV] {
+        let before = gocs(&h).len();
+        h.env(Some(env));
+        let asked: Vec<&Sent> = gocs(&h).into_iter().skip(before).collect();
+        assert_eq!(asked.len(), 1, "{env}\n{}", h.transcript());
+        let body = goc_body(asked[0]);
+        assert_eq!(body.handle_unique_id, HANDLE);
+        assert!(body.llm_provider.is_none() && body.llm_model.is_none());
+        assert_eq!(request_of(&h), None);
+    }
 }
 
 /// SHR-6: a change of person ends the wait as well.

@@ -206,6 +206,31 @@ fn oversized_events_are_dropped() {
     assert_eq!(done.stream.stats().oversized_events, 1);
 }
 
+/// The size cap is inclusive: an event whose data is exactly the cap is kept, whether its
+/// slice holds it whole or ends after its data line (the blank line ending it in the next).
+#[test]
+fn an_event_of_exactly_the_cap_is_kept() {
+    let sse = body(&text_chunks());
+    let text = std::str::from_utf8(&sse).unwrap();
+    let cap = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(str::len)
+        .max()
+        .unwrap();
+    let line_ends: Vec<usize> = (0..sse.len())
+        .filter(|&i| sse[i] == b'\n')
+        .map(|i| i + 1)
+        .collect();
+    for cuts in [vec![], line_ends] {
+        let done = run_cut(&sse, &cuts, cap);
+        assert_eq!(projection(done.stream.message()), text_expected());
+        assert_eq!(done.stream.stats().oversized_events, 0, "{cuts:?}");
+    }
+    // One byte less and that event is dropped.
+    assert!(run_cut(&sse, &[], cap - 1).stream.stats().oversized_events >= 1);
+}
+
 /// ui-message-stream §6: payloads that are not JSON objects with a string `type` are dropped
 /// and counted, never shown as text.
 #[test]

@@ -746,6 +746,20 @@ mod tests {
         assert_eq!(serde_json::to_string(&Offset(120_000)).unwrap(), "120");
     }
 
+    /// A decimal offset is in range up to 9e15 µs (9e12 ms, about 285 years) inclusive; past
+    /// that it is refused, not saturated.
+    #[test]
+    fn decimal_offsets_are_in_range_up_to_9e15_micros() {
+        let read = |s: &str| serde_json::from_str::<Offset>(s);
+        assert_eq!(
+            read("9000000000000.0").unwrap(),
+            Offset::from_millis(9_000_000_000_000)
+        );
+        let past = read("9000000000000.5").unwrap_err().to_string();
+        assert!(past.contains("offset out of range"), "{past}");
+        assert!(read("1e300").is_err());
+    }
+
     #[test]
     fn bad_lines_say_what_is_wrong() {
         let err = |s: &str| match Record::parse_line(s) {
