@@ -44,6 +44,9 @@ pub enum FailureCode {
     StreamTooLarge,
     /// The run was stopped before its message left (`cancelActiveSession()`).
     RunCancelled,
+    /// The session's record belongs to another Environment (OI-24): a message queued for it
+    /// under this one is handed back.
+    SessionInAnotherEnvironment,
 }
 
 impl FailureCode {
@@ -65,6 +68,7 @@ impl FailureCode {
             FailureCode::StreamInterrupted => "stream_interrupted",
             FailureCode::StreamTooLarge => "stream_too_large",
             FailureCode::RunCancelled => "run_cancelled",
+            FailureCode::SessionInAnotherEnvironment => "session_in_another_environment",
         }
     }
 }
@@ -128,6 +132,7 @@ mod tests {
             FailureCode::StreamInterrupted,
             FailureCode::StreamTooLarge,
             FailureCode::RunCancelled,
+            FailureCode::SessionInAnotherEnvironment,
         ];
         for code in all {
             let json = serde_json::to_value(code).unwrap();

@@ -13,6 +13,7 @@ mod json;
 mod machines;
 pub mod message;
 mod queue;
+mod queue_storage;
 mod response;
 mod revision;
 mod rng;

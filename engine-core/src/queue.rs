@@ -287,6 +287,13 @@ impl Queue {
         });
     }
 
+    /// Removes every row and hands them over.
+    pub(crate) fn take_all(&mut self) -> VecDeque<QueuedMessage> {
+        let rows = std::mem::take(&mut self.rows);
+        self.settle_empty();
+        rows
+    }
+
     /// Removes every row.
     pub(crate) fn clear(&mut self) {
         self.rows.clear();

@@ -54,10 +54,8 @@ pub(crate) struct Works {
     /// SND-25: the next read of the detail while another writer works, and that such a watch
     /// runs for this session.
     pub writer_watch: Option<(String, Time)>,
-    /// Sessions whose stored queue was asked for (once per engine, ADR 087).
-    pub queue_loads: std::collections::BTreeSet<String>,
-    /// The rows last written to storage, per session.
-    pub persisted: BTreeMap<String, Vec<crate::queue::QueuedMessage>>,
+    /// What storage holds of each session's queue, and which scope owns it (ADR 087).
+    pub stored: crate::queue_storage::QueueStorage,
     /// Works added, or the pair's set swapped in.
     revision: u64,
 }
@@ -79,6 +77,40 @@ impl Works {
         self.scope = Some(scope);
         self.revision = self.revision.wrapping_add(1);
         self.writer_watch = None;
+    }
+
+    /// ADR 087: whether to ask storage for the session's queue now (once, by its owner).
+    pub(crate) fn ask_stored_queue(&mut self, uid: &str) -> bool {
+        self.stored.ask(self.scope.as_ref(), uid)
+    }
+
+    /// ADR 087: rows queued for the session here can be stored (`queue_storage`).
+    pub(crate) fn can_store_queue(&self, uid: &str) -> bool {
+        self.stored.can_store(self.scope.as_ref(), uid)
+    }
+
+    /// ADR 087: a stored queue came back; whether it is this scope's to restore.
+    pub(crate) fn stored_queue_answered(&mut self, uid: &str) -> bool {
+        self.stored.answered(self.scope.as_ref(), uid)
+    }
+
+    /// ADR 087: the rows to write to storage, per session of this scope whose queue changed
+    /// since storage last held it (empty rows: remove the copy). Only the scope that owns a
+    /// session's stored copy writes it (`queue_storage`).
+    pub(crate) fn queue_writes(&mut self) -> Vec<(String, Vec<crate::queue::QueuedMessage>)> {
+        let mut writes = Vec::new();
+        for (uid, work) in self.by_session.iter() {
+            let rows = &work.queue.rows;
+            if self
+                .stored
+                .needs_write(self.scope.as_ref(), uid, rows.iter())
+            {
+                let rows: Vec<_> = rows.iter().cloned().collect();
+                self.stored.written(uid, rows.clone());
+                writes.push((uid.clone(), rows));
+            }
+        }
+        writes
     }
 
     /// The session's work, created on first use.

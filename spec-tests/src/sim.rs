@@ -45,11 +45,12 @@ pub struct Sim {
     /// One request in this many gets a fault (0: none).
     pub fault_rate: u32,
     /// The host also asks for sessions of the other Environment (one time in four), and keeps
-    /// the session it asked for when it switches Environments. Off by default: with it, a
-    /// session shown under the wrong Environment writes over, or removes, the queue stored for
-    /// its uid from its own Environment (`Works::persisted` and `queue_loads` are shared by
-    /// every person and Environment while the works are not). Found by this simulator (issue
-    /// 13), not fixed yet: `tests/simulation.rs` keeps the seed as an ignored test.
+    /// the session it asked for when it switches Environments. Off by default (the default
+    /// host names a session of the new Environment, as a URL would). With it this simulator
+    /// found that a session shown under the wrong Environment removed, or wrote over, the
+    /// queue stored for its uid by its own Environment (issue 13, fixed: the stored copy
+    /// belongs to one person and Environment, `docs/interpretations.md`, "Whose stored
+    /// queue").
     pub cross_environment: bool,
 }
 

@@ -571,13 +571,13 @@ impl Engine {
                 let session = key
                     .strip_prefix("main_sequence_ai.message_queue.")
                     .map(str::to_owned);
-                if let Some(session) = session.filter(|s| self.works.queue_loads.contains(s)) {
+                if let Some(session) = session.filter(|s| self.works.stored_queue_answered(s)) {
                     let (mut ctx, p) = self.ctx(now);
                     let work = p.works.entry(&mut ctx, &session);
                     work.queue.restore(stored);
                     // What storage holds is what we hold now, until it changes.
                     let rows = work.queue.rows.iter().cloned().collect();
-                    p.works.persisted.insert(session, rows);
+                    p.works.stored.set(&session, rows);
                 }
             }
             Input::Command(c) => self.command(c, now),
@@ -646,6 +646,9 @@ impl Engine {
             }
         }
         p.works.each_cancel(&mut ctx, &CancelEvent::Reset);
+        // What the old pair's queues hold now is stored before they are parked (ADR 087).
+        self.persist_queues();
+        let (mut ctx, p) = self.ctx(now);
         p.works.switch_scope(ctx.inputs.scope());
         p.choice.handle_with_context(&ChoiceEvent::Reset, &mut ctx);
         p.picker.handle_with_context(&PickerEvent::Reset, &mut ctx);
@@ -1352,6 +1355,21 @@ impl Engine {
                         error: &error,
                         facts: &facts,
                     });
+                    // A session of another Environment never opens here: what was queued for
+                    // it here is handed back (nothing written is lost; its own Environment's
+                    // queue and stored copy are left alone).
+                    if matches!(error, ApiError::WrongEnvironment { .. })
+                        && let Some(work) = p.works.get_mut(&session_uid)
+                    {
+                        for row in work.queue.take_all() {
+                            ctx.emit(Event::MessageNotSent {
+                                session_uid: Some(session_uid.clone()),
+                                text: row.text,
+                                reason: error.to_string(),
+                                code: crate::FailureCode::SessionInAnotherEnvironment,
+                            });
+                        }
+                    }
                 }
                 Signal::Notice { session_uid, text } => {
                     let current = selection::selected(p.selection.state()).map(|s| s.0);

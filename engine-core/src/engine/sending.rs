@@ -14,6 +14,11 @@ use crate::machines::selection;
 use crate::machines::send::{QueuedTurn, Restored, RunEnd, RunEvent, Turn, TurnEnded};
 use crate::queue::{HoldReason, QueuedMessage, Refusal};
 
+/// A message queued for a session whose stored queue belongs to another person or Environment
+/// (`queue_storage`): handed back.
+pub(crate) const QUEUE_ELSEWHERE_TEXT: &str =
+    "This session's queue is kept for another Environment or person. The message was not queued.";
+
 impl Engine {
     pub(super) fn selected_uid(&self) -> Option<String> {
         selection::selected(self.selection.state()).map(|(uid, _)| uid.to_owned())
@@ -70,6 +75,17 @@ impl Engine {
             created_at: crate::timestamp::iso_from_unix_ms(self.io.wall_ms(now)),
         };
         let text = row.text.clone();
+        // The session's stored queue belongs to another person or Environment (a session
+        // shown under the wrong one): a row queued here could be neither stored nor sent.
+        if !text.is_empty() && !self.works.can_store_queue(session_uid) {
+            self.io.events.push_back(Event::MessageNotSent {
+                session_uid: Some(session_uid.to_owned()),
+                text,
+                reason: QUEUE_ELSEWHERE_TEXT.to_owned(),
+                code: FailureCode::SessionInAnotherEnvironment,
+            });
+            return;
+        }
         let (mut ctx, p) = self.ctx(now);
         let work = p.works.entry(&mut ctx, session_uid);
         if work.queue.push(row) == Err(Refusal::Full) {
@@ -254,28 +270,14 @@ impl Engine {
     /// ADR 087: each queue change is written to the storage port; an emptied queue's copy is
     /// removed.
     pub(super) fn persist_queues(&mut self) {
-        let mut writes = Vec::new();
-        for (uid, work) in self.works.iter() {
-            let rows = &work.queue.rows;
-            let stored = self.works.persisted.get(uid);
-            // Compared in place: nothing is copied unless it changed.
-            if stored.map_or(rows.is_empty(), |s| s.iter().eq(rows.iter())) {
-                continue;
-            }
-            writes.push((uid.clone(), rows.iter().cloned().collect::<Vec<_>>()));
-        }
-        for (uid, rows) in writes {
+        for (uid, rows) in self.works.queue_writes() {
             let key = crate::queue::storage_key(&uid);
             let request = if rows.is_empty() {
                 crate::intent::StorageRequest::RemoveQueue { key }
             } else {
-                crate::intent::StorageRequest::SaveQueue {
-                    key,
-                    rows: rows.clone(),
-                }
+                crate::intent::StorageRequest::SaveQueue { key, rows }
             };
             self.io.outbox.push_back(Intent::Storage(request));
-            self.works.persisted.insert(uid, rows);
         }
     }
 
@@ -284,7 +286,7 @@ impl Engine {
         let selected = self.selected_uid();
         // ADR 087: a session's stored queue is read once, when it first comes on screen.
         if let Some(uid) = selected.as_ref().filter(|_| self.inputs.visible)
-            && self.works.queue_loads.insert(uid.clone())
+            && self.works.ask_stored_queue(uid)
         {
             let key = crate::queue::storage_key(uid);
             let request = crate::intent::StorageRequest::LoadQueue { key };

@@ -1,0 +1,244 @@
+//! ADR 087: what the storage port holds of each session's queue, and who may touch it.
+//!
+//! The storage key names the session alone (`main_sequence_ai.message_queue.{uid}`), while
+//! the engine keeps a separate work per person and Environment (ENV-2, INV-10). The stored
+//! copy of a uid therefore belongs to the scope that first read or wrote it: no other person
+//! or Environment reads, writes or removes it. A session shown under another Environment (a
+//! link kept across a switch) has an empty work there; without an owner that work would
+//! remove the rows queued in the session's own Environment (issue 13, found by the
+//! simulator). Rows another scope queues for that uid stay in its work, in memory.
+
+use litemap::LiteMap;
+
+use crate::inputs::ScopeKey;
+use crate::queue::QueuedMessage;
+
+/// Where the read of one uid's stored copy stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    NotAsked,
+    Pending,
+    Done,
+}
+
+/// One uid's stored copy.
+#[derive(Debug)]
+struct Stored {
+    owner: Option<ScopeKey>,
+    /// The owner's read (asked once per engine, while the owner is current).
+    read: Read,
+    /// The owner wrote the copy: `rows` is what storage holds, read or not.
+    wrote: bool,
+    /// What storage holds as far as this engine knows: the rows last written or read back.
+    rows: Vec<QueuedMessage>,
+}
+
+impl Stored {
+    fn new(owner: Option<&ScopeKey>, read: Read) -> Stored {
+        Stored {
+            owner: owner.cloned(),
+            read,
+            wrote: false,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Storage is known to hold nothing for the uid: another scope may take the copy.
+    fn known_empty(&self) -> bool {
+        self.rows.is_empty() && (self.read == Read::Done || self.wrote)
+    }
+}
+
+/// Every stored copy this engine knows of, by session uid (a sorted vector, as the engine's
+/// other small maps: issue 12).
+#[derive(Debug, Default)]
+pub(crate) struct QueueStorage {
+    by_session: LiteMap<String, Stored>,
+}
+
+impl QueueStorage {
+    /// ADR 087: the stored queue is read once, when the session first comes on screen; true
+    /// when `scope` should ask for it now (it owns the copy, or nobody does yet).
+    pub(crate) fn ask(&mut self, scope: Option<&ScopeKey>, uid: &str) -> bool {
+        match self.by_session.get_mut(uid) {
+            None => {
+                let stored = Stored::new(scope, Read::Pending);
+                self.by_session.insert(uid.to_owned(), stored);
+                true
+            }
+            Some(s) if s.owner.as_ref() == scope && s.read == Read::NotAsked => {
+                s.read = Read::Pending;
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    /// A read came back: true when `scope` asked for it and is current. A read that comes
+    /// back after its scope was left is asked for again when that scope shows the session.
+    pub(crate) fn answered(&mut self, scope: Option<&ScopeKey>, uid: &str) -> bool {
+        match self.by_session.get_mut(uid) {
+            Some(s) if s.read == Read::Pending && s.owner.as_ref() == scope => {
+                s.read = Read::Done;
+                true
+            }
+            Some(s) if s.read == Read::Pending => {
+                s.read = Read::NotAsked;
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// Storage now holds `rows` for `uid` (read back and restored).
+    pub(crate) fn set(&mut self, uid: &str, rows: Vec<QueuedMessage>) {
+        if let Some(s) = self.by_session.get_mut(uid) {
+            s.rows = rows;
+        }
+    }
+
+    /// `scope` wrote `rows` for `uid`, after [`QueueStorage::needs_write`] said so.
+    pub(crate) fn written(&mut self, uid: &str, rows: Vec<QueuedMessage>) {
+        if let Some(s) = self.by_session.get_mut(uid) {
+            s.rows = rows;
+            s.wrote = true;
+        }
+    }
+
+    /// Whether rows `scope` queues for `uid` can be stored: it owns the copy, nobody does, or
+    /// storage is known to hold nothing for the uid.
+    pub(crate) fn can_store(&self, scope: Option<&ScopeKey>, uid: &str) -> bool {
+        self.by_session
+            .get(uid)
+            .is_none_or(|s| s.owner.as_ref() == scope || s.known_empty())
+    }
+
+    /// Whether `scope`'s rows for `uid` must be written: the rows differ from what storage
+    /// holds, and `scope` owns the copy, or takes it (nobody owns it, or storage is known to
+    /// hold nothing for the uid). Compared in place: nothing is copied.
+    pub(crate) fn needs_write<'a>(
+        &mut self,
+        scope: Option<&ScopeKey>,
+        uid: &str,
+        rows: impl ExactSizeIterator<Item = &'a QueuedMessage>,
+    ) -> bool {
+        let empty = rows.len() == 0;
+        match self.by_session.get_mut(uid) {
+            Some(s) if s.owner.as_ref() == scope => !s.rows.iter().eq(rows),
+            Some(s) if !empty && s.known_empty() => {
+                s.owner = scope.cloned();
+                true
+            }
+            Some(_) => false,
+            None if empty => false,
+            None => {
+                let stored = Stored::new(scope, Read::NotAsked);
+                self.by_session.insert(uid.to_owned(), stored);
+                true
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(env: &str) -> ScopeKey {
+        ScopeKey {
+            person: Some("p".to_owned()),
+            environment: Some(env.to_owned()),
+        }
+    }
+
+    fn row(text: &str) -> QueuedMessage {
+        QueuedMessage {
+            id: format!("id-{text}"),
+            text: text.to_owned(),
+            created_at: "2026-01-01T00:00:00.000Z".to_owned(),
+        }
+    }
+
+    #[test]
+    fn only_the_owner_reads_and_writes_a_stored_copy() {
+        let (a, b) = (scope("a"), scope("b"));
+        let mut s = QueueStorage::default();
+        assert!(s.ask(Some(&a), "s1"));
+        assert!(!s.ask(Some(&a), "s1"), "read once");
+        assert!(!s.ask(Some(&b), "s1"), "another scope never reads it");
+        assert!(s.answered(Some(&a), "s1"));
+        let rows = [row("one")];
+        assert!(s.needs_write(Some(&a), "s1", rows.iter()));
+        s.written("s1", rows.to_vec());
+        assert!(!s.needs_write(Some(&a), "s1", rows.iter()), "unchanged");
+        assert!(!s.needs_write(Some(&b), "s1", [].iter()), "no removal by b");
+        assert!(
+            !s.needs_write(Some(&b), "s1", [row("two")].iter()),
+            "no overwrite"
+        );
+        assert!(s.can_store(Some(&a), "s1") && !s.can_store(Some(&b), "s1"));
+        assert!(s.can_store(Some(&b), "s2"), "nobody owns s2");
+        assert!(
+            s.needs_write(Some(&a), "s1", [].iter()),
+            "the owner empties it"
+        );
+    }
+
+    #[test]
+    fn a_read_answered_after_its_scope_was_left_is_asked_again() {
+        let (a, b) = (scope("a"), scope("b"));
+        let mut s = QueueStorage::default();
+        assert!(s.ask(Some(&a), "s1"));
+        assert!(!s.answered(Some(&b), "s1"));
+        assert!(!s.ask(Some(&b), "s1"));
+        assert!(s.ask(Some(&a), "s1"), "the owner asks again");
+        assert!(s.answered(Some(&a), "s1"));
+    }
+
+    #[test]
+    fn a_copy_known_empty_passes_to_the_scope_that_writes() {
+        let (a, b) = (scope("a"), scope("b"));
+        let mut s = QueueStorage::default();
+        assert!(s.ask(Some(&a), "s1"));
+        assert!(
+            !s.needs_write(Some(&b), "s1", [row("two")].iter()),
+            "a read is pending"
+        );
+        assert!(s.answered(Some(&a), "s1"));
+        s.set("s1", Vec::new());
+        assert!(s.can_store(Some(&b), "s1"));
+        assert!(
+            s.needs_write(Some(&b), "s1", [row("two")].iter()),
+            "known empty"
+        );
+        s.written("s1", vec![row("two")]);
+        assert!(
+            !s.needs_write(Some(&a), "s1", [row("one")].iter()),
+            "b holds it now"
+        );
+        assert!(
+            !s.needs_write(Some(&a), "s1", [].iter()),
+            "and a never removes it"
+        );
+        assert!(s.needs_write(Some(&b), "s1", [].iter()));
+        s.written("s1", Vec::new());
+        assert!(
+            s.needs_write(Some(&a), "s1", [row("one")].iter()),
+            "empty again"
+        );
+    }
+
+    #[test]
+    fn a_first_write_takes_the_copy() {
+        let (a, b) = (scope("a"), scope("b"));
+        let mut s = QueueStorage::default();
+        assert!(
+            !s.needs_write(Some(&b), "s1", [].iter()),
+            "nothing to write"
+        );
+        assert!(s.needs_write(Some(&a), "s1", [row("one")].iter()));
+        assert!(!s.ask(Some(&b), "s1"));
+        assert!(s.ask(Some(&a), "s1"), "its owner still reads it once");
+        assert!(!s.answered(None, "unknown"));
+    }
+}
