@@ -72,9 +72,14 @@ pub enum Action {
         /// One request in this many gets a fault (0: none).
         #[arg(long, default_value_t = 8)]
         fault_rate: u32,
-        /// Let the host ask for sessions of the other Environment (a known finding, issue 13).
+        /// Let the host ask for sessions of the other Environment, and keep them across a
+        /// switch.
         #[arg(long)]
         cross_environment: bool,
+        /// Run each seed again with every runtime-access answer reporting another presence
+        /// phase, and check that admission and the runtime notice stay the same (INV-6).
+        #[arg(long)]
+        vary_presence: bool,
         /// Where a failing seed's trace is written.
         #[arg(long, default_value = "sim-failures")]
         out: PathBuf,

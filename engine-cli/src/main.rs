@@ -27,6 +27,7 @@ async fn main() -> ExitCode {
             steps,
             fault_rate,
             cross_environment,
+            vary_presence,
             out,
         }) => {
             let sim = spec_tests::sim::Sim {
@@ -34,6 +35,7 @@ async fn main() -> ExitCode {
                 steps: *steps,
                 fault_rate: *fault_rate,
                 cross_environment: *cross_environment,
+                vary_presence: *vary_presence,
             };
             return offline::simulate(sim, *seeds, out);
         }

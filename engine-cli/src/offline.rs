@@ -85,10 +85,20 @@ pub fn simulate(sim: spec_tests::sim::Sim, seeds: u64, out: &Path) -> ExitCode {
     let started = std::time::Instant::now();
     let mut total = spec_tests::sim::Report::default();
     for seed in sim.seed..sim.seed.saturating_add(seeds) {
-        match spec_tests::sim::run(spec_tests::sim::Sim { seed, ..sim }) {
+        let one = spec_tests::sim::Sim { seed, ..sim };
+        let outcome = if sim.vary_presence {
+            spec_tests::sim::presence_only(one)
+        } else {
+            spec_tests::sim::run(one)
+        };
+        match outcome {
             Ok(r) => total.add(&r),
             Err(failure) => {
                 println!("{failure}");
+                if failure.trace.is_empty() {
+                    // A comparison of two runs (INV-6): no one trace to write.
+                    return ExitCode::from(1);
+                }
                 let path = out.join(format!("seed-{seed}.jsonl"));
                 let written = std::fs::create_dir_all(out)
                     .and_then(|()| std::fs::write(&path, &failure.trace));
@@ -106,14 +116,17 @@ pub fn simulate(sim: spec_tests::sim::Sim, seeds: u64, out: &Path) -> ExitCode {
     }
     let secs = started.elapsed().as_secs_f64().max(1e-9);
     println!(
-        "{seeds} seeds, {} steps in {secs:.1} s ({:.0} steps/s): {} requests, {} message turns ({} answered), {} faults, {} texts written; every invariant held",
+        "{seeds} seeds, {} steps in {secs:.1} s ({:.0} steps/s): {} requests, {} message turns ({} answered), {} faults, {} texts written, {} queue edits and model changes, {} stale answers checked, {} steps with the default session shown; every invariant held",
         total.steps,
         total.steps as f64 / secs,
         total.requests,
         total.turns,
         total.answered,
         total.faults,
-        total.texts
+        total.texts,
+        total.edits,
+        total.stale_answers,
+        total.default_shown
     );
     ExitCode::SUCCESS
 }

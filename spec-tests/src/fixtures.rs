@@ -77,7 +77,8 @@ pub fn rpc_url(session: &str) -> String {
 /// The runtime token the fixtures hand out.
 pub const RUNTIME_TOKEN: &str = "rt-token-secret";
 
-fn presence(phase: &str) -> Value {
+/// A `runtime_presence` object in `phase`, with one replica observed.
+pub fn presence(phase: &str) -> Value {
     json!({"phase": phase, "replicas": {"desired": 1, "actual": 1}, "detail": "Observed.", "observed_at": "2026-10-02T08:20:00Z", "wake": null})
 }
 

@@ -11,10 +11,13 @@
 //! - **Faults**, each request one in [`Sim::fault_rate`]: latency up to 3 s, a lost answer (the
 //!   shell's timeout: no answer after 30 s), 4xx and 5xx, a reset before the head or in the middle
 //!   of a body, a duplicated answer, a late answer (after 10 s).
-//! - **The host**: visibility, page hidden, switching sessions and Environments, sends, stops,
-//!   queue edits, model changes (the person's uid and token stay).
+//! - **The host**: visibility, page hidden, switching sessions and Environments, default
+//!   sessions (with and without an Agent), sends, stops, queue edits, model changes (the
+//!   person's uid and token stay).
 //!
-//! Invariants after every step: INV-7 (a message request follows a serving confirmation of its
+//! Invariants after every step: INV-3 (the default session has the default's Agent and
+//! handle), INV-4 and INV-5 (the default surface shows the default session or nothing),
+//! INV-10 (an answer for what is no longer current changes nothing shown), INV-7 (a message request follows a serving confirmation of its
 //! chat URL less than 15 s before), INV-8 (a message whose request failed at the network level
 //! is never requested again), INV-9 (the endpoint table), INV-11 (runtime access belongs to its
 //! session), no text sent twice (SND-23's one repeat after a 401/403 aside), nothing the person
@@ -52,6 +55,10 @@ pub struct Sim {
     /// belongs to one person and Environment, `docs/interpretations.md`, "Whose stored
     /// queue").
     pub cross_environment: bool,
+    /// Every runtime-access answer reports another `runtime_presence` phase (picked from the
+    /// request, not from the seed's generator, so the rest of the run is the same). INV-6:
+    /// admission and the runtime notice must not change ([`presence_only`]).
+    pub vary_presence: bool,
 }
 
 impl Sim {
@@ -62,6 +69,7 @@ impl Sim {
             steps,
             fault_rate: 8,
             cross_environment: false,
+            vary_presence: false,
         }
     }
 }
@@ -81,8 +89,17 @@ pub struct Report {
     pub faults: usize,
     /// Texts the host wrote.
     pub texts: usize,
+    /// Queue edits and model changes the host made.
+    pub edits: usize,
+    /// Answers to requests for a session, Environment or default session no longer current,
+    /// checked against INV-10.
+    pub stale_answers: usize,
+    /// Steps that ended with the default session shown (checked against INV-3 and INV-5).
+    pub default_shown: usize,
     /// A digest of every intent and event in order (INV-12).
     pub digest: u64,
+    /// A digest of composer admission and the runtime notice after every step (INV-6).
+    pub admission_digest: u64,
 }
 
 impl Report {
@@ -94,6 +111,9 @@ impl Report {
         self.answered += other.answered;
         self.faults += other.faults;
         self.texts += other.texts;
+        self.edits += other.edits;
+        self.stale_answers += other.stale_answers;
+        self.default_shown += other.default_shown;
     }
 }
 
@@ -156,6 +176,8 @@ struct SessionModel {
     history: Vec<(&'static str, String)>,
     /// When its runtime serves (`None`: not checked yet; it starts waking at its first check).
     serving_at: Option<Time>,
+    /// The handle a get-or-create bound it to (INV-3).
+    handle: Option<String>,
 }
 
 /// The platform and its Agents.
@@ -166,6 +188,8 @@ struct Platform {
     /// When the engine last received a serving confirmation of each chat URL (INV-7).
     served: BTreeMap<String, Time>,
     created: u32,
+    /// [`Sim::vary_presence`].
+    vary_presence: bool,
 }
 
 impl Platform {
@@ -180,6 +204,7 @@ impl Platform {
                         env,
                         history: vec![("user", format!("Hello {uid}"))],
                         serving_at: None,
+                        handle: None,
                     },
                 );
             }
@@ -189,12 +214,19 @@ impl Platform {
             rpc_urls: BTreeMap::new(),
             served: BTreeMap::new(),
             created: 0,
+            vary_presence: false,
         }
     }
 
     fn record(&self, uid: &str) -> Value {
         match self.sessions.get(uid) {
-            Some(s) => fixtures::record(uid, s.agent, s.env, 1),
+            Some(s) => {
+                let mut record = fixtures::record(uid, s.agent, s.env, 1);
+                if let Some(handle) = &s.handle {
+                    record["bound_handle"] = json!({"handle_unique_id": handle});
+                }
+                record
+            }
             None => json!({"detail": "Not found."}),
         }
     }
@@ -261,11 +293,10 @@ impl Platform {
                     return json(400, fixtures::model_required());
                 }
                 let uid = self.create(agent_uid, fixtures::ENV);
-                let rec = self.record(&uid);
-                let handle = &body.handle_unique_id;
-                let mut rec = rec;
-                rec["bound_handle"] = json!({"handle_unique_id": handle});
-                json(200, rec)
+                if let Some(s) = self.sessions.get_mut(&uid) {
+                    s.handle = Some(body.handle_unique_id.clone());
+                }
+                json(200, self.record(&uid))
             }
             ApiCall::DeleteSession { session_uid } => {
                 self.sessions.remove(session_uid);
@@ -279,13 +310,25 @@ impl Platform {
                     now.checked_add(Duration::from_millis(rng.below(4000)))
                         .unwrap_or(now)
                 });
-                if now < serving_at {
-                    json(200, fixtures::runtime_transient("waking", Some(500)))
+                let mut answer = if now < serving_at {
+                    fixtures::runtime_transient("waking", Some(500))
                 } else {
                     self.rpc_urls
                         .insert(session_uid.clone(), fixtures::rpc_url(session_uid));
-                    json(200, fixtures::runtime_ready(session_uid))
+                    fixtures::runtime_ready(session_uid)
+                };
+                if self.vary_presence {
+                    const PHASES: [&str; 5] = [
+                        "idle",
+                        "failed",
+                        "not_deployed",
+                        "pulling_image",
+                        "starting",
+                    ];
+                    let phase = PHASES[(now.as_millis() % PHASES.len() as u64) as usize];
+                    answer["runtime_presence"] = fixtures::presence(phase);
                 }
+                json(200, answer)
             }
             ApiCall::ConfirmAgent { .. } => (200, br#"{"status":"ready"}"#.to_vec()),
             ApiCall::SendMessage {
@@ -332,6 +375,7 @@ impl Platform {
                 env,
                 history: Vec::new(),
                 serving_at: None,
+                handle: None,
             },
         );
         uid
@@ -412,7 +456,13 @@ struct World {
     network_failed: BTreeSet<String>,
     /// Texts handed back to the person.
     handed_back: BTreeSet<String>,
+    /// Texts the person removed from a queue (removed or cleared: not lost).
+    removed: BTreeSet<String>,
+    /// The host's `defaultSession` and `showsDefaultSession` as last given (INV-3 to INV-5).
+    default: Option<DefaultSession>,
+    shows_default: bool,
     digest: Digest,
+    admission: Digest,
 }
 
 /// Runs `sim`; `Err` with the step, the invariant and the trace when one breaks.
@@ -426,7 +476,10 @@ pub fn run(sim: Sim) -> Result<Report, Box<Failure>> {
         env: 0,
         now: Time::ZERO,
         engine: Engine::new_recording(config, Time::ZERO),
-        platform: Platform::new(),
+        platform: Platform {
+            vary_presence: sim.vary_presence,
+            ..Platform::new()
+        },
         report: Report::default(),
         scheduler: Scheduler::default(),
         calls: BTreeMap::new(),
@@ -437,7 +490,11 @@ pub fn run(sim: Sim) -> Result<Report, Box<Failure>> {
         refused: BTreeSet::new(),
         network_failed: BTreeSet::new(),
         handed_back: BTreeSet::new(),
+        removed: BTreeSet::new(),
+        default: None,
+        shows_default: false,
         digest: Digest::default(),
+        admission: Digest::default(),
     };
     let start = [
         Input::Person(Person {
@@ -475,6 +532,7 @@ pub fn run(sim: Sim) -> Result<Report, Box<Failure>> {
         .check_kept(&shown)
         .map_err(|why| fail(&world, end, why))?;
     world.report.digest = world.digest.0;
+    world.report.admission_digest = world.admission.0;
     Ok(world.report)
 }
 
@@ -485,6 +543,11 @@ impl World {
         match self.rng.below(10) {
             0..=2 => {
                 let input = host_action(self);
+                match &input {
+                    Input::DefaultSession(d) => self.default.clone_from(d),
+                    Input::ShowsDefaultSession(v) => self.shows_default = *v,
+                    _ => {}
+                }
                 let switched = match &input {
                     Input::EnvironmentUid(Some(env)) => {
                         let to = usize::from(env == ENVS[1]);
@@ -504,7 +567,7 @@ impl World {
             3..=7 if self.scheduler.next_time().is_some() => {
                 if let Some((at, delivery)) = self.scheduler.pop() {
                     self.now = self.now.max(at);
-                    self.deliver(delivery);
+                    self.deliver(delivery)?;
                 }
             }
             _ => {
@@ -664,12 +727,48 @@ impl World {
     }
 
     /// The snapshot serializes and its queue is within its limit.
-    fn check_state(&self) -> Result<(), String> {
+    fn check_state(&mut self) -> Result<(), String> {
         let snapshot = self.engine.snapshot();
         serde_json::to_string(&snapshot)
             .map_err(|e| format!("the snapshot does not serialize: {e}"))?;
         if snapshot.message_queue.len() > engine_core::QUEUE_LIMIT {
             return Err(format!("a queue of {} rows", snapshot.message_queue.len()));
+        }
+        let notice = snapshot
+            .active_runtime_interaction
+            .as_ref()
+            .map(|i| &i.notice);
+        self.admission.add(&(snapshot.composer_admission, notice));
+        let current = snapshot.current_session_id.as_deref();
+        let default_agent = self.default.as_ref().and_then(|d| d.agent_uid.as_deref());
+        // INV-3: shown as the default session only with the default's handle and Agent.
+        if snapshot.is_default_session {
+            self.report.default_shown += 1;
+            let session = current.and_then(|uid| self.platform.sessions.get(uid));
+            let matches = session.zip(self.default.as_ref()).is_some_and(|(s, d)| {
+                d.agent_uid.as_deref() == Some(s.agent)
+                    && s.handle.as_deref() == Some(d.handle_unique_id.as_str())
+            });
+            if !matches {
+                return Err(format!(
+                    "INV-3: {current:?} shown as the default session for {:?}",
+                    self.default
+                ));
+            }
+        }
+        if self.shows_default && current.is_some() && !snapshot.is_direct_launch_session {
+            // INV-4: no default Agent, no session (this host launches none).
+            if default_agent.is_none() {
+                return Err(format!(
+                    "INV-4: {current:?} selected on the default surface without a default Agent"
+                ));
+            }
+            // INV-5: on the default surface, the default session or none.
+            if !snapshot.is_default_session {
+                return Err(format!(
+                    "INV-5: {current:?} selected on the default surface, not the default session"
+                ));
+            }
         }
         Ok(())
     }
@@ -696,7 +795,7 @@ impl World {
             if self.scheduler.next_time() == Some(next)
                 && let Some((_, delivery)) = self.scheduler.pop()
             {
-                self.deliver(delivery);
+                self.deliver(delivery)?;
             } else {
                 self.engine.handle_timeout(self.now);
             }
@@ -723,7 +822,9 @@ impl World {
             Input::PageVisible(true),
             Input::ShowsDefaultSession(false),
         ];
+        self.shows_default = false;
         for (env, uid) in uids {
+            self.env = env;
             inputs.push(Input::EnvironmentUid(Some(ENVS[env].to_owned())));
             inputs.push(Input::RequestedSessionId(Some(uid)));
             for input in inputs.drain(..) {
@@ -746,6 +847,7 @@ impl World {
             let quoted = Value::from(text.as_str()).to_string();
             let kept = self.posts.contains_key(text)
                 || self.handed_back.contains(text)
+                || self.removed.contains(text)
                 || json.contains(quoted.as_str())
                 || stored.contains(quoted.as_str());
             if !kept {
@@ -853,8 +955,13 @@ impl World {
     }
 
     /// Feeds one delivery to the engine.
-    fn deliver(&mut self, delivery: Delivery) {
+    fn deliver(&mut self, delivery: Delivery) -> Result<(), String> {
         let now = self.now;
+        let id = match &delivery {
+            Delivery::Answer { id, .. } | Delivery::Failure { id, .. } => *id,
+        };
+        // INV-10: an answer for what is no longer current changes nothing of what is shown.
+        let before = self.is_stale(id).then(|| self.shown_view());
         match delivery {
             Delivery::Answer {
                 id,
@@ -912,6 +1019,60 @@ impl World {
                 self.engine.handle_failure(id, failure, now);
             }
         }
+        if let Some(before) = before {
+            self.report.stale_answers += 1;
+            let after = self.shown_view();
+            if after != before {
+                let call = self.calls.get(&id);
+                return Err(format!(
+                    "INV-10: an answer to {call:?}, no longer current, changed what is shown: {before} -> {after}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// INV-10: the request was made for a session, Environment or default-session combination
+    /// that is no longer current.
+    fn is_stale(&self, id: RequestId) -> bool {
+        let snapshot = self.engine.snapshot();
+        let current = snapshot.current_session_id.as_deref();
+        let env = ENVS.get(self.env).copied();
+        match self.calls.get(&id) {
+            Some(
+                ApiCall::GetSessionDetail { session_uid, .. }
+                | ApiCall::GetSessionHistory { session_uid }
+                | ApiCall::GetSessionInsights { session_uid }
+                | ApiCall::ResolveRuntimeAccess { session_uid }
+                | ApiCall::ConfirmAgent { session_uid, .. }
+                | ApiCall::SendMessage { session_uid, .. }
+                | ApiCall::CancelRun { session_uid, .. },
+            ) => current.is_some() && current != Some(session_uid.as_str()),
+            Some(ApiCall::ListSessions {
+                environment_uid, ..
+            }) => env != Some(environment_uid.as_str()),
+            Some(ApiCall::GetOrCreateSession { agent_uid, body }) => {
+                !self.shows_default
+                    || self.default.as_ref().is_none_or(|d| {
+                        d.agent_uid.as_deref() != Some(agent_uid.as_str())
+                            || d.handle_unique_id != body.handle_unique_id
+                    })
+            }
+            _ => false,
+        }
+    }
+
+    /// What INV-10 keeps: the selection, readiness, thread and runtime decision.
+    fn shown_view(&self) -> Value {
+        let s = self.engine.snapshot();
+        json!({
+            "selected": s.current_session_id,
+            "origin": s.selection_origin,
+            "readiness": s.active_session_readiness,
+            "thread": s.thread,
+            "interaction": s.active_runtime_interaction,
+            "presence": s.active_runtime_presence,
+        })
     }
 }
 
@@ -932,7 +1093,7 @@ fn host_action(world: &mut World) -> Input {
         t
     };
     let report = &mut world.report;
-    match rng.below(20) {
+    match rng.below(26) {
         0 => Input::IsVisible(!rng.one_in(4)),
         1 => Input::PageVisible(!rng.one_in(4)),
         2 => Input::EnvironmentUid(Some(ENVS[rng.below(2) as usize].to_owned())),
@@ -944,18 +1105,100 @@ fn host_action(world: &mut World) -> Input {
             status: SourceStatus::Ready,
             unavailable_message: None,
         })),
-        7..=11 => Input::Command(Command::SendMessage {
+        // INV-4: no default Agent (or no default session at all).
+        7 => Input::DefaultSession(rng.one_in(2).then(|| DefaultSession {
+            agent_uid: None,
+            handle_unique_id: "handle-1".to_owned(),
+            name: "Default".to_owned(),
+            status: SourceStatus::Ready,
+            unavailable_message: None,
+        })),
+        8..=12 => Input::Command(Command::SendMessage {
             text: text(report, "text"),
         }),
-        12 | 13 => Input::Command(Command::EnqueueMessage {
+        13 | 14 => Input::Command(Command::EnqueueMessage {
             text: text(report, "queued"),
         }),
-        14 => Input::Command(Command::CancelActiveSession),
-        15 => Input::Command(Command::RefreshSessionDetail),
-        16 => Input::Command(Command::RefreshActiveSessionRuntimeAccess),
-        17 => Input::Command(Command::CreateAgentSession),
+        15 => Input::Command(Command::CancelActiveSession),
+        16 => Input::Command(Command::RefreshSessionDetail),
+        17 => Input::Command(Command::RefreshActiveSessionRuntimeAccess),
+        18 => Input::Command(Command::CreateAgentSession),
+        19..=21 => {
+            report.edits += 1;
+            queue_edit(world)
+        }
+        22 | 23 => {
+            report.edits += 1;
+            model_change(&mut world.rng)
+        }
         _ => Input::ShowsDefaultSession(rng.one_in(3)),
     }
+}
+
+/// A queue edit on the session on screen: remove, edit (its text handed back), reorder or clear
+/// a row, or send the next one. Removed and cleared texts are the person's choice, not lost.
+fn queue_edit(world: &mut World) -> Input {
+    let rows = world.engine.snapshot().message_queue;
+    let row = (!rows.is_empty())
+        .then(|| rows.get(world.rng.below(rows.len() as u64) as usize))
+        .flatten();
+    let id = row.map_or_else(|| "queued-unknown".to_owned(), |r| r.id.clone());
+    match world.rng.below(5) {
+        0 => {
+            if let Some(row) = row {
+                world.removed.insert(row.text.clone());
+            }
+            Input::Command(Command::RemoveQueuedMessage { id })
+        }
+        1 => Input::Command(Command::EditQueuedMessage { id }),
+        2 => Input::Command(Command::ReorderQueuedMessage {
+            id,
+            to_index: world.rng.below(4) as usize,
+        }),
+        3 => {
+            world.removed.extend(rows.iter().map(|r| r.text.clone()));
+            Input::Command(Command::ClearMessageQueue)
+        }
+        _ => Input::Command(Command::SendNextQueuedMessage),
+    }
+}
+
+/// A model change: a provider, model or thinking level of the catalog (or one it lacks), the
+/// catalog asked for again, or the session's model choice resolved.
+fn model_change(rng: &mut Rng) -> Input {
+    const PROVIDERS: [&str; 3] = ["acme-cloud", "team-models", "unknown"];
+    const MODELS: [&str; 4] = [
+        "acme-cloud::acme-large",
+        "acme-cloud::acme-small",
+        "team-models::tm-1",
+        "unknown",
+    ];
+    const LEVELS: [&str; 4] = ["low", "medium", "high", "off"];
+    let pick = |rng: &mut Rng, values: &[&str]| {
+        values
+            .get(rng.below(values.len() as u64) as usize)
+            .map(|v| (*v).to_owned())
+    };
+    Input::Command(match rng.below(6) {
+        0 => Command::SetSelectedProviderValue {
+            value: pick(rng, &PROVIDERS),
+        },
+        1 => Command::SetSelectedModelValue {
+            value: pick(rng, &MODELS),
+        },
+        2 => Command::SetSelectedReasoningEffortValue {
+            value: pick(rng, &LEVELS).filter(|_| !rng.one_in(5)),
+        },
+        3 => Command::RequestAvailableModels,
+        4 => Command::CancelSessionModelSelection,
+        _ => Command::ResolveSessionModelSelection {
+            choice: engine_core::api::ModelChoice {
+                provider: "acme-cloud".to_owned(),
+                model: pick(rng, &["acme-large", "acme-small"]).unwrap_or_default(),
+                thinking: pick(rng, &LEVELS),
+            },
+        },
+    })
 }
 
 /// A digest of the outputs in order (FNV-1a over their debug text), for INV-12.
@@ -972,6 +1215,30 @@ impl Digest {
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
     }
+}
+
+/// INV-6: `sim` run again with every runtime-access answer reporting another
+/// `runtime_presence` phase shows the same composer admission and runtime notice after every
+/// step (the two digests are equal); the report of the first run.
+pub fn presence_only(sim: Sim) -> Result<Report, Box<Failure>> {
+    let first = run(Sim {
+        vary_presence: false,
+        ..sim
+    })?;
+    let second = run(Sim {
+        vary_presence: true,
+        ..sim
+    })?;
+    if first.admission_digest != second.admission_digest {
+        return Err(Box::new(Failure {
+            seed: sim.seed,
+            step: first.steps,
+            invariant: "INV-6: admission or the runtime notice changed with runtime_presence alone"
+                .to_owned(),
+            trace: String::new(),
+        }));
+    }
+    Ok(first)
 }
 
 /// INV-12: `sim` run twice gives the same outputs (digests equal); the report of the first.

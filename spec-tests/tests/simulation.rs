@@ -1,9 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 //! Deterministic simulation (issue 13, point 1; `spec_tests::sim`): seeded runs of the engine
 //! against a stateful platform with faults, a random host and virtual time, every invariant
-//! checked after every step: INV-7, INV-8, INV-9, INV-11, no text sent twice (SND-23's repeat
-//! aside), nothing written lost (SND-14, OI-20), timers never in the past, the snapshot
-//! serializes; INV-12 by running seeds twice. A failing seed prints itself and writes the
+//! checked after every step: INV-3, INV-4, INV-5, INV-7, INV-8, INV-9, INV-10, INV-11, no text
+//! sent twice (SND-23's repeat aside), nothing written lost (SND-14, OI-20), timers never in
+//! the past, the snapshot serializes; INV-6 and INV-12 by running seeds twice. A failing seed prints itself and writes the
 //! engine's trace to `target/sim-failures/seed-<n>.jsonl` (`agent-chat replay` reproduces it).
 
 use spec_tests::sim::{self, Sim};
@@ -50,6 +50,19 @@ fn seeds_keep_the_invariants() {
         assert!(total.turns > seeds as usize, "{total:?}");
         assert!(total.answered > seeds as usize / 2, "{total:?}");
         assert!(total.faults > seeds as usize, "{total:?}");
+        // And its host edits queues and models, answers go stale, the default session shows.
+        assert!(total.edits > seeds as usize, "{total:?}");
+        assert!(total.stale_answers > seeds as usize, "{total:?}");
+        assert!(total.default_shown > seeds as usize, "{total:?}");
+    }
+}
+
+/// INV-6: with every runtime-access answer reporting another `runtime_presence` phase, and all
+/// else the same, composer admission and the runtime notice are the same after every step.
+#[test]
+fn runtime_presence_alone_changes_neither_admission_nor_notice() {
+    for seed in 2000..2050 {
+        sim::presence_only(Sim::new(seed, STEPS)).unwrap_or_else(|f| panic!("{f}"));
     }
 }
 
