@@ -1,7 +1,9 @@
 //! Reading platform ISO-8601 timestamps into Unix milliseconds, to order sessions (OI-13).
 
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]` (a space may stand for `T`; no offset means UTC).
-/// Returns `None` for anything else.
+/// Returns `None` for anything else: a wrong separator, a day past its month's end, an hour,
+/// minute or second out of range (a leap second `60` is read), or an offset outside
+/// `±23:59`.
 pub(crate) fn unix_ms(s: &str) -> Option<i64> {
     let s = s.trim();
     let b = s.as_bytes();
@@ -49,15 +51,23 @@ pub(crate) fn unix_ms(s: &str) -> Option<i64> {
     let offset_min = match rest {
         "" | "Z" | "z" => 0,
         o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) => {
-            let h: i64 = o.get(1..3)?.parse().ok()?;
-            let m: i64 = o.get(4..6)?.parse().ok()?;
+            let digits = |r: std::ops::Range<usize>| -> Option<i64> {
+                let part = o.get(r)?;
+                part.bytes()
+                    .all(|c| c.is_ascii_digit())
+                    .then(|| part.parse().ok())?
+            };
+            let (h, m) = (digits(1..3)?, digits(4..6)?);
+            if o.as_bytes().get(3) != Some(&b':') || h > 23 || m > 59 {
+                return None;
+            }
             let v = h * 60 + m;
             if o.starts_with('-') { -v } else { v }
         }
         _ => return None,
     };
     if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
+        || !(1..=days_in_month(year, month)).contains(&day)
         || hour > 23
         || minute > 59
         || second > 60
@@ -81,6 +91,16 @@ pub(crate) fn iso_from_unix_ms(ms: u64) -> String {
         rem / 1000 % 60,
         rem % 1000
     )
+}
+
+/// The number of days in `month` (1 to 12) of `year` (proleptic Gregorian).
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
 }
 
 /// The civil date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
@@ -158,6 +178,62 @@ mod tests {
             "２０２６-10-02",
         ] {
             assert_eq!(unix_ms(bad), None, "{bad}");
+        }
+    }
+
+    /// Each separator, each field's range and each part of an offset is checked on its own:
+    /// one wrong part is enough to refuse the whole timestamp.
+    #[test]
+    fn refuses_each_wrong_part_alone() {
+        let good = "2026-10-02T08:15:30+02:00";
+        assert!(unix_ms(good).is_some());
+        for bad in [
+            "2026/10-02T08:15:30+02:00",
+            "2026-10/02T08:15:30+02:00",
+            "2026-10-02T08.15:30+02:00",
+            "2026-10-02T08:15.30+02:00",
+            "2026-10-02T08:15:30+02-00",
+            "2026-10-02T08:15:30*02:00",
+            "2026-10-02T08:15:30++2:00",
+            "2026-10-02T08:15:30+99:00",
+            "2026-10-02T08:15:30+02:99",
+            "2026-10-02T08:15:30+24:00",
+            "2026-00-02T08:15:30+02:00",
+            "2026-10-00T08:15:30+02:00",
+            "2026-10-32T08:15:30+02:00",
+            "2026-10-02T24:15:30+02:00",
+            "2026-10-02T08:60:30+02:00",
+            "2026-10-02T08:15:61+02:00",
+            "2026-10-02T08:15:30.+02:00",
+        ] {
+            assert_eq!(unix_ms(bad), None, "{bad}");
+        }
+        assert_eq!(
+            unix_ms("2026-10-02T08:15:30-23:59").map(|v| v > 0),
+            Some(true)
+        );
+        assert!(unix_ms("2026-12-31T23:59:60Z").is_some(), "a leap second");
+    }
+
+    /// A day past its month's end is refused; February has 29 days in leap years only.
+    #[test]
+    fn days_follow_the_month() {
+        for (date, ok) in [
+            ("2026-02-28", true),
+            ("2026-02-29", false),
+            ("2026-02-31", false),
+            ("2024-02-29", true),
+            ("2000-02-29", true),
+            ("1900-02-29", false),
+            ("2026-04-30", true),
+            ("2026-04-31", false),
+            ("2026-06-31", false),
+            ("2026-09-31", false),
+            ("2026-11-31", false),
+            ("2026-12-31", true),
+            ("2026-01-31", true),
+        ] {
+            assert_eq!(unix_ms(date).is_some(), ok, "{date}");
         }
     }
 }
