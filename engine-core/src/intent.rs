@@ -276,6 +276,9 @@ pub enum Method {
     /// PATCH
     #[serde(rename = "PATCH")]
     Patch,
+    /// PUT
+    #[serde(rename = "PUT")]
+    Put,
     /// DELETE
     #[serde(rename = "DELETE")]
     Delete,
@@ -288,6 +291,7 @@ impl Method {
             Method::Get => "GET",
             Method::Post => "POST",
             Method::Patch => "PATCH",
+            Method::Put => "PUT",
             Method::Delete => "DELETE",
         }
     }
@@ -301,6 +305,8 @@ pub enum Target {
     Platform,
     /// An Agent runtime (runtime token).
     AgentRuntime,
+    /// A local Agent runtime (ADR 099): no credential at all.
+    Local,
 }
 
 /// Whether the shell hands the body over whole or chunk by chunk.
@@ -517,6 +523,16 @@ impl HttpRequest {
 pub struct InvalidId {
     what: &'static str,
     shown: String,
+}
+
+impl InvalidId {
+    /// A value that cannot be rendered at all (shown as nothing).
+    pub(crate) fn refused(what: &'static str) -> InvalidId {
+        InvalidId {
+            what,
+            shown: String::new(),
+        }
+    }
 }
 
 /// Checks an id before it goes into a path (`platform-api.md` section 1): empty, `undefined`

@@ -18,6 +18,7 @@ mod response;
 mod revision;
 mod rng;
 mod snapshot;
+mod source;
 pub mod stream;
 mod time;
 mod timestamp;
@@ -49,5 +50,6 @@ pub use snapshot::{
     IconImage, LastUsedModel, MissingModelFields, Readiness, ReadinessStatus, RunStatus,
     RunStatusView, SessionModelSelectionRequest, Snapshot,
 };
+pub use source::{LocalSource, SourceError};
 pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};
 pub use time::{InstantClock, Time};

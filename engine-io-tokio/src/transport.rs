@@ -329,6 +329,7 @@ pub fn build(
         Method::Get => reqwest::Method::GET,
         Method::Post => reqwest::Method::POST,
         Method::Patch => reqwest::Method::PATCH,
+        Method::Put => reqwest::Method::PUT,
         Method::Delete => reqwest::Method::DELETE,
     };
     let mut headers = HeaderMap::new();

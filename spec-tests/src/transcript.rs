@@ -18,7 +18,7 @@ pub(crate) fn intent_line(intent: &Intent) -> String {
                     .url()
                     .trim_start_matches(request.base.as_str())
                     .to_owned(),
-                engine_core::Target::AgentRuntime => request.url(),
+                engine_core::Target::AgentRuntime | engine_core::Target::Local => request.url(),
             };
             format!("-> {id} {} {path_and_query}{body}", request.method.as_str())
         }

@@ -10,6 +10,7 @@ mod error;
 mod history;
 mod icons;
 mod insights;
+pub mod local;
 mod provenance;
 mod runtime;
 mod session;
