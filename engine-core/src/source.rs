@@ -126,23 +126,11 @@ impl LocalSource {
 
 /// `localhost`, `127.x.y.z` or `[::1]`, with an optional port of digits; no user info.
 fn is_loopback(authority: &str) -> bool {
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(v6) => {
-            let Some((inside, after)) = v6.split_once(']') else {
-                return false;
-            };
-            match after {
-                "" => (inside, None),
-                _ => match after.strip_prefix(':') {
-                    Some(port) => (inside, Some(port)),
-                    None => return false,
-                },
-            }
-        }
-        None => match authority.split_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
-        },
+    if authority.contains('@') {
+        return false;
+    }
+    let Some((host, port)) = crate::api::host_and_port(authority) else {
+        return false;
     };
     let port_ok =
         port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
