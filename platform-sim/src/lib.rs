@@ -27,6 +27,7 @@
 #![allow(clippy::result_large_err)]
 
 mod faults;
+mod local;
 mod platform;
 mod runtime;
 mod server;
@@ -44,8 +45,10 @@ use tokio::task::JoinHandle;
 
 pub use types::{
     AgentSpec, AnswerStyle, DEFAULT_AGENT_UID, DEFAULT_PLATFORM_TOKEN, Fault, FaultKind,
-    LoggedRequest, RuntimeBehaviour, SimConfig, default_catalog,
+    LocalRuntime, LoggedRequest, RuntimeBehaviour, SimConfig, default_catalog,
 };
+
+pub use local::SESSION_HEADER;
 
 pub use faults::{AFTER_HUGE_LINE, INVALID_UTF8_TEXT, history_text};
 pub use platform::AGENT_ICON_SVG;

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use platform_sim::{DEFAULT_PLATFORM_TOKEN, RuntimeBehaviour, Sim, SimConfig};
+use platform_sim::{DEFAULT_PLATFORM_TOKEN, LocalRuntime, RuntimeBehaviour, Sim, SimConfig};
 
 /// The environment variable that sets the platform token (else the built-in default).
 const TOKEN_ENV: &str = "PLATFORM_SIM_TOKEN";
@@ -24,6 +24,19 @@ struct Args {
     /// The pause between streamed answer chunks, in milliseconds.
     #[arg(long, value_name = "MS")]
     answer_delay_ms: Option<u64>,
+    /// Also play a local Agent runtime at the root (ADR 099): /ready, /health, /api/chat, the
+    /// local session routes. No credential is needed or accepted there.
+    #[arg(long)]
+    local: bool,
+    /// The local runtime reports this `mode` on /health (anything but `local` is refused).
+    #[arg(long, value_name = "MODE", default_value = "local", requires = "local")]
+    local_mode: String,
+    /// The local runtime answers /ready with `ok: false` this many times first.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "local")]
+    local_ready_after: u32,
+    /// The local runtime cannot list conversations or reload their history (404: live-only).
+    #[arg(long, requires = "local")]
+    local_live_only: bool,
 }
 
 #[tokio::main]
@@ -45,6 +58,14 @@ async fn main() -> ExitCode {
     }
     if let Some(delay) = args.answer_delay_ms {
         config.answer_delay_ms = delay;
+    }
+    if args.local {
+        config.local = Some(LocalRuntime {
+            mode: args.local_mode.clone(),
+            ready_after: args.local_ready_after,
+            lists_sessions: !args.local_live_only,
+            ..LocalRuntime::default()
+        });
     }
     let sim = match Sim::start_on_port(config, args.port).await {
         Ok(sim) => sim,
@@ -85,6 +106,19 @@ async fn main() -> ExitCode {
             config.environment_uid,
             agent.uid,
             config.person_uid
+        );
+    }
+    if let Some(local) = &config.local {
+        println!(
+            "local runtime: {} (mode {}, ready after {} checks, {}), no credential",
+            sim.url(),
+            local.mode,
+            local.ready_after,
+            if local.lists_sessions {
+                "lists its conversations"
+            } else {
+                "live-only"
+            }
         );
     }
     println!("press Ctrl-C to stop");

@@ -16,7 +16,7 @@ use crate::state::{NewSession, Turn};
 use crate::wire::{self, Frame, abort_frame, answer_frames, iso, now_ms};
 
 /// Keys the engine never sends in a turn body (`platform-api.md` R2).
-const NEVER_SENT: [&str; 6] = [
+pub(crate) const NEVER_SENT: [&str; 6] = [
     "model",
     "agentType",
     "sessionMetadata",
@@ -91,14 +91,14 @@ fn readiness(shared: &Shared, agent_uid: &str) -> Response {
     }
 }
 
-fn body_object(req: &Req) -> Result<Map<String, Value>, Response> {
+pub(crate) fn body_object(req: &Req) -> Result<Map<String, Value>, Response> {
     match req.json()? {
         Some(Value::Object(map)) => Ok(map),
         _ => Err(error(400, "The body must be a JSON object.")),
     }
 }
 
-fn text<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+pub(crate) fn text<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     map.get(key)
         .and_then(Value::as_str)
         .map(str::trim)
@@ -106,7 +106,7 @@ fn text<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
 }
 
 /// The text of the one user message of a turn body.
-fn user_text(body: &Map<String, Value>) -> Result<String, Response> {
+pub(crate) fn user_text(body: &Map<String, Value>) -> Result<String, Response> {
     let messages = body
         .get("messages")
         .and_then(Value::as_array)
@@ -215,9 +215,51 @@ fn turn(shared: &Arc<Shared>, req: &Req, agent_uid: &str, drop_after: Option<usi
         }
     };
 
+    let person = text(&body, "user_uid")
+        .unwrap_or(&shared.config.person_uid)
+        .to_owned();
+    let started = StartTurn {
+        session_uid,
+        agent_uid,
+        user_text: &user_text,
+        person: &person,
+        answer: &agent.spec.answer,
+        frames,
+        drop_after,
+    };
+    stream_turn(shared, state, started)
+}
+
+/// What [`stream_turn`] starts: the session, the person's text, and the frames to send first.
+pub(crate) struct StartTurn<'a> {
+    pub session_uid: String,
+    pub agent_uid: &'a str,
+    pub user_text: &'a str,
+    pub person: &'a str,
+    pub answer: &'a crate::types::AnswerStyle,
+    /// Frames sent before the answer (a `new_session` frame).
+    pub frames: Vec<Frame>,
+    pub drop_after: Option<usize>,
+}
+
+/// Starts a turn in a session and streams its answer (409 while the session already answers).
+/// Shared by the Agent runtime (R2) and the local runtime.
+pub(crate) fn stream_turn(
+    shared: &Arc<Shared>,
+    mut state: std::sync::MutexGuard<'_, crate::state::State>,
+    start: StartTurn<'_>,
+) -> Response {
+    let StartTurn {
+        session_uid,
+        agent_uid,
+        user_text,
+        person,
+        answer,
+        mut frames,
+        drop_after,
+    } = start;
     let turn_id = state.next_seq();
     let message_id = format!("msg-{turn_id:04}-a");
-    let person = text(&body, "user_uid").unwrap_or(&shared.config.person_uid);
     let now = now_ms();
     let user_message = json!({
         "id": format!("msg-{turn_id:04}-u"),
@@ -244,7 +286,7 @@ fn turn(shared: &Arc<Shared>, req: &Req, agent_uid: &str, drop_after: Option<usi
     session.updated_ms = now;
     drop(state);
 
-    frames.extend(answer_frames(&agent.spec.answer, &user_text, &message_id));
+    frames.extend(answer_frames(answer, user_text, &message_id));
     let (tx, rx) = mpsc::channel(16);
     tokio::spawn(run_turn(
         Arc::clone(shared),
@@ -368,13 +410,18 @@ fn cancel(shared: &Shared, req: &Req, agent_uid: &str) -> Response {
     let Some(session) = state.session_mut(uid).filter(|s| s.agent_uid == agent_uid) else {
         return error(404, &format!("No session {uid} is known to this agent."));
     };
-    let status = match &session.turn {
+    let status = stop_turn(session);
+    json_response(200, &json!({"runtime_session_uid": uid, "status": status}))
+}
+
+/// Stops a session's running answer: `"cancelled"`, or `"idle"` when none ran.
+pub(crate) fn stop_turn(session: &mut crate::state::Session) -> &'static str {
+    match &session.turn {
         Some(turn) => {
             turn.cancel.send_replace(true);
             session.end_turn(None);
             "cancelled"
         }
         None => "idle",
-    };
-    json_response(200, &json!({"runtime_session_uid": uid, "status": status}))
+    }
 }

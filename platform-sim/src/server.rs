@@ -16,7 +16,7 @@ use tokio::sync::watch;
 
 use crate::state::State;
 use crate::types::{Fault, FaultKind, LoggedRequest, SimConfig};
-use crate::{faults, platform, runtime};
+use crate::{faults, local, platform, runtime};
 
 /// How long a cut connection waits before breaking, so that what was sent is flushed first.
 pub(crate) const FLUSH_PAUSE: Duration = Duration::from_millis(20);
@@ -231,13 +231,18 @@ pub(crate) fn decode(segment: &str) -> String {
         .into_owned()
 }
 
-/// Where a path goes: the runtime of an Agent (`/runtime/{agent}/...`), or the platform.
+/// Where a path goes: the runtime of an Agent (`/runtime/{agent}/...`), the local runtime's
+/// routes (when one is played), or the platform.
 enum Target {
     Runtime { agent: String, rest: String },
+    Local,
     Platform,
 }
 
-fn target(path: &str) -> Target {
+fn target(path: &str, local: bool) -> Target {
+    if local && local::is_local_route(path) {
+        return Target::Local;
+    }
     match path
         .strip_prefix("/runtime/")
         .and_then(|rest| rest.split_once('/'))
@@ -279,7 +284,7 @@ pub(crate) async fn handle(
         query,
         body,
     };
-    let target = target(&path);
+    let target = target(&path, shared.config.local.is_some());
 
     // Who is asking, and the log entry (tokens redacted), before any fault.
     let (authorized, secrets) = {
@@ -288,6 +293,7 @@ pub(crate) async fn handle(
             Target::Runtime { agent, .. } => req.credential().is_some_and(|(scheme, token)| {
                 scheme.eq_ignore_ascii_case("bearer") && state.runtime_token_valid(agent, token)
             }),
+            Target::Local => !req.headers.contains_key(AUTHORIZATION),
             Target::Platform => req
                 .credential()
                 .is_some_and(|(_, token)| token == shared.config.platform_token),
@@ -371,6 +377,10 @@ async fn dispatch(
         Target::Runtime { agent, rest } => {
             runtime::handle(shared, req, &agent, &rest, authorized, drop_after).await
         }
+        Target::Local => match &shared.config.local {
+            Some(config) => local::handle(shared, config, req, path, drop_after).await,
+            None => error(404, "Not found."),
+        },
         Target::Platform => {
             let response = if authorized {
                 platform::handle(shared, req, path)

@@ -209,6 +209,8 @@ pub(crate) struct State {
     pub agents: Vec<AgentState>,
     /// In creation order.
     pub sessions: Vec<Session>,
+    /// `/ready` checks the local runtime received ([`crate::LocalRuntime::ready_after`]).
+    pub local_checks: u32,
     seq: u64,
     random: RandomState,
 }
@@ -228,6 +230,7 @@ impl State {
                 })
                 .collect(),
             sessions: Vec::new(),
+            local_checks: 0,
             seq: 0,
             random: RandomState::new(),
         }
@@ -277,8 +280,18 @@ impl State {
 
     /// Creates a session owned by `person` and returns its uid.
     pub(crate) fn create_session(&mut self, new: NewSession, person: &str) -> String {
+        self.create_session_as(None, new, person)
+    }
+
+    /// [`State::create_session`] under a given uid (a local runtime's conversation ids).
+    pub(crate) fn create_session_as(
+        &mut self,
+        uid: Option<String>,
+        new: NewSession,
+        person: &str,
+    ) -> String {
         let seq = self.next_seq();
-        let uid = format!("sess-{seq:04}");
+        let uid = uid.unwrap_or_else(|| format!("sess-{seq:04}"));
         let token = self.new_token();
         let now = now_ms();
         let (pick, thinking) = new.model;

@@ -33,6 +33,36 @@ pub struct SimConfig {
     /// request without it gets 404. The addresses the simulator hands out (`rpc_url`, icon urls)
     /// stay unprefixed, as the platform's own. Default none.
     pub path_prefix: Option<String>,
+    /// Also play a local Agent runtime at the root (ADR 099, `platform-api.md` section 8; its
+    /// conversations belong to the first Agent). Default none.
+    pub local: Option<LocalRuntime>,
+}
+
+/// How the simulated local Agent runtime behaves ([`SimConfig::local`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalRuntime {
+    /// The `mode` `/health` reports: `local`, or another (a managed runtime the engine refuses).
+    pub mode: String,
+    /// `/ready` answers `ok: false` (503) to this many checks, then `ok: true`; the chat probe
+    /// and turns answer 503 until then.
+    pub ready_after: u32,
+    /// The runtime lists its conversations and serves their history; false: both answer 404
+    /// (a live-only runtime).
+    pub lists_sessions: bool,
+    /// The Agent's name at `/api/local/v1/agent`.
+    pub display_name: String,
+}
+
+impl Default for LocalRuntime {
+    /// A ready local runtime in local mode that lists its conversations, "Local Agent".
+    fn default() -> LocalRuntime {
+        LocalRuntime {
+            mode: "local".to_owned(),
+            ready_after: 0,
+            lists_sessions: true,
+            display_name: "Local Agent".to_owned(),
+        }
+    }
 }
 
 impl std::fmt::Debug for SimConfig {
@@ -45,6 +75,7 @@ impl std::fmt::Debug for SimConfig {
             .field("catalog", &self.catalog)
             .field("answer_delay_ms", &self.answer_delay_ms)
             .field("path_prefix", &self.path_prefix)
+            .field("local", &self.local)
             .finish()
     }
 }
@@ -60,6 +91,7 @@ impl Default for SimConfig {
             catalog: default_catalog(),
             answer_delay_ms: 15,
             path_prefix: None,
+            local: None,
         }
     }
 }
@@ -172,8 +204,8 @@ pub struct LoggedRequest {
     /// empty. Any token in it is replaced by `[redacted]`.
     pub body: Option<Value>,
     /// Whether the request carried the credential its target accepts (the platform token for
-    /// platform paths, a runtime token of that Agent for runtime paths). The token itself is
-    /// never stored.
+    /// platform paths, a runtime token of that Agent for runtime paths; for the local runtime's
+    /// routes, that it carried no credential at all). The token itself is never stored.
     pub authorized: bool,
     /// Milliseconds since the simulator started.
     pub at_ms: u64,

@@ -10,14 +10,14 @@
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use engine_core::AnswerStream;
+mod common;
+use common::{assemble, text_of};
 use engine_core::StreamOutcome;
 use engine_core::api::{
     AccessMode, InteractionState, model_required_fields, parse_catalog,
     parse_get_or_create_session, parse_history, parse_icon_projection, parse_insights,
     parse_runtime_access, parse_session_list, parse_session_list_in, parse_session_record,
 };
-use engine_core::message::Part;
 use futures_util::StreamExt;
 use platform_sim::{
     AgentSpec, AnswerStyle, BlockingSim, DEFAULT_PLATFORM_TOKEN, Fault, FaultKind,
@@ -176,29 +176,6 @@ fn fast() -> SimConfig {
 }
 
 /// Feeds bytes into engine-core's answer stream and ends it.
-fn assemble(bytes: &[u8]) -> AnswerStream {
-    let mut stream = AnswerStream::new("x".into(), 1 << 20);
-    let mut out = Vec::new();
-    // Odd slices, to exercise the incremental decoder.
-    for piece in bytes.chunks(7) {
-        stream.feed(piece, &mut out);
-    }
-    stream.end(&mut out);
-    stream
-}
-
-fn text_of(stream: &AnswerStream) -> String {
-    stream
-        .message()
-        .parts
-        .iter()
-        .filter_map(|p| match p {
-            Part::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// A session uid from a ready default session.
 async fn ready_session(client: &Client) -> String {
     let answer = client.default_session(AGENT).await;
