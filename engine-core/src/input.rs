@@ -193,6 +193,9 @@ pub enum Input {
         /// What was stored; invalid rows are dropped.
         rows: Option<serde_json::Value>,
     },
+    /// ADR 099 `source`: a local Agent runtime ([`crate::LocalSource`]), or `None` for the
+    /// platform (the default). A change is a change of scope, as one of person or Environment.
+    Source(Option<crate::source::LocalSource>),
     /// An action.
     Command(Command),
 }

@@ -9,6 +9,8 @@ use crate::input::{DefaultSession, LaunchTarget, Person, SourceStatus};
 pub(crate) struct ScopeKey {
     pub person: Option<String>,
     pub environment: Option<String>,
+    /// The local source's base (ADR 099): another source is another scope.
+    pub source: Option<String>,
 }
 
 impl ScopeKey {
@@ -43,6 +45,8 @@ pub(crate) struct Inputs {
     pub launch_target: Option<LaunchTarget>,
     pub avoid_implicit: bool,
     pub view_context: Option<Value>,
+    /// ADR 099: a local Agent runtime instead of the platform.
+    pub source: Option<crate::source::LocalSource>,
 }
 
 /// Trims; a blank value reads as none.
@@ -58,6 +62,7 @@ impl Inputs {
         ScopeKey {
             person: non_blank(self.person.user_uid.as_deref()),
             environment: self.environment_uid.clone(),
+            source: self.source.as_ref().map(|s| s.base_url().to_owned()),
         }
     }
 

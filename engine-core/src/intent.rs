@@ -262,6 +262,12 @@ pub enum ApiCall {
         /// The icon's address, absolute and on the platform's origin.
         url: String,
     },
+    /// A local Agent runtime's route (ADR 099), against the local source's base; no
+    /// credential.
+    Local {
+        /// The route.
+        route: crate::api::local::LocalRoute,
+    },
 }
 
 /// HTTP method.
@@ -761,7 +767,9 @@ impl ApiCall {
                 query.push(("limit".into(), limit.to_string()));
                 (Method::Get, "/api/v1/agent-sessions/".to_owned())
             }
-            ApiCall::ConfirmAgent { .. }
+            // Rendered against the local source (`Io::send_local`), never against the platform.
+            ApiCall::Local { .. }
+            | ApiCall::ConfirmAgent { .. }
             | ApiCall::SendMessage { .. }
             | ApiCall::CancelRun { .. } => {
                 return Err(InvalidId {
@@ -875,6 +883,7 @@ impl ApiCall {
             ApiCall::SearchSessions { .. } => O::SessionSearch,
             ApiCall::ListAgentIcons { .. } => O::AgentIcons,
             ApiCall::GetAgentIcon { .. } => O::AgentIcon,
+            ApiCall::Local { .. } => O::LocalRuntime,
         }
     }
 }

@@ -43,7 +43,12 @@ pub(crate) enum Owner {
     SessionSearch,
     /// The Agent icon projection and icon bytes (P13, P14).
     Icons,
+    /// A local runtime's admission checks (ADR 099).
+    LocalAdmission,
 }
+
+/// A platform call while a local source is set (ADR 099): refused before any request exists.
+pub(crate) const LOCAL_SOURCE_TEXT: &str = "A local Agent source makes no platform request.";
 
 /// Largest icon body (P14): the platform delivers at most 512 KiB (ADR 090).
 pub(crate) const MAX_ICON_BYTES: usize = 512 * 1024;
@@ -247,6 +252,12 @@ impl Io {
         owner: Owner,
         call: ApiCall,
     ) -> Result<RequestId, ApiError> {
+        if inputs.source.is_some() {
+            // ADR 099: with a local source the engine makes no platform request at all.
+            return Err(ApiError::Refused {
+                message: LOCAL_SOURCE_TEXT.to_owned(),
+            });
+        }
         let credential = inputs.person.token.as_ref().map(|t| Credential {
             token_type: inputs.person.token_type.as_deref().unwrap_or("Bearer"),
             token: t.expose(),
@@ -280,6 +291,24 @@ impl Io {
         );
         self.outbox.push_back(Intent::Http { id, call, request });
         id
+    }
+
+    /// Issues a request to the local runtime (ADR 099): no credential of any kind. Refused
+    /// when no local source is set.
+    pub(crate) fn send_local(
+        &mut self,
+        inputs: &Inputs,
+        owner: Owner,
+        call: ApiCall,
+    ) -> Result<RequestId, ApiError> {
+        let refused = |message: String| ApiError::Refused { message };
+        let (Some(source), ApiCall::Local { route }) = (inputs.source.as_ref(), &call) else {
+            return Err(refused("No local Agent source is set.".to_owned()));
+        };
+        let request = route
+            .render(source, &self.base)
+            .map_err(|e| refused(e.to_string()))?;
+        Ok(self.issue(owner, call, request))
     }
 
     /// Issues a request to an Agent runtime with its runtime token (never the person's

@@ -148,6 +148,7 @@ mod tests {
         ScopeKey {
             person: Some("p".to_owned()),
             environment: Some(env.to_owned()),
+            source: None,
         }
     }
 

@@ -289,6 +289,18 @@ impl Capabilities {
         session_insights: true,
         model_provider_settings: true,
     };
+
+    /// A local source (ADR 099): no archive, server search, insights or provider settings;
+    /// transcripts until the runtime says it cannot list its conversations.
+    pub const fn local(session_history: bool) -> Capabilities {
+        Capabilities {
+            archive_sessions: false,
+            search_sessions: false,
+            session_history,
+            session_insights: false,
+            model_provider_settings: false,
+        }
+    }
 }
 
 /// One Agent's icon (ADR 090).

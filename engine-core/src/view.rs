@@ -71,6 +71,14 @@ fn is_not_found(e: &ApiError) -> bool {
 }
 
 pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
+    let snapshot = platform_snapshot(engine);
+    match engine.view().inputs.source.as_ref() {
+        Some(source) => engine.local_view(snapshot, source),
+        None => snapshot,
+    }
+}
+
+fn platform_snapshot(engine: &Engine) -> Snapshot {
     let crate::engine::View {
         inputs,
         env,

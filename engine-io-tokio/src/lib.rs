@@ -51,7 +51,7 @@
 //!
 //! [`ShellConfig::rewrite_request_url`] is the reference's `connection.rewriteRequestUrl`: a
 //! function from a request's absolute address and its [`Target`](engine_core::Target)
-//! (platform or Agent runtime) to the address actually requested, for hosts that reach the
+//! (platform, Agent runtime, or a local runtime) to the address actually requested, for hosts that reach the
 //! platform or the runtimes through an address of their own (a proxy, a tunnel). The shell
 //! applies it exactly once to every request it carries out (platform, runtime, icon bytes), as
 //! [`HttpRequest::request_url`](engine_core::HttpRequest::request_url) does: the engine's
@@ -69,7 +69,7 @@
 //! let mut config = ShellConfig::new(Config::new("https://platform.example.test").unwrap());
 //! config.rewrite_request_url = Some(Arc::new(|url: &str, target: Target| match target {
 //!     Target::Platform => url.replacen("https://platform.example.test", "http://127.0.0.1:8080/platform", 1),
-//!     Target::AgentRuntime => url.to_owned(),
+//!     Target::AgentRuntime | Target::Local => url.to_owned(),
 //! }));
 //! assert!(format!("{config:?}").contains("rewrite_request_url: true"));
 //! ```

@@ -357,6 +357,8 @@ impl Platform {
             }
             ApiCall::ListAgentIcons { .. } => json(200, json!([])),
             ApiCall::GetAgentIcon { .. } => json(404, json!({"detail": "Not found."})),
+            // The simulated host sets no local source.
+            ApiCall::Local { .. } => json(404, json!({"detail": "Not found."})),
         }
     }
 

@@ -165,5 +165,6 @@ pub(crate) fn call_name(call: &ApiCall) -> &'static str {
         ApiCall::SearchSessions { .. } => "search",
         ApiCall::ListAgentIcons { .. } => "agent-icons",
         ApiCall::GetAgentIcon { .. } => "agent-icon",
+        ApiCall::Local { .. } => "local",
     }
 }

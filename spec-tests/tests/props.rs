@@ -242,6 +242,8 @@ fn answer(call: &ApiCall, kind: Kind, variant: u8) -> (u16, Vec<u8>) {
         ApiCall::ListArchivedSessions { .. } | ApiCall::SearchSessions { .. } => (500, Vec::new()),
         // Icons have their own tests (icons.rs); this model never asks for them.
         ApiCall::ListAgentIcons { .. } | ApiCall::GetAgentIcon { .. } => (500, Vec::new()),
+        // This model sets no local source (local Agents: tests/local.rs).
+        ApiCall::Local { .. } => (500, Vec::new()),
     }
 }
 

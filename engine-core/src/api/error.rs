@@ -49,6 +49,8 @@ pub enum Operation {
     AgentIcons,
     /// P14, an icon's bytes.
     AgentIcon,
+    /// A local Agent runtime's route (ADR 099; its own texts are `api::local`'s).
+    LocalRuntime,
 }
 
 impl Operation {
@@ -74,6 +76,7 @@ impl Operation {
             Operation::SessionSearch => "Conversation search failed",
             Operation::AgentIcons => "Agent icon projection failed",
             Operation::AgentIcon => "Agent icon request failed",
+            Operation::LocalRuntime => "Local Agent request failed",
         }
     }
 }

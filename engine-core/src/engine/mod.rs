@@ -3,6 +3,7 @@
 
 mod changes;
 mod icons;
+mod local;
 mod models;
 mod sending;
 
@@ -30,6 +31,7 @@ use crate::machines::environment::{EnvEvent, Environment};
 use crate::machines::explorer::{ExplorerEvent, ExplorerRead, ReadKind};
 use crate::machines::hydration::{HydEvent, Hydration};
 use crate::machines::icons::AgentIcons;
+use crate::machines::local_admission::{AdmissionEvent, LocalAdmission};
 use crate::machines::model_choice::{ChoiceEvent, ModelChoiceMachine};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
 use crate::machines::picker::{Picker, PickerEdit, PickerEvent};
@@ -114,6 +116,8 @@ pub struct Engine {
     search: InitializedStateMachine<ExplorerRead>,
     /// Agent icons (ADR 090).
     icons: InitializedStateMachine<AgentIcons>,
+    /// A local runtime's admission (ADR 099), while a local source is set.
+    local_admission: InitializedStateMachine<LocalAdmission>,
     /// What changed, per part of the snapshot ([`Engine::revisions`]).
     revisions: crate::Revisions,
     /// What the revisions were last moved from.
@@ -182,6 +186,9 @@ impl Engine {
         let icons = AgentIcons::default()
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
+        let local_admission = LocalAdmission::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
         let mut engine = Engine {
             start: now,
             last_now: now,
@@ -208,6 +215,7 @@ impl Engine {
             archived,
             search,
             icons,
+            local_admission,
             revisions: crate::Revisions::default(),
             seen: changes::Seen::default(),
             own_changes: 0,
@@ -432,6 +440,11 @@ impl Engine {
             runtime_access::deadline(self.runtime.inner(), self.runtime.state(), page_hidden);
         let catalog = catalog::deadline(self.catalog.state());
         let overdue = self.wake_overdue_at().filter(|t| *t > self.last_now);
+        if self.inputs.source.is_some() {
+            // ADR 099: only the local runtime's re-check, while the chat is visible.
+            let recheck = self.local_admission.inner().deadline();
+            return recheck.filter(|_| self.inputs.visible);
+        }
         [runtime, catalog, self.works.deadline(), overdue]
             .into_iter()
             .flatten()
@@ -578,6 +591,19 @@ impl Engine {
                     // What storage holds is what we hold now, until it changes.
                     let rows = work.queue.rows.iter().cloned().collect();
                     p.works.stored.set(&session, rows);
+                }
+            }
+            Input::Source(source) => {
+                if source != self.inputs.source {
+                    self.inputs.source = source;
+                    let mut ctx = Ctx {
+                        now,
+                        inputs: &self.inputs,
+                        io: &mut self.io,
+                    };
+                    self.local_admission
+                        .handle_with_context(&AdmissionEvent::Reset, &mut ctx);
+                    self.scope_changed(now);
                 }
             }
             Input::Command(c) => self.command(c, now),
@@ -738,6 +764,9 @@ impl Engine {
                 let (mut ctx, p) = self.ctx(now);
                 p.hydration
                     .handle_with_context(&HydEvent::RefreshDetail, &mut ctx);
+            }
+            Command::RefreshActiveSessionRuntimeAccess if self.inputs.source.is_some() => {
+                self.recheck_local(now);
             }
             Command::RefreshActiveSessionRuntimeAccess => {
                 let (mut ctx, p) = self.ctx(now);
@@ -1129,6 +1158,15 @@ impl Engine {
             Owner::SessionSearch => {
                 self.explore(ReadKind::Search, &ExplorerEvent::Answer(answer), now);
             }
+            Owner::LocalAdmission => {
+                let mut ctx = Ctx {
+                    now,
+                    inputs: &self.inputs,
+                    io: &mut self.io,
+                };
+                self.local_admission
+                    .handle_with_context(&AdmissionEvent::Answer(answer), &mut ctx);
+            }
             owner => {
                 let (mut ctx, p) = self.ctx(now);
                 match owner {
@@ -1160,6 +1198,7 @@ impl Engine {
                         .picker
                         .handle_with_context(&PickerEvent::Answer(answer), &mut ctx),
                     Owner::Cancel => p.works.each_cancel(&mut ctx, &CancelEvent::Answer(answer)),
+                    Owner::LocalAdmission => {}
                     // Finished above, before the context was borrowed.
                     Owner::Archive
                     | Owner::Unarchive
@@ -1201,6 +1240,10 @@ impl Engine {
 
     /// One round of the level rules, in dependency order.
     fn evaluate(&mut self, now: Time) {
+        if self.inputs.source.is_some() {
+            self.evaluate_local(now);
+            return;
+        }
         // SEL-5 to SEL-7: once per launchKey, only while visible and an Environment is active.
         let launch = self
             .inputs

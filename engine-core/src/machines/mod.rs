@@ -8,6 +8,7 @@ pub(crate) mod environment;
 pub(crate) mod explorer;
 pub(crate) mod hydration;
 pub(crate) mod icons;
+pub(crate) mod local_admission;
 pub(crate) mod model_choice;
 pub(crate) mod opening;
 pub(crate) mod picker;

@@ -1,0 +1,281 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! Local Agents (ADR 099, adr-notes section 5; issue 14, `docs/local-agents.md`): with a local
+//! source the engine makes no platform request at all, and admission comes from the runtime's
+//! `GET /ready` (`ok: true`), `GET /health` (no other mode than `local`) and the `GET
+//! /api/chat` probe; a runtime that does not pass is `unavailable`, never `waking`, and is
+//! looked for again every 5 s while the chat is visible. No credential is sent to it.
+
+use engine_core::api::local::LocalRoute;
+use engine_core::api::{InteractionState, Severity};
+use engine_core::{ApiCall, Capabilities, Command, Input, LocalSource, Method, Target};
+use serde_json::{Value, json};
+use spec_tests::Harness;
+use spec_tests::fixtures::{ENV, USER};
+
+const BASE: &str = "http://127.0.0.1:8787";
+
+fn source() -> LocalSource {
+    LocalSource::new(BASE, "Ledger Helper").unwrap()
+}
+
+/// A visible chat for a signed-in person in an Environment, switched to the local source.
+fn local() -> Harness {
+    let mut h = Harness::visible_in_env();
+    h.input(Input::Source(Some(source())));
+    h
+}
+
+fn is_local(call: &ApiCall, wanted: &LocalRoute) -> bool {
+    matches!(call, ApiCall::Local { route } if route == wanted)
+}
+
+/// The open request for this local route.
+fn pending(h: &Harness, route: LocalRoute) -> engine_core::RequestId {
+    h.expect_pending(route.operation_name(), move |c| is_local(c, &route))
+}
+
+/// Answers the three checks: ready, local mode, probe 200.
+fn pass_checks(h: &mut Harness) {
+    let id = pending(h, LocalRoute::Ready);
+    h.reply(id, 200, json!({"ok": true}));
+    let id = pending(h, LocalRoute::Health);
+    h.reply(id, 200, json!({"ok": true, "mode": "local"}));
+    let id = pending(h, LocalRoute::ChatCheck);
+    h.reply(id, 200, json!({"status": "ready"}));
+}
+
+fn interaction(h: &Harness) -> engine_core::api::RuntimeInteraction {
+    h.snapshot().active_runtime_interaction.expect("a decision")
+}
+
+/// ADR 099, adr-notes 5: with a local source no platform request leaves, whatever the person
+/// and Environment inputs (the platform's list, catalog and icons included); the checks go to
+/// the local base in order, each a `GET` with no credential; passing them all shows `ready`
+/// with `can_submit`, and the local capabilities.
+#[test]
+fn adr_099_checks_in_order_and_no_platform_request() {
+    let mut h = Harness::new();
+    h.input(Input::Source(Some(source())));
+    let mark = h.mark();
+    h.person(USER).env(Some(ENV)).visible(true);
+    let sent: Vec<_> = h.sent_since(mark).to_vec();
+    assert_eq!(sent.len(), 1, "{sent:#?}");
+    let r = &sent[0].request;
+    assert_eq!(
+        (r.method, r.url().as_str()),
+        (Method::Get, "http://127.0.0.1:8787/ready")
+    );
+    assert_eq!(r.target, Target::Local);
+    assert_eq!(r.header("Authorization"), None);
+    assert_eq!(interaction(&h).state, InteractionState::Checking);
+    assert!(!interaction(&h).can_submit);
+
+    pass_checks(&mut h);
+    let urls: Vec<String> = h.sent_since(mark).iter().map(|s| s.request.url()).collect();
+    assert_eq!(
+        urls,
+        [
+            "http://127.0.0.1:8787/ready",
+            "http://127.0.0.1:8787/health",
+            "http://127.0.0.1:8787/api/chat"
+        ]
+    );
+    assert!(
+        h.sent()
+            .iter()
+            .all(|s| s.request.target == Target::Local
+                && s.request.header("Authorization").is_none()),
+        "only local requests, never a credential"
+    );
+    let i = interaction(&h);
+    assert_eq!(
+        (i.state, i.can_submit, i.notice),
+        (InteractionState::Ready, true, None)
+    );
+    let s = h.snapshot();
+    assert_eq!(s.capabilities, Capabilities::local(true));
+    assert_eq!(s.active_runtime_presence, None);
+    assert!(!s.is_assistant_runtime_starting);
+    // Ready is not checked again on its own.
+    let mark = h.mark();
+    h.advance(120_000);
+    assert!(h.sent_since(mark).is_empty());
+    assert_eq!(h.engine().poll_timeout(), None);
+}
+
+/// adr-notes 5: a runtime that is not ready is `unavailable` (never `waking`) with notice
+/// `local_agent_unavailable`, "{Agent} is not running" and the runtime's detail, and
+/// `retryAfterMs` 5000; it is looked for again 5 s later while visible, not while hidden, and
+/// at once when the chat comes back.
+#[test]
+fn adr_099_a_runtime_not_ready_is_unavailable_and_looked_for_every_5_s() {
+    let mut h = local();
+    let id = pending(&h, LocalRoute::Ready);
+    h.reply(
+        id,
+        503,
+        json!({"ok": false, "detail": "Loading the model."}),
+    );
+    let i = interaction(&h);
+    assert_eq!(
+        (i.state, i.can_submit),
+        (InteractionState::Unavailable, false)
+    );
+    assert_eq!(i.retry_after_ms, Some(5000));
+    let notice = i.notice.expect("a notice");
+    assert_eq!(notice.code, "local_agent_unavailable");
+    assert_eq!(notice.severity, Severity::Error);
+    assert_eq!(notice.title, "Ledger Helper is not running");
+    assert_eq!(notice.message, "Loading the model.");
+    assert!(!h.snapshot().is_assistant_runtime_starting);
+
+    let mark = h.mark();
+    h.advance(4_999);
+    assert!(h.sent_since(mark).is_empty(), "not before 5 s");
+    h.advance(1);
+    let again: Vec<_> = h.sent_since(mark).iter().map(|s| s.call.clone()).collect();
+    assert_eq!(
+        again,
+        [ApiCall::Local {
+            route: LocalRoute::Ready
+        }]
+    );
+    // While the re-check runs the unavailable decision stays on screen.
+    assert_eq!(interaction(&h).state, InteractionState::Unavailable);
+    let id = pending(&h, LocalRoute::Ready);
+    h.reply(id, 200, json!({"ok": false}));
+    assert_eq!(
+        interaction(&h).notice.unwrap().message,
+        "The local Agent is not ready yet."
+    );
+
+    // Hidden: no re-check; visible again: the due one goes out.
+    h.visible(false);
+    let mark = h.mark();
+    h.advance(60_000);
+    assert!(h.sent_since(mark).is_empty());
+    assert_eq!(h.engine().poll_timeout(), None);
+    h.visible(true);
+    assert_eq!(h.sent_since(mark).len(), 1);
+    pass_checks(&mut h);
+    assert_eq!(interaction(&h).state, InteractionState::Ready);
+}
+
+/// `platform-api.md` section 8: `/health` naming a mode other than `local` refuses the runtime
+/// ("This Agent runs in managed mode. Only a runtime started in local mode can be used
+/// directly."); a probe that is not 2xx and a runtime that does not answer at all are
+/// unavailable with their own texts; a `/health` that is missing lets the runtime through.
+#[test]
+fn adr_099_managed_mode_a_silent_probe_and_no_answer() {
+    let mut h = local();
+    let id = pending(&h, LocalRoute::Ready);
+    h.reply(id, 200, json!({"ok": true}));
+    let id = pending(&h, LocalRoute::Health);
+    h.reply(id, 200, json!({"ok": true, "mode": "managed"}));
+    assert_eq!(
+        interaction(&h).notice.unwrap().message,
+        "This Agent runs in managed mode. Only a runtime started in local mode can be used directly."
+    );
+    assert!(h.pending(|c| is_local(c, &LocalRoute::ChatCheck)).is_none());
+
+    h.command(Command::RefreshActiveSessionRuntimeAccess);
+    let id = pending(&h, LocalRoute::Ready);
+    h.reply(id, 200, json!({"ok": true}));
+    let id = pending(&h, LocalRoute::Health);
+    h.reply(id, 404, Value::Null);
+    let id = pending(&h, LocalRoute::ChatCheck);
+    h.reply(id, 502, json!({"detail": "Bad gateway."}));
+    assert_eq!(
+        interaction(&h).notice.unwrap().message,
+        "The local Agent at http://127.0.0.1:8787 does not answer its chat route."
+    );
+
+    h.command(Command::RefreshActiveSessionRuntimeAccess);
+    let id = pending(&h, LocalRoute::Ready);
+    h.fail(id);
+    let i = interaction(&h);
+    assert_eq!(i.state, InteractionState::Unavailable);
+    assert_eq!(
+        i.notice.unwrap().message,
+        "Local Agent readiness: the local Agent did not answer."
+    );
+}
+
+/// ADR 099, ENV-2: a path source is joined to the platform base's origin (the host serves and
+/// forwards it); going back to the platform source is a change of scope: the platform is read
+/// again, with the person's credential, and nothing more goes to the local runtime.
+#[test]
+fn adr_099_a_path_source_and_back_to_the_platform() {
+    let mut h = Harness::visible_in_env();
+    let path = LocalSource::new("/__agent__/", "Ledger Helper").unwrap();
+    h.input(Input::Source(Some(path)));
+    let id = pending(&h, LocalRoute::Ready);
+    assert_eq!(
+        h.request(id).request.url(),
+        "https://platform.test/__agent__/ready"
+    );
+    assert!(h.request(id).request.root_relative);
+
+    let mark = h.mark();
+    h.input(Input::Source(None));
+    assert!(h.was_aborted(id), "the local check in flight is dropped");
+    let sent = h.sent_since(mark);
+    assert!(
+        sent.iter()
+            .any(|s| matches!(s.call, ApiCall::ListSessions { .. })),
+        "{sent:#?}"
+    );
+    assert!(sent.iter().all(|s| s.request.target == Target::Platform));
+    assert_eq!(h.snapshot().capabilities, Capabilities::PLATFORM);
+}
+
+/// ADR 099: no platform request leaves with a local source, whatever the host asks: creating,
+/// archiving, refreshing, the catalog, a launch target or a requested session. A message typed
+/// meanwhile is handed back (nothing written is lost), never sent anywhere.
+#[test]
+fn adr_099_no_command_reaches_the_platform() {
+    let mut h = local();
+    pass_checks(&mut h);
+    let mark = h.mark();
+    for command in [
+        Command::CreateAgentSession,
+        Command::RefreshSessionDetail,
+        Command::RequestAvailableModels,
+        Command::ArchiveAgentSession {
+            session_uid: "s-1".into(),
+        },
+        Command::DeleteAgentSession {
+            session_uid: "s-1".into(),
+        },
+        Command::SendMessage {
+            text: "Hello".into(),
+        },
+        Command::EnqueueMessage {
+            text: "Later".into(),
+        },
+    ] {
+        h.command(command);
+    }
+    h.requested(Some("s-1"));
+    h.advance(60_000);
+    let sent = h.sent_since(mark);
+    assert!(
+        sent.iter().all(|s| s.request.target == Target::Local),
+        "{sent:#?}"
+    );
+    let handed_back: Vec<&str> = h
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            engine_core::Event::MessageNotSent { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(handed_back.contains(&"Hello"), "{:?}", h.events());
+}
