@@ -193,6 +193,14 @@ pub enum Input {
         /// What was stored; invalid rows are dropped.
         rows: Option<serde_json::Value>,
     },
+    /// The storage port's answer to [`crate::StorageRequest::LoadSelection`]: the id stored,
+    /// `None` when nothing is stored or the read failed.
+    StoredSelectionLoaded {
+        /// The key that was read.
+        key: String,
+        /// What was stored.
+        session_uid: Option<String>,
+    },
     /// ADR 099 `source`: a local Agent runtime ([`crate::LocalSource`]), or `None` for the
     /// platform (the default). A change is a change of scope, as one of person or Environment.
     Source(Option<crate::source::LocalSource>),

@@ -79,6 +79,19 @@ pub enum StorageRequest {
         /// The storage key.
         key: String,
     },
+    /// Read the conversation a local source showed last (ADR 099); answer with
+    /// [`crate::Input::StoredSelectionLoaded`].
+    LoadSelection {
+        /// `ms.command-center-ai.local-session:{baseUrl}`.
+        key: String,
+    },
+    /// Store the conversation a local source shows (replacing what was there).
+    SaveSelection {
+        /// The storage key.
+        key: String,
+        /// The conversation's id.
+        session_uid: String,
+    },
 }
 
 /// How an Agent's latest session is looked up in the session list (OI-11).

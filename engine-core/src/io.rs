@@ -45,6 +45,8 @@ pub(crate) enum Owner {
     Icons,
     /// A local runtime's admission checks (ADR 099).
     LocalAdmission,
+    /// A local runtime's conversation list.
+    LocalSessions,
 }
 
 /// A platform call while a local source is set (ADR 099): refused before any request exists.

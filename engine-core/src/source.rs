@@ -8,6 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The id of a local runtime's default conversation (the first one shown when nothing is
+/// requested or stored; the runtime answers under its own id).
+pub const DEFAULT_CONVERSATION: &str = "default";
+
 /// A local Agent runtime: `Input::Source(Some(..))` (ADR 099).
 ///
 /// ```

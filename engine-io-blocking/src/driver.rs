@@ -499,6 +499,21 @@ impl Driver {
                 Err(e) => tracing::warn!(%key, error = %e, "queue not stored"),
             },
             StorageRequest::RemoveQueue { key } => self.storage.remove(&key),
+            StorageRequest::LoadSelection { key } => {
+                let session_uid = self
+                    .storage
+                    .load(&key)
+                    .and_then(|v| v.as_str().map(str::to_owned));
+                run.local
+                    .push_back(Msg::Input(Input::StoredSelectionLoaded {
+                        key,
+                        session_uid,
+                    }));
+            }
+            StorageRequest::SaveSelection { key, session_uid } => {
+                self.storage
+                    .save(&key, serde_json::Value::String(session_uid));
+            }
         }
     }
 }

@@ -316,6 +316,18 @@ impl Driver {
                 Err(e) => tracing::warn!(%key, error = %e, "message queue not stored"),
             },
             StorageRequest::RemoveQueue { key } => self.storage.remove(&key),
+            StorageRequest::LoadSelection { key } => {
+                let session_uid = self
+                    .storage
+                    .load(&key)
+                    .and_then(|v| v.as_str().map(str::to_owned));
+                self.follow_ups
+                    .push_back(Input::StoredSelectionLoaded { key, session_uid });
+            }
+            StorageRequest::SaveSelection { key, session_uid } => {
+                self.storage
+                    .save(&key, serde_json::Value::String(session_uid));
+            }
         }
     }
 

@@ -670,6 +670,8 @@ impl World {
             StorageRequest::RemoveQueue { key } => {
                 self.storage.remove(&key);
             }
+            // The simulated host sets no local source.
+            StorageRequest::LoadSelection { .. } | StorageRequest::SaveSelection { .. } => {}
         }
     }
 

@@ -36,6 +36,10 @@ pub(crate) fn intent_line(intent: &Intent) -> String {
         Intent::Storage(StorageRequest::RemoveQueue { key }) => {
             format!("-> storage remove {key}")
         }
+        Intent::Storage(StorageRequest::LoadSelection { key }) => format!("-> storage load {key}"),
+        Intent::Storage(StorageRequest::SaveSelection { key, session_uid }) => {
+            format!("-> storage save {key} {session_uid}")
+        }
     }
 }
 

@@ -13,7 +13,9 @@
 
 use engine_core::api::local::LocalRoute;
 use engine_core::api::{InteractionState, Severity};
-use engine_core::{ApiCall, Capabilities, Command, Input, LocalSource, Method, Target};
+use engine_core::{
+    ApiCall, Capabilities, Command, Input, LocalSource, Method, Origin, StorageRequest, Target,
+};
 use serde_json::{Value, json};
 use spec_tests::Harness;
 use spec_tests::fixtures::{ENV, USER};
@@ -83,8 +85,10 @@ fn adr_099_checks_in_order_and_no_platform_request() {
         [
             "http://127.0.0.1:8787/ready",
             "http://127.0.0.1:8787/health",
-            "http://127.0.0.1:8787/api/chat"
-        ]
+            "http://127.0.0.1:8787/api/chat",
+            "http://127.0.0.1:8787/api/local/v1/chat-sessions?limit=50"
+        ],
+        "the conversations are read once the runtime is ready"
     );
     assert!(
         h.sent()
@@ -103,6 +107,8 @@ fn adr_099_checks_in_order_and_no_platform_request() {
     assert_eq!(s.active_runtime_presence, None);
     assert!(!s.is_assistant_runtime_starting);
     // Ready is not checked again on its own.
+    let id = pending(&h, LocalRoute::Sessions);
+    h.reply(id, 200, json!({"sessions": [], "nextCursor": null}));
     let mark = h.mark();
     h.advance(120_000);
     assert!(h.sent_since(mark).is_empty());
@@ -278,4 +284,164 @@ fn adr_099_no_command_reaches_the_platform() {
         })
         .collect();
     assert!(handed_back.contains(&"Hello"), "{:?}", h.events());
+}
+
+const KEY: &str = "ms.command-center-ai.local-session:http://127.0.0.1:8787";
+
+/// The conversation shown and its origin.
+fn shown(h: &Harness) -> (Option<String>, Option<Origin>) {
+    let s = h.snapshot();
+    (s.current_session_id, s.selection_origin)
+}
+
+/// The selection writes since `mark`.
+fn saved(h: &Harness, mark: usize) -> Vec<String> {
+    h.storage()[mark..]
+        .iter()
+        .filter_map(|r| match r {
+            StorageRequest::SaveSelection { key, session_uid } if key == KEY => {
+                Some(session_uid.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn stored(h: &mut Harness, key: &str, uid: Option<&str>) {
+    h.input(Input::StoredSelectionLoaded {
+        key: key.to_owned(),
+        session_uid: uid.map(str::to_owned),
+    });
+}
+
+/// adr-notes 5: the conversation shown is the one stored under
+/// `ms.command-center-ai.local-session:{baseUrl}` (origin `restored`), else the runtime's
+/// `default` ("Conversation"), and every change is written back; an answer for another key is
+/// ignored. No newest conversation is picked implicitly.
+#[test]
+fn adr_099_the_stored_conversation_else_default() {
+    let mut h = local();
+    assert_eq!(
+        h.storage().last(),
+        Some(&StorageRequest::LoadSelection {
+            key: KEY.to_owned()
+        })
+    );
+    assert_eq!(shown(&h), (None, None), "nothing before storage answers");
+    let mark = h.storage().len();
+    stored(
+        &mut h,
+        "ms.command-center-ai.local-session:/other",
+        Some("local-9"),
+    );
+    assert_eq!(shown(&h), (None, None));
+    stored(&mut h, KEY, Some("local-7"));
+    assert_eq!(shown(&h), (Some("local-7".into()), Some(Origin::Restored)));
+    assert_eq!(saved(&h, mark), ["local-7"]);
+
+    let mut h = local();
+    stored(&mut h, KEY, None);
+    assert_eq!(shown(&h), (Some("default".into()), Some(Origin::Restored)));
+    let s = h.snapshot();
+    assert_eq!(s.agent_sessions.len(), 1);
+    assert_eq!(s.agent_sessions[0].title, "Conversation");
+    assert_eq!(
+        s.agent_sessions[0].agent_name.as_deref(),
+        Some("Ledger Helper")
+    );
+    // The list, once read, does not move the selection.
+    pass_checks(&mut h);
+    let id = pending(&h, LocalRoute::Sessions);
+    h.reply(
+        id,
+        200,
+        json!({"sessions": [{"sessionUid": "local-1", "updatedAt": "2026-10-02T08:00:00Z"}]}),
+    );
+    assert_eq!(shown(&h).0.as_deref(), Some("default"));
+}
+
+/// adr-notes 5: `requestedSessionId` wins over what storage kept, before and after it answers,
+/// and is written back.
+#[test]
+fn adr_099_a_requested_conversation_wins() {
+    let mut h = Harness::visible_in_env();
+    h.requested(Some("local-3"));
+    let mark = h.storage().len();
+    h.input(Input::Source(Some(source())));
+    assert_eq!(shown(&h), (Some("local-3".into()), Some(Origin::Requested)));
+    stored(&mut h, KEY, Some("local-7"));
+    assert_eq!(shown(&h).0.as_deref(), Some("local-3"));
+    h.requested(Some("local-4"));
+    assert_eq!(shown(&h), (Some("local-4".into()), Some(Origin::Requested)));
+    assert_eq!(saved(&h, mark), ["local-3", "local-4"]);
+}
+
+/// `platform-api.md` section 8: the list is read once the runtime is ready (`limit=50`), shown
+/// newest first with the runtime's titles (else the latest message, else "New conversation")
+/// and the Agent's name; read again on `refreshSessionDetail()`; a failure is
+/// `latestSessionsError` ("Local chat sessions: {detail}"); a 404 or 405 means the runtime
+/// cannot list: no error, and `capabilities.sessionHistory` false.
+#[test]
+fn adr_099_the_conversation_list() {
+    let mut h = local();
+    stored(&mut h, KEY, Some("local-2"));
+    pass_checks(&mut h);
+    let id = pending(&h, LocalRoute::Sessions);
+    assert!(h.snapshot().is_loading_latest_sessions);
+    h.reply(
+        id,
+        200,
+        json!({"sessions": [
+            {"sessionUid": "local-1", "title": "Budget", "updatedAt": "2026-10-02T08:00:00Z", "messageCount": 2},
+            {"sessionUid": "local-2", "latestMessagePreview": "Done.", "updatedAt": "2026-10-02T09:00:00Z"},
+            {"sessionUid": "local-3", "createdAt": "2026-10-01T09:00:00Z", "working": true}
+        ], "nextCursor": null}),
+    );
+    let s = h.snapshot();
+    assert!(!s.is_loading_latest_sessions);
+    let rows: Vec<(&str, &str)> = s
+        .agent_sessions
+        .iter()
+        .map(|r| (r.uid.as_str(), r.title.as_str()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("local-2", "Done."),
+            ("local-1", "Budget"),
+            ("local-3", "New conversation")
+        ]
+    );
+    assert!(
+        s.agent_sessions
+            .iter()
+            .all(|r| r.agent_name.as_deref() == Some("Ledger Helper"))
+    );
+    assert_eq!(s.latest_sessions_error, None);
+    assert_eq!(s.capabilities, Capabilities::local(true));
+
+    h.command(Command::RefreshSessionDetail);
+    let id = pending(&h, LocalRoute::Sessions);
+    h.reply(id, 500, json!({"detail": "Disk full."}));
+    let s = h.snapshot();
+    assert_eq!(
+        s.latest_sessions_error.as_deref(),
+        Some("Local chat sessions: Disk full.")
+    );
+    assert_eq!(s.agent_sessions.len(), 3, "the last list stays");
+
+    h.command(Command::RefreshSessionDetail);
+    let id = pending(&h, LocalRoute::Sessions);
+    h.reply(id, 405, Value::Null);
+    let s = h.snapshot();
+    assert_eq!(s.latest_sessions_error, None);
+    assert_eq!(s.capabilities, Capabilities::local(false));
+    assert_eq!(
+        s.agent_sessions
+            .iter()
+            .map(|r| r.uid.as_str())
+            .collect::<Vec<_>>(),
+        ["local-2"],
+        "the conversation shown stays listed"
+    );
 }

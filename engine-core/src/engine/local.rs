@@ -1,51 +1,172 @@
 //! The engine with a local Agent source (ADR 099; `docs/local-agents.md`): no platform
-//! request at all (`Io::send` refuses them), the local runtime's admission, and what the
-//! snapshot shows of it. The local session list, history, sending and new conversations come
-//! in the next steps of issue 14.
+//! request at all (`Io::send` refuses them, and the platform's level rules do not run), the
+//! local runtime's admission, its conversation list, which conversation is shown, and what the
+//! snapshot shows of them. History, sending and new conversations come in the next steps of
+//! issue 14.
 
 use super::Engine;
-use crate::io::Ctx;
+
+/// The context for a local machine, borrowing the engine's inputs and I/O only (so that its
+/// machines can be borrowed beside it).
+macro_rules! io_ctx {
+    ($engine:ident, $now:expr) => {
+        Ctx {
+            now: $now,
+            inputs: &$engine.inputs,
+            io: &mut $engine.io,
+        }
+    };
+}
+use crate::io::{Answer, Ctx, Owner};
 use crate::machines::local_admission::AdmissionEvent;
+use crate::machines::local_selection::LocalSelEvent;
+use crate::machines::local_sessions::{SessionsEvent, default_title};
+use crate::machines::selection::{self, Origin, SelEvent};
 use crate::snapshot::{Capabilities, Snapshot};
 use crate::source::LocalSource;
 use crate::time::Time;
 
 impl Engine {
-    /// The level rules with a local source: the runtime is checked while the chat is visible
-    /// (and again every 5 s while it is unavailable).
-    pub(super) fn evaluate_local(&mut self, now: Time) {
-        let mut ctx = Ctx {
-            now,
-            inputs: &self.inputs,
-            io: &mut self.io,
+    /// A new source, or none: a change of scope (ENV-2), and the local machines start over.
+    pub(super) fn source_changed(&mut self, now: Time) {
+        let mut ctx = io_ctx!(self, now);
+        self.local_admission
+            .handle_with_context(&AdmissionEvent::Reset, &mut ctx);
+        self.local_sessions
+            .handle_with_context(&SessionsEvent::Reset, &mut ctx);
+        self.local_selection
+            .handle_with_context(&LocalSelEvent::Reset, &mut ctx);
+        self.scope_changed(now);
+        if self.inputs.source.is_some() {
+            self.local_selection(now, &LocalSelEvent::Start);
+        }
+    }
+
+    /// `requestedSessionId` with a local source: that conversation is shown.
+    pub(super) fn local_requested(&mut self, id: &str, now: Time) {
+        self.local_selection(now, &LocalSelEvent::Requested(id));
+    }
+
+    /// The storage port's answer for the shown conversation.
+    pub(super) fn local_stored_selection(&mut self, key: &str, uid: Option<&str>, now: Time) {
+        let event = LocalSelEvent::Stored {
+            key,
+            session_uid: uid,
         };
+        self.local_selection(now, &event);
+    }
+
+    /// Hands an event to the local selection, then shows its conversation.
+    fn local_selection(&mut self, now: Time, event: &LocalSelEvent<'_>) {
+        let mut ctx = io_ctx!(self, now);
+        self.local_selection.handle_with_context(event, &mut ctx);
+        let local = self.local_selection.inner();
+        let Some(uid) = local.current.clone() else {
+            return;
+        };
+        let origin = if local.requested {
+            Origin::Requested
+        } else {
+            Origin::Restored
+        };
+        let shown = selection::selected(self.selection.state());
+        if shown != Some((uid.as_str(), origin)) {
+            self.selection.handle(&SelEvent::Choose {
+                session_uid: &uid,
+                origin,
+            });
+        }
+    }
+
+    /// The level rules with a local source: the runtime is checked while the chat is visible
+    /// (and again every 5 s while it is unavailable); the conversations are read once it is
+    /// ready.
+    pub(super) fn evaluate_local(&mut self, now: Time) {
+        let mut ctx = io_ctx!(self, now);
         let visible = ctx.inputs.visible;
         self.local_admission
             .handle_with_context(&AdmissionEvent::Evaluate { visible }, &mut ctx);
+        let ready = self.local_admission.inner().ready;
+        let may_read = visible && ready;
+        self.local_sessions
+            .handle_with_context(&SessionsEvent::Evaluate { may_read }, &mut ctx);
+    }
+
+    /// An answer to a local admission check or list read.
+    pub(super) fn local_answer(&mut self, answer: &Answer, now: Time) {
+        let agent = self.local_agent_name();
+        let mut ctx = io_ctx!(self, now);
+        match answer.owner {
+            Owner::LocalSessions => {
+                let event = SessionsEvent::Answer {
+                    answer,
+                    agent: &agent,
+                };
+                self.local_sessions.handle_with_context(&event, &mut ctx);
+            }
+            _ => self
+                .local_admission
+                .handle_with_context(&AdmissionEvent::Answer(answer), &mut ctx),
+        }
     }
 
     /// `refreshActiveSessionRuntimeAccess()` with a local source: check the runtime now.
     pub(super) fn recheck_local(&mut self, now: Time) {
-        let mut ctx = Ctx {
-            now,
-            inputs: &self.inputs,
-            io: &mut self.io,
-        };
+        let mut ctx = io_ctx!(self, now);
         self.local_admission
             .handle_with_context(&AdmissionEvent::Recheck, &mut ctx);
     }
 
+    /// `refreshSessionDetail()` with a local source: the conversations are read again.
+    pub(super) fn refresh_local(&mut self, now: Time) {
+        let mut ctx = io_ctx!(self, now);
+        self.local_sessions
+            .handle_with_context(&SessionsEvent::Reread, &mut ctx);
+    }
+
+    /// The Agent's name: the source's, until the runtime names it.
+    fn local_agent_name(&self) -> String {
+        self.inputs
+            .source
+            .as_ref()
+            .map(|s| s.display_name().to_owned())
+            .unwrap_or_default()
+    }
+
     /// What the snapshot shows with a local source: the runtime's decision, never a presence
-    /// or a wake, and the local capabilities. The composer admits nothing until sending to a
-    /// local runtime lands (issue 14, step 3).
+    /// or a wake; the conversations (the one shown among them even when the runtime does not
+    /// list it); the local capabilities. The composer admits nothing until sending to a local
+    /// runtime lands (issue 14, step 3).
     pub(crate) fn local_view(&self, mut snapshot: Snapshot, source: &LocalSource) -> Snapshot {
         let admission = self.local_admission.inner();
+        let sessions = self.local_sessions.inner();
         snapshot.active_runtime_interaction = Some(admission.interaction(source.display_name()));
         snapshot.active_runtime_presence = None;
         snapshot.is_assistant_runtime_starting = false;
         snapshot.is_runtime_wake_overdue = false;
         snapshot.composer_admission = false;
-        snapshot.capabilities = Capabilities::local(true);
+        snapshot.capabilities = Capabilities::local(!sessions.live_only);
+        let mut listed = sessions.sessions.clone();
+        if let Some(uid) = snapshot.current_session_id.as_deref()
+            && !listed.iter().any(|s| s.uid == uid)
+        {
+            listed.push(crate::input::SessionSummary {
+                uid: uid.to_owned(),
+                agent_uid: None,
+                agent_name: Some(source.display_name().to_owned()),
+                title: default_title(uid).to_owned(),
+                status: None,
+                started_at: None,
+                ended_at: None,
+                handle_unique_id: None,
+                llm_provider: None,
+                llm_model: None,
+            });
+        }
+        snapshot.agent_sessions = listed;
+        snapshot.is_loading_latest_sessions =
+            crate::machines::local_sessions::is_reading(self.local_sessions.state());
+        snapshot.latest_sessions_error = sessions.error.clone();
         snapshot
     }
 }

@@ -31,7 +31,9 @@ use crate::machines::environment::{EnvEvent, Environment};
 use crate::machines::explorer::{ExplorerEvent, ExplorerRead, ReadKind};
 use crate::machines::hydration::{HydEvent, Hydration};
 use crate::machines::icons::AgentIcons;
-use crate::machines::local_admission::{AdmissionEvent, LocalAdmission};
+use crate::machines::local_admission::LocalAdmission;
+use crate::machines::local_selection::LocalSelection;
+use crate::machines::local_sessions::LocalSessions;
 use crate::machines::model_choice::{ChoiceEvent, ModelChoiceMachine};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
 use crate::machines::picker::{Picker, PickerEdit, PickerEvent};
@@ -118,6 +120,10 @@ pub struct Engine {
     icons: InitializedStateMachine<AgentIcons>,
     /// A local runtime's admission (ADR 099), while a local source is set.
     local_admission: InitializedStateMachine<LocalAdmission>,
+    /// Which local conversation is shown.
+    local_selection: InitializedStateMachine<LocalSelection>,
+    /// The local runtime's conversations.
+    local_sessions: InitializedStateMachine<LocalSessions>,
     /// What changed, per part of the snapshot ([`Engine::revisions`]).
     revisions: crate::Revisions,
     /// What the revisions were last moved from.
@@ -189,6 +195,12 @@ impl Engine {
         let local_admission = LocalAdmission::default()
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
+        let local_selection = LocalSelection::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
+        let local_sessions = LocalSessions::fresh()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
         let mut engine = Engine {
             start: now,
             last_now: now,
@@ -216,6 +228,8 @@ impl Engine {
             search,
             icons,
             local_admission,
+            local_selection,
+            local_sessions,
             revisions: crate::Revisions::default(),
             seen: changes::Seen::default(),
             own_changes: 0,
@@ -545,8 +559,12 @@ impl Engine {
                 if id != self.inputs.requested_session_id {
                     self.inputs.requested_session_id = id.clone();
                     self.requested_before_scope = id.is_some() && !self.scope_complete();
-                    if let Some(id) = id {
-                        self.choose_requested(&id, now);
+                    match id {
+                        Some(id) if self.inputs.source.is_some() => {
+                            self.local_requested(&id, now);
+                        }
+                        Some(id) => self.choose_requested(&id, now),
+                        None => {}
                     }
                 }
             }
@@ -596,15 +614,11 @@ impl Engine {
             Input::Source(source) => {
                 if source != self.inputs.source {
                     self.inputs.source = source;
-                    let mut ctx = Ctx {
-                        now,
-                        inputs: &self.inputs,
-                        io: &mut self.io,
-                    };
-                    self.local_admission
-                        .handle_with_context(&AdmissionEvent::Reset, &mut ctx);
-                    self.scope_changed(now);
+                    self.source_changed(now);
                 }
+            }
+            Input::StoredSelectionLoaded { key, session_uid } => {
+                self.local_stored_selection(&key, session_uid.as_deref(), now);
             }
             Input::Command(c) => self.command(c, now),
         }
@@ -760,6 +774,9 @@ impl Engine {
             Command::ArchiveAgentSession { session_uid } => self.remove(session_uid, true, now),
             Command::DeleteAgentSession { session_uid } => self.remove(session_uid, false, now),
             Command::UnarchiveAgentSession { session_uid } => self.restore(session_uid, now),
+            Command::RefreshSessionDetail if self.inputs.source.is_some() => {
+                self.refresh_local(now);
+            }
             Command::RefreshSessionDetail => {
                 let (mut ctx, p) = self.ctx(now);
                 p.hydration
@@ -1158,15 +1175,7 @@ impl Engine {
             Owner::SessionSearch => {
                 self.explore(ReadKind::Search, &ExplorerEvent::Answer(answer), now);
             }
-            Owner::LocalAdmission => {
-                let mut ctx = Ctx {
-                    now,
-                    inputs: &self.inputs,
-                    io: &mut self.io,
-                };
-                self.local_admission
-                    .handle_with_context(&AdmissionEvent::Answer(answer), &mut ctx);
-            }
+            Owner::LocalAdmission | Owner::LocalSessions => self.local_answer(answer, now),
             owner => {
                 let (mut ctx, p) = self.ctx(now);
                 match owner {
@@ -1198,7 +1207,7 @@ impl Engine {
                         .picker
                         .handle_with_context(&PickerEvent::Answer(answer), &mut ctx),
                     Owner::Cancel => p.works.each_cancel(&mut ctx, &CancelEvent::Answer(answer)),
-                    Owner::LocalAdmission => {}
+                    Owner::LocalAdmission | Owner::LocalSessions => {}
                     // Finished above, before the context was borrowed.
                     Owner::Archive
                     | Owner::Unarchive

@@ -25,6 +25,8 @@ pub enum Origin {
     Launched,
     /// `startAgentSession` or `createAgentSession`.
     Created,
+    /// A local source's conversation kept in storage, or its runtime's default one (ADR 099).
+    Restored,
 }
 
 /// Shared storage.

@@ -875,6 +875,12 @@ fn intent_line(intent: &Intent) -> String {
         Intent::Storage(StorageRequest::RemoveQueue { key }) => {
             format!("-> storage remove-queue {key}")
         }
+        Intent::Storage(StorageRequest::LoadSelection { key }) => {
+            format!("-> storage load-selection {key}")
+        }
+        Intent::Storage(StorageRequest::SaveSelection { key, session_uid }) => {
+            format!("-> storage save-selection {key} {session_uid}")
+        }
     }
 }
 
