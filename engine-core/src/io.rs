@@ -47,6 +47,8 @@ pub(crate) enum Owner {
     LocalAdmission,
     /// A local runtime's conversation list.
     LocalSessions,
+    /// The shown local conversation's transcript.
+    LocalHistory,
 }
 
 /// A platform call while a local source is set (ADR 099): refused before any request exists.

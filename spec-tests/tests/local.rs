@@ -445,3 +445,121 @@ fn adr_099_the_conversation_list() {
         "the conversation shown stays listed"
     );
 }
+
+/// A visible local chat showing `uid` (stored), its runtime ready and its list read empty.
+fn showing(uid: &str) -> Harness {
+    let mut h = local();
+    stored(&mut h, KEY, Some(uid));
+    pass_checks(&mut h);
+    let id = pending(&h, LocalRoute::Sessions);
+    h.reply(id, 200, json!({"sessions": []}));
+    h
+}
+
+fn history_route(uid: &str) -> LocalRoute {
+    LocalRoute::History {
+        session_uid: uid.to_owned(),
+    }
+}
+
+/// `platform-api.md` section 8: the shown conversation's transcript is read once the runtime is
+/// ready (the P9 shape) and becomes the thread; readiness is `loading` until then and `ready`
+/// after; another conversation gets its own read, the one in flight is dropped.
+#[test]
+fn adr_099_the_transcript_is_read_for_the_shown_conversation() {
+    let mut h = showing("local-2");
+    let id = pending(&h, history_route("local-2"));
+    assert_eq!(
+        h.request(id).request.url(),
+        "http://127.0.0.1:8787/api/local/v1/chat-sessions/local-2/history"
+    );
+    let r = h.snapshot().active_session_readiness;
+    assert_eq!(
+        (r.status, r.history_ready),
+        (engine_core::ReadinessStatus::Loading, false)
+    );
+    h.reply(id, 200, spec_tests::fixtures::history("local-2"));
+    let s = h.snapshot();
+    assert_eq!(s.thread.len(), 2);
+    assert_eq!(
+        s.active_session_readiness.status,
+        engine_core::ReadinessStatus::Ready
+    );
+    assert!(s.active_session_readiness.history_ready);
+    assert_eq!(s.session_notice, None);
+
+    h.requested(Some("local-3"));
+    let first = pending(&h, history_route("local-3"));
+    assert!(
+        h.snapshot().thread.is_empty(),
+        "another conversation starts empty"
+    );
+    h.requested(Some("local-4"));
+    assert!(h.was_aborted(first));
+    let id = pending(&h, history_route("local-4"));
+    h.reply(id, 200, spec_tests::fixtures::history("local-4"));
+    assert_eq!(h.snapshot().thread.len(), 2);
+    // Read once per selection.
+    let mark = h.mark();
+    h.advance(60_000);
+    assert!(h.sent_since(mark).is_empty());
+}
+
+/// A runtime that cannot reload conversations (404/405) shows an empty thread with "Earlier
+/// messages are not shown: this local Agent cannot reload a conversation yet.", ready; a failed
+/// read is readiness `error` with "Local chat session history: {detail}".
+#[test]
+fn adr_099_a_live_only_transcript_and_a_failed_one() {
+    let mut h = showing("local-2");
+    let id = pending(&h, history_route("local-2"));
+    h.reply(id, 404, json!({"detail": "Not found."}));
+    let s = h.snapshot();
+    assert!(s.thread.is_empty());
+    assert_eq!(
+        s.session_notice.as_deref(),
+        Some("Earlier messages are not shown: this local Agent cannot reload a conversation yet.")
+    );
+    assert_eq!(
+        s.active_session_readiness.status,
+        engine_core::ReadinessStatus::Ready
+    );
+
+    let mut h = showing("local-2");
+    let id = pending(&h, history_route("local-2"));
+    h.reply(id, 500, json!({"detail": "Disk full."}));
+    let r = h.snapshot().active_session_readiness;
+    assert_eq!(r.status, engine_core::ReadinessStatus::Error);
+    assert_eq!(
+        r.error.as_deref(),
+        Some("Local chat session history: Disk full.")
+    );
+}
+
+/// adr-notes 5: while the runtime is unavailable readiness is `ready` (the decision locks the
+/// composer) and no transcript is read; it is read once the runtime passes its checks.
+#[test]
+fn adr_099_no_transcript_while_the_runtime_is_unavailable() {
+    let mut h = local();
+    stored(&mut h, KEY, Some("local-2"));
+    assert_eq!(
+        h.snapshot().active_session_readiness.status,
+        engine_core::ReadinessStatus::Loading
+    );
+    let id = pending(&h, LocalRoute::Ready);
+    h.reply(id, 503, json!({"ok": false}));
+    assert_eq!(
+        h.snapshot().active_session_readiness.status,
+        engine_core::ReadinessStatus::Ready
+    );
+    assert!(!h.snapshot().composer_admission);
+    assert!(
+        h.pending(|c| is_local(c, &history_route("local-2")))
+            .is_none()
+    );
+    h.advance(5_000);
+    pass_checks(&mut h);
+    assert!(
+        h.pending(|c| is_local(c, &history_route("local-2")))
+            .is_some()
+    );
+}

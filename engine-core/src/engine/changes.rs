@@ -49,6 +49,8 @@ impl Engine {
         ThreadView {
             history: if cleared {
                 &[]
+            } else if self.inputs.source.is_some() {
+                &self.local_history.inner().thread
             } else {
                 &self.hydration.inner().thread
             },
@@ -71,8 +73,13 @@ impl Engine {
         }
         let work = shown.and_then(|u| self.works.get(u));
         let run = work.map(|w| w.run.inner());
+        let history_revision = if self.inputs.source.is_some() {
+            self.local_history.inner().thread_revision
+        } else {
+            self.hydration.inner().thread_revision
+        };
         let thread = (
-            self.hydration.inner().thread_revision,
+            history_revision,
             self.works.revision().0,
             work.map(|w| {
                 (

@@ -19,10 +19,11 @@ macro_rules! io_ctx {
 }
 use crate::io::{Answer, Ctx, Owner};
 use crate::machines::local_admission::AdmissionEvent;
+use crate::machines::local_history::{HistoryEvent, LIVE_ONLY_NOTICE};
 use crate::machines::local_selection::LocalSelEvent;
 use crate::machines::local_sessions::{SessionsEvent, default_title};
 use crate::machines::selection::{self, Origin, SelEvent};
-use crate::snapshot::{Capabilities, Snapshot};
+use crate::snapshot::{Capabilities, Readiness, ReadinessStatus, Snapshot};
 use crate::source::LocalSource;
 use crate::time::Time;
 
@@ -36,6 +37,8 @@ impl Engine {
             .handle_with_context(&SessionsEvent::Reset, &mut ctx);
         self.local_selection
             .handle_with_context(&LocalSelEvent::Reset, &mut ctx);
+        self.local_history
+            .handle_with_context(&HistoryEvent::Reset, &mut ctx);
         self.scope_changed(now);
         if self.inputs.source.is_some() {
             self.local_selection(now, &LocalSelEvent::Start);
@@ -90,6 +93,9 @@ impl Engine {
         let may_read = visible && ready;
         self.local_sessions
             .handle_with_context(&SessionsEvent::Evaluate { may_read }, &mut ctx);
+        let selected = selection::selected(self.selection.state()).map(|s| s.0);
+        self.local_history
+            .handle_with_context(&HistoryEvent::Evaluate { selected, may_read }, &mut ctx);
     }
 
     /// An answer to a local admission check or list read.
@@ -104,6 +110,9 @@ impl Engine {
                 };
                 self.local_sessions.handle_with_context(&event, &mut ctx);
             }
+            Owner::LocalHistory => self
+                .local_history
+                .handle_with_context(&HistoryEvent::Answer(answer), &mut ctx),
             _ => self
                 .local_admission
                 .handle_with_context(&AdmissionEvent::Answer(answer), &mut ctx),
@@ -167,6 +176,42 @@ impl Engine {
         snapshot.is_loading_latest_sessions =
             crate::machines::local_sessions::is_reading(self.local_sessions.state());
         snapshot.latest_sessions_error = sessions.error.clone();
+        snapshot.active_session_readiness = self.local_readiness();
+        let history = self.local_history.inner();
+        if snapshot.session_notice.is_none() && history.live_only {
+            snapshot.session_notice = Some(LIVE_ONLY_NOTICE.to_owned());
+        }
         snapshot
+    }
+
+    /// `activeSessionReadiness` with a local source: loading while the runtime is first
+    /// checked; ready while it is unavailable (the decision locks the composer, not readiness);
+    /// then the transcript's read decides (an error, or ready once it loaded or the runtime
+    /// cannot reload it).
+    pub(crate) fn local_readiness(&self) -> Readiness {
+        let selected = selection::selected(self.selection.state()).map(|s| s.0.to_owned());
+        let admission = self.local_admission.inner();
+        let history = self.local_history.inner();
+        let (status, error) = if !self.inputs.visible || selected.is_none() {
+            (ReadinessStatus::Idle, None)
+        } else if !admission.checked {
+            (ReadinessStatus::Loading, None)
+        } else if !admission.ready {
+            (ReadinessStatus::Ready, None)
+        } else if let Some(error) = &history.error {
+            (ReadinessStatus::Error, Some(error.clone()))
+        } else if history.loaded {
+            (ReadinessStatus::Ready, None)
+        } else {
+            (ReadinessStatus::Loading, None)
+        };
+        Readiness {
+            session_id: selected,
+            status,
+            detail_ready: true,
+            history_ready: history.loaded,
+            insights_ready: false,
+            error,
+        }
     }
 }

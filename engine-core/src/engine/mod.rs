@@ -32,6 +32,7 @@ use crate::machines::explorer::{ExplorerEvent, ExplorerRead, ReadKind};
 use crate::machines::hydration::{HydEvent, Hydration};
 use crate::machines::icons::AgentIcons;
 use crate::machines::local_admission::LocalAdmission;
+use crate::machines::local_history::LocalHistory;
 use crate::machines::local_selection::LocalSelection;
 use crate::machines::local_sessions::LocalSessions;
 use crate::machines::model_choice::{ChoiceEvent, ModelChoiceMachine};
@@ -124,6 +125,8 @@ pub struct Engine {
     local_selection: InitializedStateMachine<LocalSelection>,
     /// The local runtime's conversations.
     local_sessions: InitializedStateMachine<LocalSessions>,
+    /// The shown local conversation's transcript.
+    local_history: InitializedStateMachine<LocalHistory>,
     /// What changed, per part of the snapshot ([`Engine::revisions`]).
     revisions: crate::Revisions,
     /// What the revisions were last moved from.
@@ -201,6 +204,9 @@ impl Engine {
         let local_sessions = LocalSessions::fresh()
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
+        let local_history = LocalHistory::default()
+            .uninitialized_state_machine()
+            .init_with_context(&mut ctx);
         let mut engine = Engine {
             start: now,
             last_now: now,
@@ -230,6 +236,7 @@ impl Engine {
             local_admission,
             local_selection,
             local_sessions,
+            local_history,
             revisions: crate::Revisions::default(),
             seen: changes::Seen::default(),
             own_changes: 0,
@@ -1175,7 +1182,9 @@ impl Engine {
             Owner::SessionSearch => {
                 self.explore(ReadKind::Search, &ExplorerEvent::Answer(answer), now);
             }
-            Owner::LocalAdmission | Owner::LocalSessions => self.local_answer(answer, now),
+            Owner::LocalAdmission | Owner::LocalSessions | Owner::LocalHistory => {
+                self.local_answer(answer, now);
+            }
             owner => {
                 let (mut ctx, p) = self.ctx(now);
                 match owner {
@@ -1207,7 +1216,7 @@ impl Engine {
                         .picker
                         .handle_with_context(&PickerEvent::Answer(answer), &mut ctx),
                     Owner::Cancel => p.works.each_cancel(&mut ctx, &CancelEvent::Answer(answer)),
-                    Owner::LocalAdmission | Owner::LocalSessions => {}
+                    Owner::LocalAdmission | Owner::LocalSessions | Owner::LocalHistory => {}
                     // Finished above, before the context was borrowed.
                     Owner::Archive
                     | Owner::Unarchive

@@ -9,6 +9,7 @@ pub(crate) mod explorer;
 pub(crate) mod hydration;
 pub(crate) mod icons;
 pub(crate) mod local_admission;
+pub(crate) mod local_history;
 pub(crate) mod local_selection;
 pub(crate) mod local_sessions;
 pub(crate) mod model_choice;
