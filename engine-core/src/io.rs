@@ -147,6 +147,18 @@ impl std::fmt::Debug for Outcome {
 }
 
 impl Outcome {
+    /// A local runtime's answer (ADR 099): its status and body, or the text of a request that
+    /// got none ("{operation}: the local Agent did not answer.").
+    pub(crate) fn local(
+        &self,
+        route: &crate::api::local::LocalRoute,
+    ) -> Result<(u16, &[u8]), String> {
+        match self {
+            Outcome::Http { status, body } => Ok((*status, body.as_ref())),
+            Outcome::Failed(_) => Err(crate::api::local::local_failure_text(route, None, b"")),
+        }
+    }
+
     /// The model-required refusal of a creation (MOD-1, `platform-api.md`): exactly a 400 whose
     /// JSON body names `llm_provider` and/or `llm_model` as required; the fields it named.
     pub(crate) fn model_required(&self) -> Option<crate::snapshot::MissingModelFields> {

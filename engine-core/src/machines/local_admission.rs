@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use statig::prelude::*;
 
-use crate::api::local::{LocalRoute, Readiness, local_failure_text, read_health, read_ready};
+use crate::api::local::{LocalRoute, Readiness, read_health, read_ready};
 use crate::api::{InteractionState, RuntimeInteraction, RuntimeNotice, Severity};
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Outcome as AnswerOutcome, Owner};
+use crate::io::{Answer, Ctx, Owner};
 use crate::time::Time;
 
 /// How often a runtime that is not available is looked for again, in ms (adr-notes section 7).
@@ -141,11 +141,9 @@ impl LocalAdmission {
 
     fn answered(&mut self, context: &mut Ctx<'_>, step: Step, answer: &Answer) -> Outcome<State> {
         let route = step.route();
-        let (status, body) = match &answer.outcome {
-            AnswerOutcome::Http { status, body } => (*status, body.as_ref()),
-            AnswerOutcome::Failed(_) => {
-                return self.unavailable(context, local_failure_text(&route, None, b""));
-            }
+        let (status, body) = match answer.outcome.local(&route) {
+            Ok(answered) => answered,
+            Err(text) => return self.unavailable(context, text),
         };
         match step {
             Step::Ready => match read_ready(status, body) {

@@ -10,7 +10,7 @@ use statig::prelude::*;
 use crate::api::local::{LocalRoute, local_failure_text};
 use crate::api::parse_history;
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Outcome as AnswerOutcome, Owner};
+use crate::io::{Answer, Ctx, Owner};
 use crate::message::Message;
 
 /// `sessionNotice` for a runtime that cannot reload a conversation.
@@ -133,10 +133,10 @@ impl LocalHistory {
         let route = LocalRoute::History {
             session_uid: self.session_uid.clone().unwrap_or_default(),
         };
-        let (status, body) = match &answer.outcome {
-            AnswerOutcome::Http { status, body } => (*status, body.as_ref()),
-            AnswerOutcome::Failed(_) => {
-                self.error = Some(local_failure_text(&route, None, b""));
+        let (status, body) = match answer.outcome.local(&route) {
+            Ok(answered) => answered,
+            Err(text) => {
+                self.error = Some(text);
                 return;
             }
         };

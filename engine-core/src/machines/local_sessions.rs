@@ -9,7 +9,7 @@ use statig::prelude::*;
 use crate::api::local::{LocalRoute, LocalSession, local_failure_text, parse_local_sessions};
 use crate::input::SessionSummary;
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Outcome as AnswerOutcome, Owner};
+use crate::io::{Answer, Ctx, Owner};
 
 /// What the list holds besides its state.
 #[derive(Debug, Default)]
@@ -112,10 +112,10 @@ impl LocalSessions {
 
     fn read(&mut self, answer: &Answer, agent: &str) {
         let route = LocalRoute::Sessions;
-        let (status, body) = match &answer.outcome {
-            AnswerOutcome::Http { status, body } => (*status, body.as_ref()),
-            AnswerOutcome::Failed(_) => {
-                self.error = Some(local_failure_text(&route, None, b""));
+        let (status, body) = match answer.outcome.local(&route) {
+            Ok(answered) => answered,
+            Err(text) => {
+                self.error = Some(text);
                 return;
             }
         };
