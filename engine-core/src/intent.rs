@@ -873,6 +873,17 @@ impl ApiCall {
         }))
     }
 
+    /// A turn: its answer streams (R2, or a local runtime's `POST /api/chat`).
+    pub fn is_turn(&self) -> bool {
+        matches!(
+            self,
+            ApiCall::SendMessage { .. }
+                | ApiCall::Local {
+                    route: crate::api::local::LocalRoute::SendMessage { .. }
+                }
+        )
+    }
+
     /// The operation this call performs, for error messages.
     pub fn operation(&self) -> crate::api::Operation {
         use crate::api::Operation as O;

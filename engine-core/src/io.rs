@@ -362,8 +362,7 @@ impl Io {
         match self.in_flight.get_mut(&id) {
             Some(p) if p.head.is_none() => {
                 let status_only = matches!(p.call, ApiCall::ConfirmAgent { .. });
-                let streams = matches!(p.call, ApiCall::SendMessage { .. })
-                    && (200..300).contains(&head.status);
+                let streams = p.call.is_turn() && (200..300).contains(&head.status);
                 p.head = Some(head);
                 if status_only {
                     self.outbox.push_back(Intent::Abort { id });

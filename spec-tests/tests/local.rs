@@ -563,3 +563,147 @@ fn adr_099_no_transcript_while_the_runtime_is_unavailable() {
             .is_some()
     );
 }
+
+/// `showing(uid)` with its transcript loaded: the composer admits.
+fn talking(uid: &str) -> Harness {
+    let mut h = showing(uid);
+    let id = pending(&h, history_route(uid));
+    h.reply(id, 200, spec_tests::fixtures::history(uid));
+    assert!(h.snapshot().composer_admission);
+    h
+}
+
+fn is_local_turn(call: &ApiCall) -> bool {
+    matches!(
+        call,
+        ApiCall::Local {
+            route: LocalRoute::SendMessage { .. }
+        }
+    )
+}
+
+/// ADR 099, adr-notes 5: a message goes to `POST {base}/api/chat` at once (no access, no
+/// confirmation), with the R2 body without `session`: the newest user message, `tools`,
+/// `runConfig`, `user_uid`, and the conversation's id as `threadId` and `runtime_session_uid`;
+/// no credential. The answer streams into the thread; after the turn the list is read again.
+#[test]
+fn adr_099_a_message_goes_to_the_local_runtime() {
+    let mut h = talking("local-2");
+    let mark = h.mark();
+    h.send("Hello");
+    let sent = h.sent_since(mark);
+    assert_eq!(sent.len(), 1, "{sent:#?}");
+    let r = &sent[0].request;
+    assert_eq!(
+        (r.method, r.url().as_str()),
+        (Method::Post, "http://127.0.0.1:8787/api/chat")
+    );
+    assert_eq!(r.header("Authorization"), None);
+    let body: Value = serde_json::from_slice(r.body.as_ref().unwrap()).unwrap();
+    assert_eq!(
+        body,
+        json!({
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Hello"}]}],
+            "tools": {},
+            "runConfig": {},
+            "user_uid": USER,
+            "threadId": "local-2",
+            "runtime_session_uid": "local-2"
+        })
+    );
+    let id = sent[0].id;
+    h.stream_head(id)
+        .chunk(id, &spec_tests::fixtures::answer("m-9", "Hi there."))
+        .end(id);
+    let s = h.snapshot();
+    assert_eq!(s.run_status, engine_core::RunStatus::Complete);
+    let messages: Vec<String> = s
+        .thread
+        .iter()
+        .map(|m| serde_json::to_string(m.as_ref()).unwrap())
+        .collect();
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    assert!(messages[2].contains("\"Hello\""), "{messages:?}");
+    assert!(messages[3].contains("Hi there."), "{messages:?}");
+    assert!(
+        h.pending(|c| is_local(c, &LocalRoute::Sessions)).is_some(),
+        "read again"
+    );
+}
+
+/// A turn refused by the local runtime fails with "Local chat failed with status N. {message}"
+/// (`agent_http_error`) and the runtime is checked again; a runtime that has not passed its
+/// checks takes no message: it is handed back with its message (`runtime_unavailable`), and
+/// nothing is sent.
+#[test]
+fn adr_099_a_refused_turn_and_an_unavailable_runtime() {
+    let mut h = talking("local-2");
+    h.send("Hello");
+    let id = h.expect_pending("local turn", is_local_turn);
+    h.reply(id, 500, json!({"detail": "Model crashed."}));
+    let s = h.snapshot();
+    assert_eq!(s.run_status, engine_core::RunStatus::Error);
+    let failure = s.run_failure.unwrap();
+    assert_eq!(failure.code, engine_core::FailureCode::AgentHttpError);
+    assert_eq!(
+        failure.message,
+        "Local chat failed with status 500. Model crashed."
+    );
+    let id = pending(&h, LocalRoute::Ready);
+    h.reply(id, 503, json!({"ok": false, "detail": "Restarting."}));
+    assert!(!h.snapshot().composer_admission);
+
+    let mark = h.mark();
+    h.send("Again");
+    assert!(h.sent_since(mark).iter().all(|s| !is_local_turn(&s.call)));
+    let handed_back: Vec<_> = h
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            engine_core::Event::MessageNotSent {
+                text, reason, code, ..
+            } => Some((text.clone(), reason.clone(), *code)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        handed_back,
+        [(
+            "Again".to_owned(),
+            "Restarting.".to_owned(),
+            engine_core::FailureCode::RuntimeUnavailable
+        )]
+    );
+}
+
+/// adr-notes 5: `cancelActiveSession()` stops the run and sends `POST
+/// {base}/api/chat/session/cancel` with `{"sessionUid", "message": "user_requested"}`, no
+/// access and no credential; its 2xx answer shows "Run cancellation requested.".
+#[test]
+fn adr_099_a_stop_goes_to_the_local_cancel_route() {
+    let mut h = talking("local-2");
+    h.send("Hello");
+    let id = h.expect_pending("local turn", is_local_turn);
+    h.stream_head(id);
+    h.command(Command::CancelActiveSession);
+    assert!(h.was_aborted(id));
+    let cancel = pending(
+        &h,
+        LocalRoute::Cancel {
+            session_uid: "local-2".into(),
+        },
+    );
+    let r = &h.request(cancel).request;
+    assert_eq!(r.url(), "http://127.0.0.1:8787/api/chat/session/cancel");
+    assert_eq!(r.header("Authorization"), None);
+    let body: Value = serde_json::from_slice(r.body.as_ref().unwrap()).unwrap();
+    assert_eq!(
+        body,
+        json!({"sessionUid": "local-2", "message": "user_requested"})
+    );
+    h.reply(cancel, 200, json!({"status": "cancelled"}));
+    assert_eq!(
+        h.snapshot().run_status_detail.as_deref(),
+        Some("Run cancellation requested.")
+    );
+}

@@ -461,3 +461,65 @@ fn shr_12_wake_overdue_on_time_without_changing_admission() {
     );
     assert_eq!(after.composer_admission, before.composer_admission);
 }
+
+/// S1 talking with its first turn's message request out (no head yet), then S2 loaded and
+/// talking with its own message request out, and S1 shown again. Returns both requests.
+fn two_turns_out(h: &mut Harness) -> (RequestId, RequestId) {
+    let first = post(h, "First");
+    h.requested(Some(S2));
+    h.hydrate(S2, AGENT);
+    h.runtime_ready(S2, 200);
+    let second = post_on(h, S2, "Second");
+    h.requested(Some(S1));
+    (first, second)
+}
+
+/// INV-10, SND-7: runs are per session; the head of another session's answer does not start
+/// this session's answer (cargo-mutants: the `posting` guard replaced by `true` survived).
+#[test]
+fn inv_10_another_sessions_head_does_not_start_this_answer() {
+    let mut h = Harness::talking(S1);
+    let (first, second) = two_turns_out(&mut h);
+    let before = h.snapshot();
+    assert_eq!(before.current_session_id.as_deref(), Some(S1));
+    assert_eq!(
+        before.run_status_detail.as_deref(),
+        Some("Working on your request.")
+    );
+    h.stream_head(second);
+    let s = h.snapshot();
+    assert_eq!(
+        s.run_status_detail.as_deref(),
+        Some("Working on your request.")
+    );
+    assert!(!h.was_aborted(first));
+    // S1's own head starts its answer.
+    h.stream_head(first);
+    assert_eq!(
+        h.snapshot().run_status_detail.as_deref(),
+        Some("Thinking...")
+    );
+}
+
+/// SND-15, INV-10: after a message request with no answer the session resolves access again;
+/// another session's resolve answer does not end that recheck (cargo-mutants: the
+/// `rechecking` guard replaced by `true` survived).
+#[test]
+fn snd_15_another_sessions_resolve_does_not_end_a_recheck() {
+    let mut h = Harness::talking(S1);
+    let first = post(&mut h, "First");
+    h.fail(first);
+    let recheck = h.runtime_request(S1);
+    h.requested(Some(S2));
+    h.hydrate(S2, AGENT);
+    h.runtime_ready(S2, 200);
+    // S2's own send resolves access: its answer goes to every run.
+    h.send("Second");
+    let s2_resolve = h.runtime_request(S2);
+    h.reply(s2_resolve, 200, runtime_ready(S2));
+    assert!(
+        !h.was_aborted(recheck),
+        "S1's recheck was taken over by S2's answer"
+    );
+    assert!(h.pending(|c| matches!(c, engine_core::ApiCall::ResolveRuntimeAccess { session_uid } if session_uid == S1)).is_some());
+}

@@ -1503,6 +1503,8 @@ mod tests {
             "https://[]/a1",
             "https://[::1/a1",
             "https://[::1]x/a1",
+            "https://[a[b]/a1",
+            "https://[a[b]:8443/a1",
             "https://rt]example/a1",
             "https://.../a1",
             "https://rt.example,evil/a1",

@@ -96,6 +96,8 @@ impl Engine {
         let selected = selection::selected(self.selection.state()).map(|s| s.0);
         self.local_history
             .handle_with_context(&HistoryEvent::Evaluate { selected, may_read }, &mut ctx);
+        // The runs' clocks and the queue rules, as on the platform.
+        self.evaluate_work(now);
     }
 
     /// An answer to a local admission check or list read.
@@ -116,6 +118,31 @@ impl Engine {
             _ => self
                 .local_admission
                 .handle_with_context(&AdmissionEvent::Answer(answer), &mut ctx),
+        }
+    }
+
+    /// The send guard's word with a local source: a runtime that has not passed its checks
+    /// takes no message (its unavailable message, else "The local Agent is not ready yet.").
+    pub(super) fn local_refusal(&self) -> Option<crate::failure::RunFailure> {
+        let admission = self.local_admission.inner();
+        (!admission.ready).then(|| {
+            let text = admission
+                .message
+                .clone()
+                .unwrap_or_else(|| crate::api::local::NOT_READY_TEXT.to_owned());
+            crate::failure::RunFailure::new(crate::failure::FailureCode::RuntimeUnavailable, text)
+        })
+    }
+
+    /// A turn of a local conversation ended: the list is read again, and after a failure the
+    /// runtime is checked again (the reference's `onError`).
+    pub(super) fn local_turn_ended(&mut self, failed: bool, now: Time) {
+        let mut ctx = io_ctx!(self, now);
+        self.local_sessions
+            .handle_with_context(&SessionsEvent::Reread, &mut ctx);
+        if failed {
+            self.local_admission
+                .handle_with_context(&AdmissionEvent::Recheck, &mut ctx);
         }
     }
 
@@ -144,8 +171,8 @@ impl Engine {
 
     /// What the snapshot shows with a local source: the runtime's decision, never a presence
     /// or a wake; the conversations (the one shown among them even when the runtime does not
-    /// list it); the local capabilities. The composer admits nothing until sending to a local
-    /// runtime lands (issue 14, step 3).
+    /// list it); the local capabilities; the composer admits once the runtime passed its
+    /// checks and the conversation is ready.
     pub(crate) fn local_view(&self, mut snapshot: Snapshot, source: &LocalSource) -> Snapshot {
         let admission = self.local_admission.inner();
         let sessions = self.local_sessions.inner();
@@ -153,7 +180,8 @@ impl Engine {
         snapshot.active_runtime_presence = None;
         snapshot.is_assistant_runtime_starting = false;
         snapshot.is_runtime_wake_overdue = false;
-        snapshot.composer_admission = false;
+        let readiness = self.local_readiness();
+        snapshot.composer_admission = admission.ready && readiness.status == ReadinessStatus::Ready;
         snapshot.capabilities = Capabilities::local(!sessions.live_only);
         let mut listed = sessions.sessions.clone();
         if let Some(uid) = snapshot.current_session_id.as_deref()
@@ -176,7 +204,7 @@ impl Engine {
         snapshot.is_loading_latest_sessions =
             crate::machines::local_sessions::is_reading(self.local_sessions.state());
         snapshot.latest_sessions_error = sessions.error.clone();
-        snapshot.active_session_readiness = self.local_readiness();
+        snapshot.active_session_readiness = readiness;
         let history = self.local_history.inner();
         if snapshot.session_notice.is_none() && history.live_only {
             snapshot.session_notice = Some(LIVE_ONLY_NOTICE.to_owned());

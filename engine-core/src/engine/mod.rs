@@ -40,7 +40,7 @@ use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
 use crate::machines::picker::{Picker, PickerEdit, PickerEvent};
 use crate::machines::runtime_access::{self, RtaEvent, RuntimeAccessMachine};
 use crate::machines::selection::{self, Facts, Origin, SelEvent, Selection};
-use crate::machines::send::RunEvent;
+use crate::machines::send::{RunEnd, RunEvent};
 use crate::response::{ResponseHead, TransportFailure};
 use crate::snapshot::Snapshot;
 use crate::work::Works;
@@ -1366,6 +1366,7 @@ impl Engine {
     /// Relays queued signals; true when there were any.
     fn relay_signals(&mut self, now: Time) -> bool {
         let mut any = false;
+        let mut local_ended = None;
         while let Some(signal) = self.io.signals.pop_front() {
             any = true;
             self.own_changes = self.own_changes.wrapping_add(1);
@@ -1572,6 +1573,9 @@ impl Engine {
                     }
                 }
                 Signal::RunEnded(ended) => {
+                    if ctx.inputs.source.is_some() {
+                        local_ended = Some(matches!(ended.end, RunEnd::Failed(_)));
+                    }
                     let on_screen = selection::selected(p.selection.state())
                         .is_some_and(|(uid, _)| uid == ended.session_uid);
                     let work = p.works.entry(&mut ctx, &ended.session_uid);
@@ -1582,6 +1586,9 @@ impl Engine {
             }
         }
         crate::io::release_if_empty(&mut self.io.signals);
+        if let Some(failed) = local_ended {
+            self.local_turn_ended(failed, now);
+        }
         any
     }
 

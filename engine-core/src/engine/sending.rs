@@ -113,13 +113,18 @@ impl Engine {
         now: Time,
     ) {
         let readiness = crate::view::current_readiness(self);
-        let detail_loaded = self.hydration.inner().session_uid.as_deref() == Some(session_uid)
-            && self.hydration.inner().detail.value().is_some();
+        let local = self.inputs.source.is_some();
+        // ADR 099: a local conversation has no detail record; its runtime's admission decides.
+        let detail_loaded = local
+            || self.hydration.inner().session_uid.as_deref() == Some(session_uid)
+                && self.hydration.inner().detail.value().is_some();
         let guard = if readiness.status != crate::snapshot::ReadinessStatus::Ready {
             let text = readiness.error.unwrap_or_else(|| {
                 "The session is still loading. Wait for it to finish before sending.".to_owned()
             });
             Some(RunFailure::new(FailureCode::SessionNotReady, text))
+        } else if let Some(failure) = local.then(|| self.local_refusal()).flatten() {
+            Some(failure)
         } else if !detail_loaded {
             Some(RunFailure::new(
                 FailureCode::SessionDetailMissing,

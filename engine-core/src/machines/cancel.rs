@@ -53,6 +53,7 @@ impl Cancel {
                 self.facts = (*facts).clone();
                 self.give_up_at = Some(context.now + CANCEL_LIMIT);
                 match cached {
+                    _ if context.inputs.source.is_some() => self.post_local(context),
                     Some(endpoint) => self.post(context, endpoint, false),
                     None => self.resolve(context, false),
                 }
@@ -160,10 +161,10 @@ impl Cancel {
                     });
                     Transition(State::idle())
                 }
-                // SND-23: access again, then the cancel once more.
+                // SND-23: access again, then the cancel once more (not for a local runtime).
                 Done::Http {
                     status: 401 | 403, ..
-                } if !*retried => self.resolve(context, true),
+                } if !*retried && context.inputs.source.is_none() => self.resolve(context, true),
                 Done::Http { status, body } => {
                     let text = status_text("Session cancellation", *status, body);
                     self.fail(context, text)
@@ -214,6 +215,19 @@ impl Cancel {
             .send_runtime(Owner::Cancel, call, endpoint.token.expose())
         {
             Ok(pending) => Transition(State::posting(pending, retried)),
+            Err(e) => self.fail(context, e.to_string()),
+        }
+    }
+
+    /// ADR 099: `POST {base}/api/chat/session/cancel` with `{sessionUid, message}`, no access
+    /// and no credential.
+    fn post_local(&mut self, context: &mut Ctx<'_>) -> Outcome<State> {
+        let route = crate::api::local::LocalRoute::Cancel {
+            session_uid: self.session_uid.clone(),
+        };
+        let call = ApiCall::Local { route };
+        match context.io.send_local(context.inputs, Owner::Cancel, call) {
+            Ok(pending) => Transition(State::posting(pending, true)),
             Err(e) => self.fail(context, e.to_string()),
         }
     }

@@ -455,22 +455,30 @@ impl Run {
             RunEvent::Answer(a) if a.id == *pending => match &a.outcome {
                 Done::Http {
                     status: 401 | 403, ..
-                } if !turn.auth_retried => {
+                } if !turn.auth_retried && context.inputs.source.is_none() => {
                     // SND-23: access again, then this request once more.
                     let mut again = (**turn).clone();
                     again.auth_retried = true;
                     self.resolve(context, &again)
                 }
                 Done::Http { status, body } => {
-                    let text = status_text("Chat stream", *status, body);
+                    let what = match context.inputs.source {
+                        Some(_) => "Local chat",
+                        None => "Chat stream",
+                    };
+                    let text = status_text(what, *status, body);
                     let end = failed(FailureCode::AgentHttpError, text);
                     self.end(context, turn, end, true)
                 }
                 Done::Failed(e) => {
-                    // SND-14, SND-15: never again; forget the confirmation, check again.
+                    // SND-14, SND-15: never again; forget the confirmation, check again (a local
+                    // runtime is checked again by its admission, after the turn's end).
                     context.io.confirmations.forget(endpoint);
                     let end = failed(FailureCode::AgentUnreachable, e.to_string());
-                    let _ = self.end(context, turn, end, true);
+                    let ended = self.end(context, turn, end, true);
+                    if context.inputs.source.is_some() {
+                        return ended;
+                    }
                     self.recheck(context)
                 }
             },
@@ -610,8 +618,16 @@ impl Run {
         }
     }
 
-    /// SND-3: a new resolve-runtime-access.
+    /// SND-3: a new resolve-runtime-access. With a local source (ADR 099) there is none: the
+    /// runtime's admission was checked before the turn, and the message goes out at once.
     fn resolve(&mut self, context: &mut Ctx<'_>, turn: &Turn) -> Outcome<State> {
+        if let Some(source) = context.inputs.source.as_ref() {
+            let endpoint = RuntimeEndpoint {
+                rpc_url: source.base_url().to_owned(),
+                token: crate::Secret::new(String::new()),
+            };
+            return self.post(context, turn, &endpoint);
+        }
         let call = ApiCall::ResolveRuntimeAccess {
             session_uid: self.session_uid.clone(),
         };
@@ -756,15 +772,26 @@ impl Run {
         endpoint: &RuntimeEndpoint,
     ) -> Outcome<State> {
         let body = turn_body(&self.session_uid, &turn.text, &self.facts);
-        let call = ApiCall::SendMessage {
-            session_uid: self.session_uid.clone(),
-            rpc_url: endpoint.rpc_url.clone(),
-            body,
+        let sent = if context.inputs.source.is_some() {
+            // ADR 099: the same body, without `session` (no detail record is held), and no
+            // credential.
+            let route = crate::api::local::LocalRoute::SendMessage {
+                session_uid: self.session_uid.clone(),
+                body,
+            };
+            let call = ApiCall::Local { route };
+            context.io.send_local(context.inputs, Owner::Send, call)
+        } else {
+            let call = ApiCall::SendMessage {
+                session_uid: self.session_uid.clone(),
+                rpc_url: endpoint.rpc_url.clone(),
+                body,
+            };
+            context
+                .io
+                .send_runtime(Owner::Send, call, endpoint.token.expose())
         };
-        match context
-            .io
-            .send_runtime(Owner::Send, call, endpoint.token.expose())
-        {
+        match sent {
             Ok(pending) => {
                 self.mark_user(turn, MessageStatus::Complete);
                 Transition(State::posting(
