@@ -165,10 +165,7 @@ fn answer_all(
             ApiCall::SendMessage { .. } => "text/event-stream",
             _ => "application/json",
         };
-        let head = ResponseHead {
-            status,
-            content_type: Some(content_type.into()),
-        };
+        let head = ResponseHead::new(status, Some(content_type.into()));
         engine.handle_response(id, head, now);
         queue.extend(drain(engine, *t));
         for piece in pieces {

@@ -47,6 +47,9 @@ pub enum FailureCode {
     /// The session's record belongs to another Environment (OI-24): a message queued for it
     /// under this one is handed back.
     SessionInAnotherEnvironment,
+    /// The first turn of a new local conversation finished without the runtime naming the
+    /// session it started (adr-notes 2 and 8).
+    NewChatWithoutSession,
 }
 
 impl FailureCode {
@@ -69,6 +72,7 @@ impl FailureCode {
             FailureCode::StreamTooLarge => "stream_too_large",
             FailureCode::RunCancelled => "run_cancelled",
             FailureCode::SessionInAnotherEnvironment => "session_in_another_environment",
+            FailureCode::NewChatWithoutSession => "new_chat_without_session",
         }
     }
 }
@@ -133,6 +137,7 @@ mod tests {
             FailureCode::StreamTooLarge,
             FailureCode::RunCancelled,
             FailureCode::SessionInAnotherEnvironment,
+            FailureCode::NewChatWithoutSession,
         ];
         for code in all {
             let json = serde_json::to_value(code).unwrap();

@@ -349,6 +349,11 @@ impl Io {
         Ok(self.issue(owner, call, request))
     }
 
+    /// The head of a request still in flight, once it came.
+    pub(crate) fn head_of(&self, id: RequestId) -> Option<&ResponseHead> {
+        self.in_flight.get(&id).and_then(|p| p.head.as_ref())
+    }
+
     /// Aborts a request if it is still in flight; a no-op otherwise.
     pub(crate) fn abort(&mut self, id: RequestId) {
         if self.in_flight.remove(&id).is_some() {

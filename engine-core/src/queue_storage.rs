@@ -105,6 +105,19 @@ impl QueueStorage {
         }
     }
 
+    /// Forgets `scope`'s copy of `uid` (its conversation was re-keyed, ADR 099); true when
+    /// storage may hold rows under it, which must then be removed.
+    pub(crate) fn forget(&mut self, scope: Option<&ScopeKey>, uid: &str) -> bool {
+        match self.by_session.get(uid) {
+            Some(s) if s.owner.as_ref() == scope => {
+                let held = !s.known_empty();
+                self.by_session.remove(uid);
+                held
+            }
+            _ => false,
+        }
+    }
+
     /// Whether rows `scope` queues for `uid` can be stored: it owns the copy, nobody does, or
     /// storage is known to hold nothing for the uid.
     pub(crate) fn can_store(&self, scope: Option<&ScopeKey>, uid: &str) -> bool {

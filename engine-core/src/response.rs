@@ -10,15 +10,25 @@ pub struct ResponseHead {
     pub status: u16,
     /// `Content-Type`, when present.
     pub content_type: Option<String>,
+    /// `X-Agent-Session-Uid`, when present: a local runtime names the conversation a turn ran
+    /// in (ADR 099). Shells pass it for every answer; the engine reads it for turns only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_session_uid: Option<String>,
 }
 
 impl ResponseHead {
-    /// A head with this status and a JSON content type.
-    pub fn json(status: u16) -> ResponseHead {
+    /// A head with this status and content type, and no other header.
+    pub fn new(status: u16, content_type: Option<String>) -> ResponseHead {
         ResponseHead {
             status,
-            content_type: Some("application/json".into()),
+            content_type,
+            agent_session_uid: None,
         }
+    }
+
+    /// A head with this status and a JSON content type.
+    pub fn json(status: u16) -> ResponseHead {
+        ResponseHead::new(status, Some("application/json".into()))
     }
 }
 

@@ -113,6 +113,30 @@ impl Works {
         writes
     }
 
+    /// ADR 099: a local runtime named the conversation `from` ran in `to`: its work (run,
+    /// cancel, queue) moves there. A work already under `to` that holds nothing is replaced;
+    /// one that holds something stays, and `from` keeps its own (nothing is merged or lost).
+    /// True when the stored queue of `from` must be removed (it is written under `to` next).
+    pub(crate) fn rekey(&mut self, ctx: &mut Ctx<'_>, from: &str, to: &str) -> bool {
+        let occupied = self.get(to).is_some_and(|w| {
+            !w.queue.rows.is_empty()
+                || send::is_active(w.run.state())
+                || !w.run.inner().local.is_empty()
+        });
+        if from == to || occupied {
+            return false;
+        }
+        let Some(mut work) = self.by_session.remove(from) else {
+            return false;
+        };
+        work.run.handle_with_context(&RunEvent::Rekey(to), ctx);
+        work.cancel
+            .handle_with_context(&CancelEvent::Rekey(to), ctx);
+        self.by_session.insert(to.to_owned(), work);
+        self.revision = self.revision.wrapping_add(1);
+        self.stored.forget(self.scope.as_ref(), from)
+    }
+
     /// The session's work, created on first use.
     pub(crate) fn entry(&mut self, ctx: &mut Ctx<'_>, session_uid: &str) -> &mut Work {
         let revision = &mut self.revision;

@@ -479,10 +479,7 @@ mod tests {
         let large = "L".repeat(SMALL_PIECE);
         let head = Completion {
             id: RequestId(2),
-            part: Part::Head(ResponseHead {
-                status: 200,
-                content_type: None,
-            }),
+            part: Part::Head(ResponseHead::new(200, None)),
         };
         let mut queued = vec![
             piece(1, "b"),

@@ -134,10 +134,13 @@ pub async fn exchange(
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let head = ResponseHead {
-        status,
-        content_type,
-    };
+    let mut head = ResponseHead::new(status, content_type);
+    // ADR 099: a local runtime names the conversation a turn ran in.
+    head.agent_session_uid = response
+        .headers()
+        .get("x-agent-session-uid")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     if !out.send(Part::Head(head)).await {
         return;
     }

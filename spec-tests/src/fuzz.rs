@@ -395,10 +395,7 @@ fn host_input(choices: &mut Choices<'_>, texts: &mut u32) -> Input {
 }
 
 fn head(status: u16) -> ResponseHead {
-    ResponseHead {
-        status,
-        content_type: Some("application/json".to_owned()),
-    }
+    ResponseHead::new(status, Some("application/json".to_owned()))
 }
 
 /// The uid in `/api/v1/agent-sessions/{uid}/...`, if any.

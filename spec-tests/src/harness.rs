@@ -425,14 +425,8 @@ impl Harness {
                 content_type,
                 body,
             } => {
-                self.engine.handle_response(
-                    id,
-                    ResponseHead {
-                        status,
-                        content_type,
-                    },
-                    at,
-                );
+                self.engine
+                    .handle_response(id, ResponseHead::new(status, content_type), at);
                 self.feed(id, body, chunk);
                 self.engine.handle_body_end(id, at);
             }
@@ -669,12 +663,18 @@ impl Harness {
 
     /// The 2xx head of a streamed answer (`text/event-stream`); the body follows in chunks.
     pub fn stream_head(&mut self, id: RequestId) -> &mut Self {
-        let head = ResponseHead {
-            status: 200,
-            content_type: Some("text/event-stream".into()),
-        };
+        let head = ResponseHead::new(200, Some("text/event-stream".into()));
         self.engine.handle_response(id, head, self.at());
         self.step(&format!("<- {id} 200 text/event-stream"));
+        self
+    }
+
+    /// This head for request `id` (any status and headers); for a 2xx turn the body follows in
+    /// chunks.
+    pub fn head_with(&mut self, id: RequestId, head: ResponseHead) -> &mut Self {
+        let status = head.status;
+        self.engine.handle_response(id, head, self.at());
+        self.step(&format!("<- {id} {status} (head)"));
         self
     }
 

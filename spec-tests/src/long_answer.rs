@@ -43,10 +43,7 @@ pub fn recorded(deltas: usize) -> Engine {
     let (mut engine, _) = h.into_engine();
     engine.handle_response(
         id,
-        ResponseHead {
-            status: 200,
-            content_type: Some("text/event-stream".into()),
-        },
+        ResponseHead::new(200, Some("text/event-stream".into())),
         now,
     );
     drain(&mut engine);

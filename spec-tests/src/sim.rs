@@ -979,10 +979,7 @@ impl World {
                 } else {
                     "application/json"
                 };
-                let head = ResponseHead {
-                    status,
-                    content_type: Some(content_type.to_owned()),
-                };
+                let head = ResponseHead::new(status, Some(content_type.to_owned()));
                 // RTA-17: any answer but 502, 503 and 504 says the Agent serves (its head is
                 // the answer, even when the body then breaks off).
                 if !matches!(status, 502..=504)

@@ -250,7 +250,6 @@ fn adr_099_no_command_reaches_the_platform() {
     pass_checks(&mut h);
     let mark = h.mark();
     for command in [
-        Command::CreateAgentSession,
         Command::RefreshSessionDetail,
         Command::RequestAvailableModels,
         Command::ArchiveAgentSession {
@@ -706,4 +705,167 @@ fn adr_099_a_stop_goes_to_the_local_cancel_route() {
         h.snapshot().run_status_detail.as_deref(),
         Some("Run cancellation requested.")
     );
+}
+
+/// A streamed head naming the conversation (`X-Agent-Session-Uid`).
+fn named_head(uid: Option<&str>) -> engine_core::ResponseHead {
+    engine_core::ResponseHead {
+        agent_session_uid: uid.map(str::to_owned),
+        ..engine_core::ResponseHead::new(200, Some("text/event-stream".into()))
+    }
+}
+
+fn turn_body_of(h: &Harness, id: engine_core::RequestId) -> Value {
+    serde_json::from_slice(h.request(id).request.body.as_ref().unwrap()).unwrap()
+}
+
+/// A visible local chat, runtime ready, showing a new conversation.
+fn new_conversation() -> (Harness, String) {
+    let mut h = local();
+    stored(&mut h, KEY, None);
+    pass_checks(&mut h);
+    let id = pending(&h, LocalRoute::Sessions);
+    h.reply(id, 200, json!({"sessions": []}));
+    h.command(Command::CreateAgentSession);
+    let client = h.snapshot().current_session_id.unwrap();
+    (h, client)
+}
+
+/// Issue 14, adr-notes 2 and 5: `createAgentSession()` with a local source starts a new
+/// conversation under a client id (origin `created`, "New conversation", no transcript read),
+/// ready to write; its first message goes out under that id; the runtime's id
+/// (`X-Agent-Session-Uid`) then replaces it everywhere: the selection and its stored copy, the
+/// thread, the run, the queue and its storage key. The next turn goes under the runtime's id.
+#[test]
+fn issue_14_a_new_conversation_takes_the_runtimes_id() {
+    let (mut h, client) = new_conversation();
+    let s = h.snapshot();
+    assert_ne!(client, "default");
+    assert_eq!(s.selection_origin, Some(Origin::Created));
+    assert!(
+        s.agent_sessions
+            .iter()
+            .any(|r| r.uid == client && r.title == "New conversation")
+    );
+    assert!(
+        h.pending(|c| is_local(c, &history_route(&client)))
+            .is_none()
+    );
+    assert!(s.composer_admission);
+
+    h.send("Hello");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    let body = turn_body_of(&h, turn);
+    assert_eq!(
+        (
+            body["runtime_session_uid"].as_str(),
+            body["threadId"].as_str()
+        ),
+        (Some(client.as_str()), Some(client.as_str()))
+    );
+    assert!(body.get("session").is_none() && body.get("newChat").is_none());
+    h.send("Queued while it answers");
+    let mark = h.storage().len();
+    h.head_with(turn, named_head(Some("local-9")));
+    let s = h.snapshot();
+    assert_eq!(s.current_session_id.as_deref(), Some("local-9"));
+    assert_eq!(s.selection_origin, Some(Origin::Created));
+    assert_eq!(
+        s.message_queue.len(),
+        1,
+        "the queue moved with the conversation"
+    );
+    assert!(s.thread.iter().any(|m| {
+        serde_json::to_string(m.as_ref())
+            .unwrap()
+            .contains("\"Hello\"")
+    }));
+    let writes: Vec<String> = h.storage()[mark..]
+        .iter()
+        .map(|r| match r {
+            StorageRequest::SaveSelection { session_uid, .. } => format!("selection {session_uid}"),
+            StorageRequest::RemoveQueue { key } => format!("remove {key}"),
+            StorageRequest::SaveQueue { key, .. } => format!("save {key}"),
+            StorageRequest::LoadQueue { key } => format!("load {key}"),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            format!("remove main_sequence_ai.message_queue.{client}"),
+            "selection local-9".to_owned(),
+            // ADR 087: read once when it first comes on screen (an older copy would be kept).
+            "load main_sequence_ai.message_queue.local-9".to_owned(),
+            "save main_sequence_ai.message_queue.local-9".to_owned(),
+        ]
+    );
+    h.chunk(turn, &spec_tests::fixtures::answer("m-1", "Hi."))
+        .end(turn);
+    // The queued row goes next, under the runtime's id (not held: the conversation was
+    // re-keyed, not left).
+    assert_eq!(
+        h.snapshot().run_status_detail.as_deref(),
+        Some("Sending queued message 1 of 1")
+    );
+    let next = h.expect_pending("local turn", is_local_turn);
+    assert_eq!(turn_body_of(&h, next)["runtime_session_uid"], "local-9");
+    assert!(
+        h.pending(|c| is_local(c, &history_route("local-9")))
+            .is_none(),
+        "the thread stays"
+    );
+}
+
+/// adr-notes 2 and 8: a new conversation whose first turn finishes without the runtime naming
+/// a session shows "The agent did not start a session for this conversation." and
+/// `sessionNotice` "This new conversation did not get a session. Send the message again before
+/// continuing.", and holds the queue `failed`; a `new_session` frame names it as the header
+/// would.
+#[test]
+fn issue_14_a_new_conversation_without_a_session_and_the_frame() {
+    let (mut h, _) = new_conversation();
+    h.send("Hello");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.send("Later");
+    h.head_with(turn, named_head(None));
+    h.chunk(turn, &spec_tests::fixtures::answer("m-1", "Hi."))
+        .end(turn);
+    let s = h.snapshot();
+    assert_eq!(s.run_status, engine_core::RunStatus::Error);
+    assert_eq!(
+        s.run_status_detail.as_deref(),
+        Some("The agent did not start a session for this conversation.")
+    );
+    assert_eq!(
+        s.run_failure.unwrap().code,
+        engine_core::FailureCode::NewChatWithoutSession
+    );
+    assert_eq!(
+        s.session_notice.as_deref(),
+        Some(
+            "This new conversation did not get a session. Send the message again before continuing."
+        )
+    );
+    assert_eq!(
+        s.message_queue_hold.map(|h| h.reason),
+        Some(engine_core::HoldReason::Failed)
+    );
+
+    let (mut h, _) = new_conversation();
+    h.send("Hello");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.head_with(turn, named_head(None));
+    let frames = spec_tests::fixtures::sse(&[
+        json!({"type": "new_session", "new_session": {"runtime_session_uid": "local-5"}}),
+        json!({"type": "start", "messageId": "m-1"}),
+        json!({"type": "text-start", "id": "t"}),
+        json!({"type": "text-delta", "id": "t", "delta": "Hi."}),
+        json!({"type": "text-end", "id": "t"}),
+        json!({"type": "finish"}),
+    ]);
+    h.chunk(turn, &frames).end(turn);
+    let s = h.snapshot();
+    assert_eq!(s.current_session_id.as_deref(), Some("local-5"));
+    assert_eq!(s.run_status, engine_core::RunStatus::Complete);
 }

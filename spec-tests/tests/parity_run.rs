@@ -191,6 +191,44 @@ fn run_status_follows_the_answer_step_by_step() {
 }
 
 /// adr-notes 8: the status line of a running tool.
+/// adr-notes 8: a tool's status line stays while the tool runs: its input becoming available
+/// (the same call, updated) does not turn it back to "Thinking..."; only its output does
+/// (cargo-mutants: the output-state guard in `Run::follow` replaced by `true` survived).
+#[test]
+fn a_tool_line_stays_until_its_output() {
+    let mut h = Harness::talking("s-1");
+    let id = spec_tests::turns::post_on(&mut h, "s-1", "List them");
+    h.stream_head(id);
+    chunk_of(&mut h, id, json!({"type": "start", "messageId": "m-1"}));
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-input-start", "toolCallId": "c-1", "toolName": "bash"}),
+    );
+    assert_eq!(
+        status(&h.snapshot()),
+        (RunStatus::Thinking, Some("Running bash"))
+    );
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-input-available", "toolCallId": "c-1", "toolName": "bash", "input": {"cmd": "ls"}}),
+    );
+    assert_eq!(
+        status(&h.snapshot()),
+        (RunStatus::Thinking, Some("Running bash"))
+    );
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-output-available", "toolCallId": "c-1", "output": {"files": 2}}),
+    );
+    assert_eq!(
+        status(&h.snapshot()),
+        (RunStatus::Thinking, Some("Thinking..."))
+    );
+}
+
 #[test]
 fn tool_status_lines() {
     let mut h = Harness::talking(S1);

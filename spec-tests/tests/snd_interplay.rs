@@ -523,3 +523,18 @@ fn snd_15_another_sessions_resolve_does_not_end_a_recheck() {
     );
     assert!(h.pending(|c| matches!(c, engine_core::ApiCall::ResolveRuntimeAccess { session_uid } if session_uid == S1)).is_some());
 }
+
+/// INV-10, SND-7: another session's streamed chunks do not go into this session's answer
+/// (cargo-mutants: the `streaming` guard replaced by `true` survived).
+#[test]
+fn inv_10_another_sessions_chunks_stay_out_of_this_answer() {
+    let mut h = Harness::talking(S1);
+    let (first, second) = two_turns_out(&mut h);
+    h.stream_head(first).stream_head(second);
+    h.chunk(second, &answer("msg-2", "Meant for S2."));
+    let shown = serde_json::to_string(&h.snapshot().thread).unwrap();
+    assert!(!shown.contains("Meant for S2."), "{shown}");
+    h.chunk(first, &answer("msg-1", "Meant for S1."));
+    let shown = serde_json::to_string(&h.snapshot().thread).unwrap();
+    assert!(shown.contains("Meant for S1."), "{shown}");
+}

@@ -78,10 +78,7 @@ impl Host {
     }
 
     fn reply_bytes(&mut self, id: RequestId, content_type: &str, body: &[u8]) {
-        let head = ResponseHead {
-            status: 200,
-            content_type: Some(content_type.into()),
-        };
+        let head = ResponseHead::new(200, Some(content_type.into()));
         self.engine.handle_response(id, head, self.now);
         self.engine
             .handle_body_chunk(id, bytes::Bytes::copy_from_slice(body), self.now);

@@ -108,10 +108,7 @@ impl Live {
 
     fn head(&mut self, id: RequestId, status: u16, content_type: &str) -> &mut Self {
         let now = self.now();
-        let head = ResponseHead {
-            status,
-            content_type: Some(content_type.into()),
-        };
+        let head = ResponseHead::new(status, Some(content_type.into()));
         self.engine.handle_response(id, head, now);
         self.drain();
         self

@@ -445,10 +445,7 @@ impl Recording {
     }
 
     fn head(&mut self, id: RequestId, status: u16, content_type: Option<&str>) -> &mut Self {
-        let head = ResponseHead {
-            status,
-            content_type: content_type.map(str::to_owned),
-        };
+        let head = ResponseHead::new(status, content_type.map(str::to_owned));
         let now = self.now();
         self.recorder.head(id, &head, now);
         self.engine.handle_response(id, head, now);

@@ -67,11 +67,7 @@ impl Engine {
         let Some(uid) = local.current.clone() else {
             return;
         };
-        let origin = if local.requested {
-            Origin::Requested
-        } else {
-            Origin::Restored
-        };
+        let origin = local.origin.unwrap_or(Origin::Restored);
         let shown = selection::selected(self.selection.state());
         if shown != Some((uid.as_str(), origin)) {
             self.selection.handle(&SelEvent::Choose {
@@ -94,8 +90,13 @@ impl Engine {
         self.local_sessions
             .handle_with_context(&SessionsEvent::Evaluate { may_read }, &mut ctx);
         let selected = selection::selected(self.selection.state()).map(|s| s.0);
-        self.local_history
-            .handle_with_context(&HistoryEvent::Evaluate { selected, may_read }, &mut ctx);
+        let fresh = selected.is_some_and(|s| self.local_selection.inner().fresh.contains(s));
+        let event = HistoryEvent::Evaluate {
+            selected,
+            may_read,
+            fresh,
+        };
+        self.local_history.handle_with_context(&event, &mut ctx);
         // The runs' clocks and the queue rules, as on the platform.
         self.evaluate_work(now);
     }
@@ -144,6 +145,37 @@ impl Engine {
             self.local_admission
                 .handle_with_context(&AdmissionEvent::Recheck, &mut ctx);
         }
+    }
+
+    /// `createAgentSession()` with a local source: a new conversation under a client id (a
+    /// UUID from the engine's seeded generator, so runs reproduce), shown at once, with no
+    /// transcript to read; its first message goes out under that id (issue 14).
+    pub(super) fn new_local_conversation(&mut self, now: Time) {
+        let id = self.io.rng.uuid_v4();
+        self.local_selection(now, &LocalSelEvent::Created(&id));
+    }
+
+    /// A first turn of a conversation started here: the runtime must name it.
+    pub(super) fn is_new_local_conversation(&self, uid: &str) -> bool {
+        self.inputs.source.is_some() && self.local_selection.inner().fresh.contains(uid)
+    }
+
+    /// ADR 099, adr-notes 2: the runtime named the conversation `from` ran in `to`; the new
+    /// id replaces the client's everywhere: the selection and its stored copy, the thread, the
+    /// run, the queue and its storage key.
+    pub(super) fn local_rekey(&mut self, from: &str, to: &str, now: Time) {
+        let (mut ctx, p) = self.ctx(now);
+        if p.works.rekey(&mut ctx, from, to) {
+            let key = crate::queue::storage_key(from);
+            let request = crate::intent::StorageRequest::RemoveQueue { key };
+            ctx.io
+                .outbox
+                .push_back(crate::intent::Intent::Storage(request));
+        }
+        let mut ctx = io_ctx!(self, now);
+        self.local_history
+            .handle_with_context(&HistoryEvent::Rekey { from, to }, &mut ctx);
+        self.local_selection(now, &LocalSelEvent::Rekey { from, to });
     }
 
     /// `refreshActiveSessionRuntimeAccess()` with a local source: check the runtime now.

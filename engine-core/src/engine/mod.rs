@@ -766,6 +766,9 @@ impl Engine {
             Command::OpenLatestOrStartAgentSessionById { agent_id, label } => {
                 self.open(OpenKind::OpenLatest, non_blank(Some(&agent_id)), label, now);
             }
+            Command::CreateAgentSession if self.inputs.source.is_some() => {
+                self.new_local_conversation(now);
+            }
             Command::CreateAgentSession => {
                 let agent = self.selected_agent();
                 // adr-notes 6: the action names no label; the launch target's label stands in
@@ -1367,6 +1370,7 @@ impl Engine {
     fn relay_signals(&mut self, now: Time) -> bool {
         let mut any = false;
         let mut local_ended = None;
+        let mut rekeys = Vec::new();
         while let Some(signal) = self.io.signals.pop_front() {
             any = true;
             self.own_changes = self.own_changes.wrapping_add(1);
@@ -1572,6 +1576,7 @@ impl Engine {
                         p.selection.handle(&SelEvent::Notice(None));
                     }
                 }
+                Signal::Rekey { from, to } => rekeys.push((from, to)),
                 Signal::RunEnded(ended) => {
                     if ctx.inputs.source.is_some() {
                         local_ended = Some(matches!(ended.end, RunEnd::Failed(_)));
@@ -1586,6 +1591,9 @@ impl Engine {
             }
         }
         crate::io::release_if_empty(&mut self.io.signals);
+        for (from, to) in rekeys {
+            self.local_rekey(&from, &to, now);
+        }
         if let Some(failed) = local_ended {
             self.local_turn_ended(failed, now);
         }

@@ -140,6 +140,7 @@ impl Engine {
             queued,
             auth_retried: false,
             hold_deadline_ms: None,
+            new_chat: self.is_new_local_conversation(session_uid),
         };
         let facts = self.body_facts();
         let agent_name = self.agent_name_of(session_uid);

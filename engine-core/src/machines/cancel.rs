@@ -38,6 +38,8 @@ pub(crate) enum CancelEvent<'a> {
     Tick,
     /// The person or Environment changed: the cancel is dropped with the rest of the scope.
     Reset,
+    /// A local runtime named the conversation: the cancel now belongs to this id (ADR 099).
+    Rekey(&'a str),
 }
 
 #[state_machine(
@@ -49,6 +51,10 @@ impl Cancel {
     #[state]
     fn idle(&mut self, context: &mut Ctx<'_>, event: &CancelEvent<'_>) -> Outcome<State> {
         match event {
+            CancelEvent::Rekey(to) => {
+                self.session_uid = (*to).to_owned();
+                Handled
+            }
             CancelEvent::Start { cached, facts } => {
                 self.facts = (*facts).clone();
                 self.give_up_at = Some(context.now + CANCEL_LIMIT);
@@ -71,6 +77,10 @@ impl Cancel {
             CancelEvent::Reset => {
                 self.give_up_at = None;
                 Transition(State::idle())
+            }
+            CancelEvent::Rekey(to) => {
+                self.session_uid = (*to).to_owned();
+                Handled
             }
             _ => Handled,
         }

@@ -38,10 +38,17 @@ pub(crate) struct LocalHistory {
 }
 
 pub(crate) enum HistoryEvent<'a> {
-    /// The level rules: the conversation shown, and whether the runtime can be asked.
+    /// The level rules: the conversation shown, and whether the runtime can be asked (a
+    /// conversation started here, `fresh`, has no transcript to read).
     Evaluate {
         selected: Option<&'a str>,
         may_read: bool,
+        fresh: bool,
+    },
+    /// The runtime named the conversation `from` ran in `to`: the thread stays.
+    Rekey {
+        from: &'a str,
+        to: &'a str,
     },
     Answer(&'a Answer),
     /// A new source, or none.
@@ -57,14 +64,21 @@ impl LocalHistory {
     #[superstate]
     fn any(&mut self, event: &HistoryEvent<'_>) -> Outcome<State> {
         match event {
-            HistoryEvent::Evaluate { selected, .. } if self.session_uid.as_deref() != *selected => {
+            HistoryEvent::Evaluate {
+                selected, fresh, ..
+            } if self.session_uid.as_deref() != *selected => {
                 // The read in flight is for another conversation: dropped (exit action).
-                self.select(selected.map(str::to_owned));
+                self.select(selected.map(str::to_owned), *fresh);
                 Transition(State::idle())
             }
             HistoryEvent::Reset => {
-                self.select(None);
+                self.select(None, false);
                 Transition(State::idle())
+            }
+            HistoryEvent::Rekey { from, to } if self.session_uid.as_deref() == Some(*from) => {
+                self.session_uid = Some((*to).to_owned());
+                self.loaded = true;
+                Handled
             }
             _ => Handled,
         }
@@ -72,11 +86,16 @@ impl LocalHistory {
 
     #[state(superstate = "any")]
     fn idle(&mut self, context: &mut Ctx<'_>, event: &HistoryEvent<'_>) -> Outcome<State> {
-        let HistoryEvent::Evaluate { selected, may_read } = event else {
+        let HistoryEvent::Evaluate {
+            selected,
+            may_read,
+            fresh,
+        } = event
+        else {
             return Super;
         };
         if self.session_uid.as_deref() != *selected {
-            self.select(selected.map(str::to_owned));
+            self.select(selected.map(str::to_owned), *fresh);
         }
         match selected {
             Some(uid) if *may_read && !self.loaded && self.error.is_none() => {
@@ -117,10 +136,11 @@ impl LocalHistory {
 }
 
 impl LocalHistory {
-    /// Another conversation (or none): its transcript starts empty.
-    fn select(&mut self, uid: Option<String>) {
+    /// Another conversation (or none): its transcript starts empty; one started here (`fresh`)
+    /// has nothing to reload.
+    fn select(&mut self, uid: Option<String>, fresh: bool) {
         self.session_uid = uid;
-        self.loaded = false;
+        self.loaded = fresh;
         self.live_only = false;
         self.error = None;
         if !self.thread.is_empty() {

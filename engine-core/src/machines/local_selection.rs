@@ -5,8 +5,11 @@
 
 use statig::prelude::*;
 
+use std::collections::BTreeSet;
+
 use crate::intent::{Intent, StorageRequest};
 use crate::io::Ctx;
+use crate::machines::selection::Origin;
 use crate::source::DEFAULT_CONVERSATION;
 
 /// What the selection keeps besides its state.
@@ -14,8 +17,11 @@ use crate::source::DEFAULT_CONVERSATION;
 pub(crate) struct LocalSelection {
     /// The conversation shown.
     pub current: Option<String>,
-    /// It came from `requestedSessionId`.
-    pub requested: bool,
+    /// What chose it: `requested`, `restored` (stored or the default), `created`.
+    pub origin: Option<Origin>,
+    /// Conversations started here that the runtime has not named yet (issue 14): no
+    /// transcript is read for them, and their first turn must bring the runtime's id.
+    pub fresh: BTreeSet<String>,
     /// What was last written to storage.
     written: Option<String>,
 }
@@ -30,6 +36,10 @@ pub(crate) enum LocalSelEvent<'a> {
     },
     /// `requestedSessionId` names a conversation.
     Requested(&'a str),
+    /// `createAgentSession()`: a new conversation under this client id.
+    Created(&'a str),
+    /// The runtime named the conversation `from` ran in `to`.
+    Rekey { from: &'a str, to: &'a str },
     /// The source went.
     Reset,
 }
@@ -51,7 +61,7 @@ impl LocalSelection {
                     context.io.outbox.push_back(Intent::Storage(request));
                 }
                 if let Some(id) = context.inputs.requested_session_id.clone() {
-                    self.show(context, &id, true);
+                    self.show(context, &id, Origin::Requested);
                 }
                 Transition(State::waiting())
             }
@@ -73,7 +83,7 @@ impl LocalSelection {
                         .filter(|id| !id.is_empty())
                         .unwrap_or(DEFAULT_CONVERSATION)
                         .to_owned();
-                    self.show(context, &stored, false);
+                    self.show(context, &stored, Origin::Restored);
                 }
                 Transition(State::shown())
             }
@@ -92,7 +102,20 @@ impl LocalSelection {
     fn on(&mut self, context: &mut Ctx<'_>, event: &LocalSelEvent<'_>) -> Outcome<State> {
         match event {
             LocalSelEvent::Requested(id) => {
-                self.show(context, id, true);
+                self.show(context, id, Origin::Requested);
+                Handled
+            }
+            LocalSelEvent::Created(id) => {
+                self.fresh.insert((*id).to_owned());
+                self.show(context, id, Origin::Created);
+                Handled
+            }
+            LocalSelEvent::Rekey { from, to } => {
+                self.fresh.remove(*from);
+                if self.current.as_deref() == Some(*from) {
+                    let origin = self.origin.unwrap_or(Origin::Restored);
+                    self.show(context, to, origin);
+                }
                 Handled
             }
             LocalSelEvent::Reset => {
@@ -106,9 +129,9 @@ impl LocalSelection {
 
 impl LocalSelection {
     /// Shows `id` and writes it to storage when it changed.
-    fn show(&mut self, context: &mut Ctx<'_>, id: &str, requested: bool) {
+    fn show(&mut self, context: &mut Ctx<'_>, id: &str, origin: Origin) {
         self.current = Some(id.to_owned());
-        self.requested = requested;
+        self.origin = Some(origin);
         if self.written.as_deref() != Some(id)
             && let Some(key) = selection_key(context)
         {

@@ -42,6 +42,9 @@ pub(crate) enum Signal {
     },
     /// Set `sessionNotice` about this session; dropped when it is no longer selected (SHR-7).
     Notice { session_uid: String, text: String },
+    /// A local runtime named the conversation a turn ran in (ADR 099): `to` replaces `from`
+    /// everywhere (selection, thread, run, queue and its storage).
+    Rekey { from: String, to: String },
     /// A session was archived or deleted through the engine.
     Removed { session_uid: String, archived: bool },
     /// A send met this decision: it is the session's decision now (SND-9).

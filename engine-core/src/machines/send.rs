@@ -43,6 +43,12 @@ const UNAVAILABLE_TEXT: &str =
 /// A run stopped before its message left (the engine's choice, docs/interpretations.md).
 const STOPPED_UNSENT_TEXT: &str = "Run cancelled. Your message was not sent.";
 
+/// adr-notes 8: the run detail of a new conversation whose runtime named no session.
+pub(crate) const NO_SESSION_TEXT: &str = "The agent did not start a session for this conversation.";
+/// adr-notes 8: `sessionNotice` then.
+pub(crate) const NO_SESSION_NOTICE: &str =
+    "This new conversation did not get a session. Send the message again before continuing.";
+
 /// adr-notes 8, run status details.
 pub(crate) const WORKING_TEXT: &str = "Working on your request.";
 pub(crate) const THINKING_TEXT: &str = "Thinking...";
@@ -101,6 +107,9 @@ pub(crate) struct Turn {
     pub auth_retried: bool,
     /// OI-4: the hold's deadline (wall-clock ms), fixed when the turn is first held.
     pub hold_deadline_ms: Option<u64>,
+    /// The first turn of a new local conversation (ADR 099): the runtime must name the
+    /// conversation it started, by the `X-Agent-Session-Uid` header or a `new_session` frame.
+    pub new_chat: bool,
 }
 
 /// A turn is over: what the queue and the host learn of it (OI-20).
@@ -171,6 +180,8 @@ pub(crate) struct Run {
     pub visible_output: bool,
     /// A turn was attempted (RTA-25: a launched session follows every RTA rule from then on).
     pub has_sent: bool,
+    /// The runtime named the conversation of the current turn (ADR 099).
+    named: bool,
 }
 
 impl std::fmt::Debug for Run {
@@ -219,6 +230,8 @@ pub(crate) enum RunEvent<'a> {
     Clear,
     /// The history says how the session's last run went (adr-notes 8).
     Restored(&'a Restored),
+    /// A local runtime named the conversation: the run now belongs to this id (ADR 099).
+    Rekey(&'a str),
 }
 
 #[state_machine(
@@ -253,6 +266,10 @@ impl Run {
                 self.set_status(restored.status, restored.detail.as_deref());
                 self.thinking_summary = None;
                 self.visible_output = restored.visible_output;
+                self.touch();
+            }
+            RunEvent::Rekey(to) => {
+                self.session_uid = (*to).to_owned();
                 self.touch();
             }
             _ => {}
@@ -444,6 +461,14 @@ impl Run {
     ) -> Outcome<State> {
         match event {
             RunEvent::Piece(p) if p.id == *pending && matches!(p.kind, PieceKind::Head) => {
+                if context.inputs.source.is_some() {
+                    let named = context.io.head_of(*pending).and_then(|h| {
+                        crate::api::local::runtime_session_uid(h.agent_session_uid.as_deref())
+                    });
+                    if let Some(uid) = named {
+                        self.named_by_runtime(context, uid);
+                    }
+                }
                 let id = turn.answer_id.clone();
                 self.answer = Some(Box::new(AnswerStream::new(id, context.io.max_event_bytes)));
                 self.answer_revision = self.answer_revision.wrapping_add(1);
@@ -517,7 +542,24 @@ impl Run {
                         answer.end(&mut deltas);
                     }
                     self.relay(context, deltas);
+                    if turn.new_chat
+                        && !self.named
+                        && let Some(frame) = self.answer.as_deref().and_then(|a| a.new_session())
+                    {
+                        let uid = crate::api::local::runtime_session_uid(Some(&frame.session_uid));
+                        if let Some(uid) = uid {
+                            self.named_by_runtime(context, uid);
+                        }
+                    }
                     let end = match self.answer.as_deref().map(AnswerStream::outcome) {
+                        // adr-notes 2 and 8: a new conversation whose runtime named none.
+                        Some(StreamOutcome::Finished { .. }) if turn.new_chat && !self.named => {
+                            context.io.signals.push_back(Signal::Notice {
+                                session_uid: self.session_uid.clone(),
+                                text: NO_SESSION_NOTICE.to_owned(),
+                            });
+                            failed(FailureCode::NewChatWithoutSession, NO_SESSION_TEXT)
+                        }
                         Some(StreamOutcome::Finished { .. } | StreamOutcome::Aborted { .. }) => {
                             RunEnd::Clean
                         }
@@ -563,8 +605,21 @@ impl Run {
         }
     }
 
+    /// The runtime named the conversation this turn ran in (ADR 099): another id than the
+    /// client's replaces it everywhere (the engine relays the signal).
+    fn named_by_runtime(&mut self, context: &mut Ctx<'_>, uid: String) {
+        self.named = true;
+        if uid != self.session_uid {
+            context.io.signals.push_back(Signal::Rekey {
+                from: self.session_uid.clone(),
+                to: uid,
+            });
+        }
+    }
+
     /// The turn starts: its message shows at once, not yet sent.
     fn begin(&mut self, turn: &Turn) {
+        self.named = false;
         self.local.push(Arc::new(Message {
             id: turn.user_message_id.clone(),
             role: Role::User,

@@ -350,6 +350,9 @@ struct HeadPayload {
     status: u16,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     content_type: Option<String>,
+    /// `X-Agent-Session-Uid` (ADR 099), when the answer had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    agent_session_uid: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -484,8 +487,8 @@ impl Record {
                 Step::Head {
                     id: RequestId(p.id),
                     head: ResponseHead {
-                        status: p.status,
-                        content_type: p.content_type,
+                        agent_session_uid: p.agent_session_uid,
+                        ..ResponseHead::new(p.status, p.content_type)
                     },
                 }
             }
@@ -547,6 +550,7 @@ impl Record {
                             id: id.0,
                             status: head.status,
                             content_type: head.content_type.clone(),
+                            agent_session_uid: head.agent_session_uid.clone(),
                         }),
                     }),
                     Step::Chunk { id, bytes } => {
