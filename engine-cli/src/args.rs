@@ -14,6 +14,10 @@ pub struct Args {
     /// The platform's base URL (absolute http or https). Without it, an embedded simulator runs.
     #[arg(long, global = true)]
     pub platform: Option<String>,
+    /// Chat with a local Agent runtime at this loopback address instead (ADR 099): no platform,
+    /// no token; `--agent` names it (default "Local Agent"), `--user` is sent as `user_uid`.
+    #[arg(long, global = true, value_name = "URL", conflicts_with_all = ["platform", "token_file", "environment"])]
+    pub local: Option<String>,
     /// A file holding the platform token (else the AGENT_CHAT_TOKEN environment variable).
     #[arg(long, global = true)]
     pub token_file: Option<PathBuf>,

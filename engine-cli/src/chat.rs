@@ -32,6 +32,23 @@ fn open(target: &Target, record: bool) -> Result<Handle, String> {
     let mut shell = ShellConfig::new(config);
     shell.record_trace = record;
     let (handle, _task) = spawn(shell);
+    if let Some(source) = &target.local {
+        // ADR 099: the local runtime's default conversation (or the one it kept).
+        let user = Some(target.user.clone()).filter(|u| !u.trim().is_empty());
+        let inputs = [
+            Input::Source(Some(source.clone())),
+            Input::Person(Person {
+                user_uid: user,
+                token: None,
+                token_type: None,
+            }),
+            Input::IsVisible(true),
+        ];
+        for input in inputs {
+            handle.input(input).map_err(|e| e.to_string())?;
+        }
+        return Ok(handle);
+    }
     let inputs = [
         Input::Person(Person {
             user_uid: Some(target.user.clone()),

@@ -12,6 +12,8 @@ pub struct Target {
     pub environment: String,
     pub agent: String,
     pub user: String,
+    /// A local Agent runtime, when it is the target (ADR 099).
+    pub local: Option<engine_core::LocalSource>,
     /// The embedded simulator, when it is the target.
     sim: Option<Sim>,
 }
@@ -19,6 +21,21 @@ pub struct Target {
 impl Target {
     /// From the command line: `--platform` with a token, else an embedded simulator.
     pub async fn resolve(args: &Args) -> Result<Target, String> {
+        if let Some(url) = &args.local {
+            let name = args.agent.as_deref().unwrap_or("Local Agent");
+            let source = engine_core::LocalSource::new(url, name).map_err(|e| e.to_string())?;
+            return Ok(Target {
+                // The engine's platform base: the runtime's own address (nothing is sent to a
+                // platform with a local source).
+                base: source.base_url().to_owned(),
+                token: Secret::new(String::new()),
+                environment: String::new(),
+                agent: name.to_owned(),
+                user: args.user.clone().unwrap_or_default(),
+                local: Some(source),
+                sim: None,
+            });
+        }
         let Some(base) = args.platform.clone() else {
             let config = SimConfig::default();
             let token = Secret::new(config.platform_token.clone());
@@ -47,6 +64,7 @@ impl Target {
                 environment,
                 agent,
                 user,
+                local: None,
                 sim: Some(sim),
             });
         };
@@ -73,6 +91,7 @@ impl Target {
             environment: need(&args.environment, "environment")?,
             agent: need(&args.agent, "agent")?,
             user: need(&args.user, "user")?,
+            local: None,
             sim: None,
         })
     }

@@ -186,3 +186,46 @@ fn piped_lines_get_their_answers_before_the_chat_ends() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("You said: piped hello\n"), "{stdout:?}");
 }
+
+/// Issue 14 (ADR 099): `agent-chat --local URL send` chats with a local Agent runtime: no
+/// platform, no token, no credential on any request; the answer is printed. A base that is not
+/// a loopback address is bad usage, with the reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn send_to_a_local_runtime() {
+    use platform_sim::{LocalRuntime, Sim, SimConfig};
+    let config = SimConfig {
+        local: Some(LocalRuntime::default()),
+        ..SimConfig::default()
+    };
+    let sim = Sim::start(config).await.unwrap();
+    let url = sim.url();
+    let out = tokio::task::spawn_blocking(move || {
+        agent_chat()
+            .args(["--local", &url, "send", "hello local"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout.contains("You said: hello local"), "{stdout}");
+    let log = sim.log();
+    assert!(
+        log.iter()
+            .all(|r| r.authorized && !r.path.starts_with("/api/v1/")),
+        "{log:#?}"
+    );
+    sim.shutdown().await;
+
+    let out = agent_chat()
+        .args(["--local", "https://agents.example.com", "send", "hi"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("A local Agent source needs a loopback address"),
+        "{stderr}"
+    );
+}

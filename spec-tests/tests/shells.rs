@@ -358,6 +358,78 @@ fn recorded_run_replays_identically<S: ShellUnderTest>() {
     );
 }
 
+/// ADR 099, issue 14: a local Agent runtime on loopback (platform-sim's local mode). The
+/// default conversation is shown, the runtime's checks pass, a message's answer streams back,
+/// and the runtime's id (`X-Agent-Session-Uid`) replaces `default`; a second message goes
+/// under that id. No request carries a credential, and none goes to the platform's routes.
+fn local_runtime_conversation<S: ShellUnderTest>() {
+    let config = SimConfig {
+        local: Some(platform_sim::LocalRuntime::default()),
+        ..SimConfig::default()
+    };
+    let sim = sim(config);
+    let shell = S::start_with(&sim.url(), false);
+    let source = engine_core::LocalSource::new(&sim.url(), "Local Agent").unwrap();
+    shell.input(Input::Source(Some(source)));
+    shell.input(Input::IsVisible(true));
+    shell.wait_for(&|s| s.composer_admission);
+    assert_eq!(
+        shell.snapshot().current_session_id.as_deref(),
+        Some("default")
+    );
+    shell.command(Command::SendMessage {
+        text: "hello local".into(),
+    });
+    let s = shell.wait_for(&|s| answered(s) && s.current_session_id.as_deref() != Some("default"));
+    assert_eq!(
+        s.run_status,
+        RunStatus::Complete,
+        "{:?}",
+        s.run_status_detail
+    );
+    assert_eq!(s.current_session_id.as_deref(), Some("local-default"));
+    let shown = serde_json::to_string(&s.thread).unwrap();
+    assert!(shown.contains("You said: hello local"), "{shown}");
+    shell.command(Command::SendMessage {
+        text: "again".into(),
+    });
+    shell.wait_for(&|s| {
+        answered(s)
+            && serde_json::to_string(&s.thread)
+                .unwrap()
+                .contains("You said: again")
+    });
+    let log = sim.log();
+    let turns: Vec<_> = log
+        .iter()
+        .filter(|r| r.method == "POST" && r.path == "/api/chat")
+        .collect();
+    assert_eq!(turns.len(), 2, "{log:#?}");
+    assert_eq!(
+        turns[0].body.as_ref().unwrap()["runtime_session_uid"],
+        "default"
+    );
+    assert_eq!(
+        turns[1].body.as_ref().unwrap()["runtime_session_uid"],
+        "local-default"
+    );
+    assert!(
+        turns
+            .iter()
+            .all(|t| t.body.as_ref().unwrap().get("session").is_none())
+    );
+    assert!(
+        log.iter().all(|r| r.authorized),
+        "a credential reached the local runtime"
+    );
+    assert!(
+        log.iter().all(|r| !r.path.starts_with("/api/v1/")),
+        "{log:#?}"
+    );
+    shell.stop();
+    sim.shutdown();
+}
+
 macro_rules! suite {
     ($shell:ty, $module:ident) => {
         mod $module {
@@ -389,6 +461,10 @@ macro_rules! suite {
             #[test]
             fn recorded_run_replays_identically() {
                 super::recorded_run_replays_identically::<$shell>();
+            }
+            #[test]
+            fn local_runtime_conversation() {
+                super::local_runtime_conversation::<$shell>();
             }
         }
     };
