@@ -72,9 +72,10 @@ fn is_not_found(e: &ApiError) -> bool {
 
 pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
     let snapshot = platform_snapshot(engine);
-    match engine.view().inputs.source.as_ref() {
-        Some(source) => engine.local_view(snapshot, source),
-        None => snapshot,
+    if engine.view().inputs.source.is_some() {
+        engine.local_view(snapshot)
+    } else {
+        snapshot
     }
 }
 

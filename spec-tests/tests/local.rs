@@ -86,9 +86,10 @@ fn adr_099_checks_in_order_and_no_platform_request() {
             "http://127.0.0.1:8787/ready",
             "http://127.0.0.1:8787/health",
             "http://127.0.0.1:8787/api/chat",
+            "http://127.0.0.1:8787/api/local/v1/agent",
             "http://127.0.0.1:8787/api/local/v1/chat-sessions?limit=50"
         ],
-        "the conversations are read once the runtime is ready"
+        "the Agent and the conversations are read once the runtime is ready"
     );
     assert!(
         h.sent()
@@ -868,4 +869,48 @@ fn issue_14_a_new_conversation_without_a_session_and_the_frame() {
     let s = h.snapshot();
     assert_eq!(s.current_session_id.as_deref(), Some("local-5"));
     assert_eq!(s.run_status, engine_core::RunStatus::Complete);
+}
+
+/// adr-notes 5: once the runtime is ready it names its Agent (`GET /api/local/v1/agent`,
+/// `displayName`, else `name`); that name replaces the source's in the conversations, the
+/// queue's texts and the unavailable notice. A failed read keeps the source's name.
+#[test]
+fn adr_099_the_runtime_names_its_agent() {
+    let mut h = local();
+    stored(&mut h, KEY, Some("local-2"));
+    pass_checks(&mut h);
+    let id = pending(&h, LocalRoute::Agent);
+    h.reply(
+        id,
+        200,
+        json!({"name": "ledger", "displayName": "Ledger Books"}),
+    );
+    let s = h.snapshot();
+    assert_eq!(
+        s.agent_sessions[0].agent_name.as_deref(),
+        Some("Ledger Books")
+    );
+    h.command(Command::RefreshActiveSessionRuntimeAccess);
+    let id = pending(&h, LocalRoute::Ready);
+    h.reply(id, 503, json!({"ok": false}));
+    assert_eq!(
+        interaction(&h).notice.unwrap().title,
+        "Ledger Books is not running"
+    );
+
+    let mut h = local();
+    stored(&mut h, KEY, Some("local-2"));
+    pass_checks(&mut h);
+    let id = pending(&h, LocalRoute::Agent);
+    h.reply(id, 404, json!({"detail": "Not found."}));
+    let s = h.snapshot();
+    assert_eq!(
+        s.agent_sessions[0].agent_name.as_deref(),
+        Some("Ledger Helper")
+    );
+    assert_eq!(
+        interaction(&h).state,
+        InteractionState::Ready,
+        "the runtime stays ready"
+    );
 }

@@ -24,7 +24,6 @@ use crate::machines::local_selection::LocalSelEvent;
 use crate::machines::local_sessions::{SessionsEvent, default_title};
 use crate::machines::selection::{self, Origin, SelEvent};
 use crate::snapshot::{Capabilities, Readiness, ReadinessStatus, Snapshot};
-use crate::source::LocalSource;
 use crate::time::Time;
 
 impl Engine {
@@ -193,22 +192,26 @@ impl Engine {
     }
 
     /// The Agent's name: the source's, until the runtime names it.
-    fn local_agent_name(&self) -> String {
-        self.inputs
-            .source
-            .as_ref()
-            .map(|s| s.display_name().to_owned())
-            .unwrap_or_default()
+    pub(crate) fn local_agent_name(&self) -> String {
+        let named = self.local_admission.inner().agent_name.clone();
+        named.unwrap_or_else(|| {
+            self.inputs
+                .source
+                .as_ref()
+                .map(|s| s.display_name().to_owned())
+                .unwrap_or_default()
+        })
     }
 
     /// What the snapshot shows with a local source: the runtime's decision, never a presence
     /// or a wake; the conversations (the one shown among them even when the runtime does not
     /// list it); the local capabilities; the composer admits once the runtime passed its
     /// checks and the conversation is ready.
-    pub(crate) fn local_view(&self, mut snapshot: Snapshot, source: &LocalSource) -> Snapshot {
+    pub(crate) fn local_view(&self, mut snapshot: Snapshot) -> Snapshot {
         let admission = self.local_admission.inner();
         let sessions = self.local_sessions.inner();
-        snapshot.active_runtime_interaction = Some(admission.interaction(source.display_name()));
+        let agent = self.local_agent_name();
+        snapshot.active_runtime_interaction = Some(admission.interaction(&agent));
         snapshot.active_runtime_presence = None;
         snapshot.is_assistant_runtime_starting = false;
         snapshot.is_runtime_wake_overdue = false;
@@ -222,7 +225,7 @@ impl Engine {
             listed.push(crate::input::SessionSummary {
                 uid: uid.to_owned(),
                 agent_uid: None,
-                agent_name: Some(source.display_name().to_owned()),
+                agent_name: Some(agent.clone()),
                 title: default_title(uid).to_owned(),
                 status: None,
                 started_at: None,

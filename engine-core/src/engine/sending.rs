@@ -195,6 +195,9 @@ impl Engine {
 
     /// The Agent name of a session, for notices (OI-6).
     pub(crate) fn agent_name_of(&self, session_uid: &str) -> Option<String> {
+        if self.inputs.source.is_some() {
+            return Some(self.local_agent_name());
+        }
         let h = self.hydration.inner();
         let from_detail = h
             .detail

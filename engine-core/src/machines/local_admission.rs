@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use statig::prelude::*;
 
-use crate::api::local::{LocalRoute, Readiness, read_health, read_ready};
+use crate::api::local::{LocalRoute, Readiness, parse_local_agent, read_health, read_ready};
 use crate::api::{InteractionState, RuntimeInteraction, RuntimeNotice, Severity};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Owner};
@@ -24,12 +24,13 @@ pub(crate) const RECHECK: Duration = Duration::from_millis(RECHECK_MS);
 /// The notice code of an unavailable local runtime.
 pub(crate) const UNAVAILABLE_CODE: &str = "local_agent_unavailable";
 
-/// The three checks, in order.
+/// The three checks, in order, then the Agent's name (read once the runtime passed them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Step {
     Ready,
     Health,
     ChatCheck,
+    Agent,
 }
 
 impl Step {
@@ -38,6 +39,7 @@ impl Step {
             Step::Ready => LocalRoute::Ready,
             Step::Health => LocalRoute::Health,
             Step::ChatCheck => LocalRoute::ChatCheck,
+            Step::Agent => LocalRoute::Agent,
         }
     }
 }
@@ -53,6 +55,8 @@ pub(crate) struct LocalAdmission {
     pub checked: bool,
     /// When the next look for an unavailable runtime is due.
     pub next_check: Option<Time>,
+    /// The Agent's name as the runtime gives it (`GET /api/local/v1/agent`).
+    pub agent_name: Option<String>,
 }
 
 pub(crate) enum AdmissionEvent<'a> {
@@ -135,6 +139,7 @@ impl LocalAdmission {
             .send_local(context.inputs, Owner::LocalAdmission, call)
         {
             Ok(pending) => Transition(State::checking(step, pending)),
+            Err(_) if step == Step::Agent => Transition(State::idle()),
             Err(e) => self.unavailable(context, e.to_string()),
         }
     }
@@ -143,6 +148,8 @@ impl LocalAdmission {
         let route = step.route();
         let (status, body) = match answer.outcome.local(&route) {
             Ok(answered) => answered,
+            // The Agent's description is optional: without it the source's name stays.
+            Err(_) if step == Step::Agent => return Transition(State::idle()),
             Err(text) => return self.unavailable(context, text),
         };
         match step {
@@ -158,6 +165,15 @@ impl LocalAdmission {
                 self.ready = true;
                 self.checked = true;
                 self.message = None;
+                // adr-notes 5: each time the runtime is ready, it names its Agent.
+                self.send(context, Step::Agent)
+            }
+            Step::Agent => {
+                if (200..300).contains(&status)
+                    && let Some(name) = parse_local_agent(body)
+                {
+                    self.agent_name = Some(name);
+                }
                 Transition(State::idle())
             }
             Step::ChatCheck => {
