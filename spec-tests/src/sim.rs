@@ -965,7 +965,10 @@ impl World {
             Delivery::Answer { id, .. } | Delivery::Failure { id, .. } => *id,
         };
         // INV-10: an answer for what is no longer current changes nothing of what is shown.
-        let before = self.is_stale(id).then(|| self.shown_view());
+        // (Only when no timer is due: an input at or past a deadline also runs what is due,
+        // which may change what is shown for its own reasons.)
+        let timer_due = self.engine.poll_timeout().is_some_and(|at| at <= now);
+        let before = (!timer_due && self.is_stale(id)).then(|| self.shown_view());
         match delivery {
             Delivery::Answer {
                 id,
