@@ -914,3 +914,32 @@ fn adr_099_the_runtime_names_its_agent() {
         "the runtime stays ready"
     );
 }
+
+/// OI-19 with a local source: a stop whose cancel gets no answer is given up after 10 s (the
+/// engine's timer says when), with "Session cancellation request failed.".
+#[test]
+fn adr_099_a_local_cancel_is_given_up_after_10_s() {
+    let mut h = talking("local-2");
+    h.send("Hello");
+    let id = h.expect_pending("local turn", is_local_turn);
+    h.stream_head(id);
+    h.command(Command::CancelActiveSession);
+    let cancel = pending(
+        &h,
+        LocalRoute::Cancel {
+            session_uid: "local-2".into(),
+        },
+    );
+    let due = h.engine().poll_timeout().expect("the give-up is a timer");
+    assert_eq!(
+        due.saturating_duration_since(spec_tests::ORIGIN)
+            .as_millis() as u64,
+        h.now_ms() + 10_000
+    );
+    h.advance(10_000);
+    assert!(h.was_aborted(cancel));
+    assert_eq!(
+        h.snapshot().run_status_detail.as_deref(),
+        Some("Session cancellation request failed.")
+    );
+}

@@ -462,9 +462,14 @@ impl Engine {
         let catalog = catalog::deadline(self.catalog.state());
         let overdue = self.wake_overdue_at().filter(|t| *t > self.last_now);
         if self.inputs.source.is_some() {
-            // ADR 099: only the local runtime's re-check, while the chat is visible.
-            let recheck = self.local_admission.inner().deadline();
-            return recheck.filter(|_| self.inputs.visible);
+            // ADR 099: the local runtime's re-check while the chat is visible, and the works'
+            // own clocks (a cancel's give-up).
+            let recheck = self
+                .local_admission
+                .inner()
+                .deadline()
+                .filter(|_| self.inputs.visible);
+            return [recheck, self.works.deadline()].into_iter().flatten().min();
         }
         [runtime, catalog, self.works.deadline(), overdue]
             .into_iter()
