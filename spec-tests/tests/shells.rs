@@ -430,6 +430,47 @@ fn local_runtime_conversation<S: ShellUnderTest>() {
     sim.shutdown();
 }
 
+/// ADR 099: a local runtime that cannot list or reload conversations (404 on both) is
+/// live-only: `capabilities.sessionHistory` false, the notice "Earlier messages are not shown:
+/// this local Agent cannot reload a conversation yet.", no error, and a message still goes.
+fn live_only_local_runtime<S: ShellUnderTest>() {
+    let config = SimConfig {
+        local: Some(platform_sim::LocalRuntime {
+            lists_sessions: false,
+            ..platform_sim::LocalRuntime::default()
+        }),
+        ..SimConfig::default()
+    };
+    let sim = sim(config);
+    let shell = S::start_with(&sim.url(), false);
+    let source = engine_core::LocalSource::new(&sim.url(), "Local Agent").unwrap();
+    shell.input(Input::Source(Some(source)));
+    shell.input(Input::IsVisible(true));
+    let s = shell.wait_for(&|s| s.composer_admission && !s.capabilities.session_history);
+    assert_eq!(s.latest_sessions_error, None);
+    assert_eq!(
+        s.session_notice.as_deref(),
+        Some("Earlier messages are not shown: this local Agent cannot reload a conversation yet.")
+    );
+    shell.command(Command::SendMessage {
+        text: "hello live".into(),
+    });
+    let s = shell.wait_for(&|s| {
+        answered(s)
+            && serde_json::to_string(&s.thread)
+                .unwrap()
+                .contains("You said: hello live")
+    });
+    assert_eq!(
+        s.run_status,
+        RunStatus::Complete,
+        "{:?}",
+        s.run_status_detail
+    );
+    shell.stop();
+    sim.shutdown();
+}
+
 macro_rules! suite {
     ($shell:ty, $module:ident) => {
         mod $module {
@@ -465,6 +506,10 @@ macro_rules! suite {
             #[test]
             fn local_runtime_conversation() {
                 super::local_runtime_conversation::<$shell>();
+            }
+            #[test]
+            fn live_only_local_runtime() {
+                super::live_only_local_runtime::<$shell>();
             }
         }
     };
