@@ -78,7 +78,7 @@ impl LocalSource {
         }
         let trimmed = base_url.trim();
         let refused = || SourceError::BaseUrl(serde_json::Value::from(trimmed).to_string());
-        let acceptable = |c: char| c.is_ascii_graphic() && !matches!(c, '#' | '\\');
+        let acceptable = |c: char| c.is_ascii_graphic() && !matches!(c, '#' | '?' | '\\');
         if trimmed.is_empty() || !trimmed.chars().all(acceptable) {
             return Err(refused());
         }
@@ -196,6 +196,8 @@ mod tests {
             "file:///tmp/agent",
             "http://127.0.0.1:8787/a b",
             "http://127.0.0.1:8787/#x",
+            "http://127.0.0.1:8787?x",
+            "/__agent__?x=1",
             "/agent\\x",
         ] {
             let error = LocalSource::new(given, "Ledger Helper").unwrap_err();

@@ -943,3 +943,91 @@ fn adr_099_a_local_cancel_is_given_up_after_10_s() {
         Some("Session cancellation request failed.")
     );
 }
+
+/// ENV-2 with a local source (review): a change of person clears the shared selection, and the
+/// local conversation is shown again at once (the same one); the runtime's checks stand.
+#[test]
+fn adr_099_a_person_change_keeps_the_local_conversation() {
+    let mut h = Harness::new();
+    h.input(Input::Source(Some(source())));
+    stored(&mut h, KEY, Some("local-2"));
+    h.person(USER).visible(true);
+    assert_eq!(shown(&h).0.as_deref(), Some("local-2"));
+    h.person("user-2");
+    assert_eq!(shown(&h).0.as_deref(), Some("local-2"));
+}
+
+/// HYD-4 with a local source (review): a transcript read again when the conversation is shown
+/// again replaces this page's finished turns (they are in it): nothing shows twice.
+#[test]
+fn adr_099_a_transcript_read_again_shows_nothing_twice() {
+    let mut h = talking("local-2");
+    h.send("Hello");
+    let id = h.expect_pending("local turn", is_local_turn);
+    h.stream_head(id)
+        .chunk(id, &spec_tests::fixtures::answer("m-9", "Hi."))
+        .end(id);
+    assert_eq!(h.snapshot().thread.len(), 4);
+    h.requested(Some("local-3"));
+    let id = pending(&h, history_route("local-3"));
+    h.reply(id, 200, spec_tests::fixtures::history("local-3"));
+    h.requested(Some("local-2"));
+    let id = pending(&h, history_route("local-2"));
+    h.reply(id, 200, spec_tests::fixtures::history("local-2"));
+    assert_eq!(h.snapshot().thread.len(), 2, "the transcript alone");
+}
+
+/// Issue 14 (review): a runtime that keeps the client's id and names it once makes the
+/// conversation known: its next turn is an ordinary one, not a new conversation's.
+#[test]
+fn issue_14_a_runtime_that_keeps_the_clients_id() {
+    let (mut h, client) = new_conversation();
+    h.send("Hello");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.head_with(turn, named_head(Some(&client)));
+    h.chunk(turn, &spec_tests::fixtures::answer("m-1", "Hi."))
+        .end(turn);
+    assert_eq!(h.snapshot().run_status, engine_core::RunStatus::Complete);
+    h.send("Again");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.head_with(turn, named_head(None));
+    h.chunk(turn, &spec_tests::fixtures::answer("m-2", "Again."))
+        .end(turn);
+    let s = h.snapshot();
+    assert_eq!(
+        s.run_status,
+        engine_core::RunStatus::Complete,
+        "{:?}",
+        s.run_status_detail
+    );
+    assert_eq!(s.current_session_id.as_deref(), Some(client.as_str()));
+}
+
+/// Review: a new display name for the same runtime is not a change of scope (no new checks,
+/// a running turn goes on); the chat coming back into view checks the runtime again.
+#[test]
+fn adr_099_a_new_display_name_and_coming_back_into_view() {
+    let mut h = talking("local-2");
+    h.send("Hello");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.stream_head(turn);
+    let mark = h.mark();
+    h.input(Input::Source(Some(
+        LocalSource::new(BASE, "Ledger Books").unwrap(),
+    )));
+    assert!(h.sent_since(mark).is_empty(), "{:#?}", h.sent_since(mark));
+    assert!(!h.was_aborted(turn));
+    h.chunk(turn, &spec_tests::fixtures::answer("m-9", "Hi."))
+        .end(turn);
+    assert_eq!(h.snapshot().run_status, engine_core::RunStatus::Complete);
+    h.visible(false);
+    let mark = h.mark();
+    h.visible(true);
+    let again: Vec<_> = h.sent_since(mark).iter().map(|s| s.call.clone()).collect();
+    assert!(
+        again.contains(&ApiCall::Local {
+            route: LocalRoute::Ready
+        }),
+        "{again:?}"
+    );
+}

@@ -62,6 +62,11 @@ impl Engine {
     fn local_selection(&mut self, now: Time, event: &LocalSelEvent<'_>) {
         let mut ctx = io_ctx!(self, now);
         self.local_selection.handle_with_context(event, &mut ctx);
+        self.show_local_selection();
+    }
+
+    /// The shared selection shows the local selection's conversation.
+    fn show_local_selection(&mut self) {
         let local = self.local_selection.inner();
         let Some(uid) = local.current.clone() else {
             return;
@@ -80,6 +85,9 @@ impl Engine {
     /// (and again every 5 s while it is unavailable); the conversations are read once it is
     /// ready.
     pub(super) fn evaluate_local(&mut self, now: Time) {
+        // A change of person or Environment clears the shown selection (ENV-2); the local
+        // conversation shown stays the same one.
+        self.show_local_selection();
         let mut ctx = io_ctx!(self, now);
         let visible = ctx.inputs.visible;
         self.local_admission
@@ -112,9 +120,26 @@ impl Engine {
                 };
                 self.local_sessions.handle_with_context(&event, &mut ctx);
             }
-            Owner::LocalHistory => self
-                .local_history
-                .handle_with_context(&HistoryEvent::Answer(answer), &mut ctx),
+            Owner::LocalHistory => {
+                self.local_history
+                    .handle_with_context(&HistoryEvent::Answer(answer), &mut ctx);
+                // HYD-4 as on the platform: a loaded transcript replaces this page's finished
+                // turns of the conversation (they are in it now), and shows again after
+                // `clearThread()`. A live-only runtime has none: this page's turns stay.
+                let history = self.local_history.inner();
+                if history.loaded
+                    && !history.live_only
+                    && let Some(uid) = history.session_uid.clone()
+                {
+                    let (mut ctx, p) = self.ctx(now);
+                    let work = p.works.entry(&mut ctx, &uid);
+                    work.thread_cleared = false;
+                    work.run.handle_with_context(
+                        &crate::machines::send::RunEvent::HistoryApplied,
+                        &mut ctx,
+                    );
+                }
+            }
             _ => self
                 .local_admission
                 .handle_with_context(&AdmissionEvent::Answer(answer), &mut ctx),
@@ -219,6 +244,10 @@ impl Engine {
         snapshot.composer_admission = admission.ready && readiness.status == ReadinessStatus::Ready;
         snapshot.capabilities = Capabilities::local(!sessions.live_only);
         let mut listed = sessions.sessions.clone();
+        // The Agent's name as it stands now (the runtime may name it after the list came).
+        for row in &mut listed {
+            row.agent_name = Some(agent.clone());
+        }
         if let Some(uid) = snapshot.current_session_id.as_deref()
             && !listed.iter().any(|s| s.uid == uid)
         {

@@ -544,7 +544,10 @@ impl Engine {
             Input::IsVisible(v) => {
                 let returned = v && !self.inputs.visible;
                 self.inputs.visible = v;
-                if returned {
+                if returned && self.inputs.source.is_some() {
+                    // adr-notes 5: a local runtime is checked again when the chat comes back.
+                    self.recheck_local(now);
+                } else if returned {
                     // OI-26, OI-7: coming back into view reads the latest-sessions list again
                     // (not for a launched session: the settle loop does not want the read then).
                     let (mut ctx, p) = self.ctx(now);
@@ -624,9 +627,15 @@ impl Engine {
                 }
             }
             Input::Source(source) => {
-                if source != self.inputs.source {
+                let base = |s: &Option<crate::source::LocalSource>| {
+                    s.as_ref().map(|s| s.base_url().to_owned())
+                };
+                if base(&source) != base(&self.inputs.source) {
                     self.inputs.source = source;
                     self.source_changed(now);
+                } else {
+                    // Only the display name changed: the same runtime, the same scope.
+                    self.inputs.source = source;
                 }
             }
             Input::StoredSelectionLoaded { key, session_uid } => {

@@ -606,15 +606,15 @@ impl Run {
     }
 
     /// The runtime named the conversation this turn ran in (ADR 099): another id than the
-    /// client's replaces it everywhere (the engine relays the signal).
+    /// client's replaces it everywhere, and the conversation is no longer new (the engine
+    /// relays the signal).
     fn named_by_runtime(&mut self, context: &mut Ctx<'_>, uid: String) {
         self.named = true;
-        if uid != self.session_uid {
-            context.io.signals.push_back(Signal::Rekey {
-                from: self.session_uid.clone(),
-                to: uid,
-            });
-        }
+        // Also when the runtime kept the client's id: the conversation is known from now on.
+        context.io.signals.push_back(Signal::Rekey {
+            from: self.session_uid.clone(),
+            to: uid,
+        });
     }
 
     /// The turn starts: its message shows at once, not yet sent.
