@@ -49,6 +49,8 @@ pub(crate) enum Owner {
     LocalSessions,
     /// The shown local conversation's transcript.
     LocalHistory,
+    /// A local runtime's model catalog, and the model it holds for the conversation shown.
+    LocalModels,
 }
 
 /// A platform call while a local source is set (ADR 099): refused before any request exists.

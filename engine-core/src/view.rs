@@ -343,7 +343,7 @@ pub(crate) fn wake_overdue_ms(decision: &Decision) -> Option<u64> {
 /// The selected session's readiness as the snapshot shows it (the send guard reads it, SND-2).
 pub(crate) fn current_readiness(engine: &Engine) -> Readiness {
     if engine.view().inputs.source.is_some() {
-        return engine.local_readiness();
+        return engine.local_readiness_now();
     }
     let crate::engine::View {
         inputs,

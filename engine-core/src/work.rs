@@ -115,26 +115,48 @@ impl Works {
 
     /// ADR 099: a local runtime named the conversation `from` ran in `to`: its work (run,
     /// cancel, queue) moves there. A work already under `to` that holds nothing is replaced;
-    /// one that holds something stays, and `from` keeps its own (nothing is merged or lost).
-    /// True when the stored queue of `from` must be removed (it is written under `to` next).
-    pub(crate) fn rekey(&mut self, ctx: &mut Ctx<'_>, from: &str, to: &str) -> bool {
-        let occupied = self.get(to).is_some_and(|w| {
-            !w.queue.rows.is_empty()
-                || send::is_active(w.run.state())
-                || !w.run.inner().local.is_empty()
-        });
-        if from == to || occupied {
-            return false;
+    /// one holding only queued rows is merged (its rows first, its hold kept, within the
+    /// queue's limit); one with a turn of its own (running or shown) cannot take another's,
+    /// and then nothing moves: the conversation keeps the client's id ([`Rekeyed::Kept`]).
+    pub(crate) fn rekey(&mut self, ctx: &mut Ctx<'_>, from: &str, to: &str) -> Rekeyed {
+        if from == to {
+            return Rekeyed::Moved { forget_old: false };
         }
-        let Some(mut work) = self.by_session.remove(from) else {
-            return false;
+        let waiting = |w: &Work| w.queue.rows.len() + usize::from(w.queue.sending);
+        let merge = match (self.get(from), self.get(to)) {
+            (None, _) => return Rekeyed::Moved { forget_old: false },
+            (Some(_), None) => false,
+            (Some(mine), Some(theirs)) => {
+                let has_turn =
+                    send::is_active(theirs.run.state()) || !theirs.run.inner().local.is_empty();
+                if has_turn || waiting(mine) + waiting(theirs) > crate::queue::QUEUE_LIMIT {
+                    return Rekeyed::Kept;
+                }
+                !theirs.queue.rows.is_empty()
+            }
         };
+        let Some(mut work) = self.by_session.remove(from) else {
+            return Rekeyed::Moved { forget_old: false };
+        };
+        if merge && let Some(mut theirs) = self.by_session.remove(to) {
+            let hold = theirs.queue.hold.take();
+            let older = std::mem::take(&mut theirs.queue.rows);
+            let queue = &mut work.queue;
+            for row in older.into_iter().rev() {
+                queue.rows.push_front(row);
+            }
+            if hold.is_some() {
+                queue.hold = hold;
+            }
+        }
         work.run.handle_with_context(&RunEvent::Rekey(to), ctx);
         work.cancel
             .handle_with_context(&CancelEvent::Rekey(to), ctx);
         self.by_session.insert(to.to_owned(), work);
         self.revision = self.revision.wrapping_add(1);
-        self.stored.forget(self.scope.as_ref(), from)
+        Rekeyed::Moved {
+            forget_old: self.stored.forget(self.scope.as_ref(), from),
+        }
     }
 
     /// The session's work, created on first use.
@@ -237,4 +259,14 @@ impl Works {
             .fold(0u64, |sum, w| sum.wrapping_add(w.queue.revision()));
         (self.revision, queues)
     }
+}
+
+/// What a re-key did ([`Works::rekey`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rekeyed {
+    /// The work is under the new id now; `forget_old`: the stored queue of the old id must be
+    /// removed (it is written under the new one next).
+    Moved { forget_old: bool },
+    /// The new id's work has a turn of its own: nothing moved.
+    Kept,
 }

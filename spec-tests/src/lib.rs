@@ -17,6 +17,7 @@ pub mod fixtures;
 pub mod follow;
 pub mod fuzz;
 mod harness;
+pub mod local;
 pub mod long_answer;
 pub mod models;
 pub mod sim;

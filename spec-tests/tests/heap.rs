@@ -175,7 +175,7 @@ fn ready_with_empty_thread(uid: &str) -> Engine {
 }
 
 /// The issue's targets, asserted as they are (docs/benchmarks.md, "Replay and memory (issue
-/// 12)", has the figures): 8 KiB for a ready engine (7,366 B measured) and 1.2x for every
+/// 12)", has the figures): 8 KiB for a ready engine (7,833 B measured) and 1.2x for every
 /// finished message (text 1.01x; an agent answer with a tool call and metadata 1.10x, its JSON
 /// values kept as compact text, `engine_core::Json`).
 const ENGINE_MAX: isize = 8 * 1024;

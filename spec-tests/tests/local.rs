@@ -19,42 +19,7 @@ use engine_core::{
 use serde_json::{Value, json};
 use spec_tests::Harness;
 use spec_tests::fixtures::{ENV, USER};
-
-const BASE: &str = "http://127.0.0.1:8787";
-
-fn source() -> LocalSource {
-    LocalSource::new(BASE, "Ledger Helper").unwrap()
-}
-
-/// A visible chat for a signed-in person in an Environment, switched to the local source.
-fn local() -> Harness {
-    let mut h = Harness::visible_in_env();
-    h.input(Input::Source(Some(source())));
-    h
-}
-
-fn is_local(call: &ApiCall, wanted: &LocalRoute) -> bool {
-    matches!(call, ApiCall::Local { route } if route == wanted)
-}
-
-/// The open request for this local route.
-fn pending(h: &Harness, route: LocalRoute) -> engine_core::RequestId {
-    h.expect_pending(route.operation_name(), move |c| is_local(c, &route))
-}
-
-/// Answers the three checks: ready, local mode, probe 200.
-fn pass_checks(h: &mut Harness) {
-    let id = pending(h, LocalRoute::Ready);
-    h.reply(id, 200, json!({"ok": true}));
-    let id = pending(h, LocalRoute::Health);
-    h.reply(id, 200, json!({"ok": true, "mode": "local"}));
-    let id = pending(h, LocalRoute::ChatCheck);
-    h.reply(id, 200, json!({"status": "ready"}));
-}
-
-fn interaction(h: &Harness) -> engine_core::api::RuntimeInteraction {
-    h.snapshot().active_runtime_interaction.expect("a decision")
-}
+use spec_tests::local::*;
 
 /// ADR 099, adr-notes 5: with a local source no platform request leaves, whatever the person
 /// and Environment inputs (the platform's list, catalog and icons included); the checks go to
@@ -87,9 +52,10 @@ fn adr_099_checks_in_order_and_no_platform_request() {
             "http://127.0.0.1:8787/health",
             "http://127.0.0.1:8787/api/chat",
             "http://127.0.0.1:8787/api/local/v1/agent",
-            "http://127.0.0.1:8787/api/local/v1/chat-sessions?limit=50"
+            "http://127.0.0.1:8787/api/local/v1/chat-sessions?limit=50",
+            "http://127.0.0.1:8787/api/chat/model-providers"
         ],
-        "the Agent and the conversations are read once the runtime is ready"
+        "the Agent, the conversations and the catalog are read once the runtime is ready"
     );
     assert!(
         h.sent()
@@ -286,8 +252,6 @@ fn adr_099_no_command_reaches_the_platform() {
     assert!(handed_back.contains(&"Hello"), "{:?}", h.events());
 }
 
-const KEY: &str = "ms.command-center-ai.local-session:http://127.0.0.1:8787";
-
 /// The conversation shown and its origin.
 fn shown(h: &Harness) -> (Option<String>, Option<Origin>) {
     let s = h.snapshot();
@@ -305,13 +269,6 @@ fn saved(h: &Harness, mark: usize) -> Vec<String> {
             _ => None,
         })
         .collect()
-}
-
-fn stored(h: &mut Harness, key: &str, uid: Option<&str>) {
-    h.input(Input::StoredSelectionLoaded {
-        key: key.to_owned(),
-        session_uid: uid.map(str::to_owned),
-    });
 }
 
 /// adr-notes 5: the conversation shown is the one stored under
@@ -338,6 +295,7 @@ fn adr_099_the_stored_conversation_else_default() {
     stored(&mut h, KEY, Some("local-7"));
     assert_eq!(shown(&h), (Some("local-7".into()), Some(Origin::Restored)));
     assert_eq!(saved(&h, mark), ["local-7"]);
+    assert!(!h.snapshot().is_default_session);
 
     let mut h = local();
     stored(&mut h, KEY, None);
@@ -345,6 +303,12 @@ fn adr_099_the_stored_conversation_else_default() {
     let s = h.snapshot();
     assert_eq!(s.agent_sessions.len(), 1);
     assert_eq!(s.agent_sessions[0].title, "Conversation");
+    // `isDefaultSession`: the runtime's default conversation is shown; no platform default.
+    assert!(s.is_default_session);
+    assert_eq!(
+        s.default_session_status,
+        engine_core::DefaultSessionStatus::Idle
+    );
     assert_eq!(
         s.agent_sessions[0].agent_name.as_deref(),
         Some("Ledger Helper")
@@ -444,22 +408,6 @@ fn adr_099_the_conversation_list() {
         ["local-2"],
         "the conversation shown stays listed"
     );
-}
-
-/// A visible local chat showing `uid` (stored), its runtime ready and its list read empty.
-fn showing(uid: &str) -> Harness {
-    let mut h = local();
-    stored(&mut h, KEY, Some(uid));
-    pass_checks(&mut h);
-    let id = pending(&h, LocalRoute::Sessions);
-    h.reply(id, 200, json!({"sessions": []}));
-    h
-}
-
-fn history_route(uid: &str) -> LocalRoute {
-    LocalRoute::History {
-        session_uid: uid.to_owned(),
-    }
 }
 
 /// `platform-api.md` section 8: the shown conversation's transcript is read once the runtime is
@@ -562,24 +510,6 @@ fn adr_099_no_transcript_while_the_runtime_is_unavailable() {
         h.pending(|c| is_local(c, &history_route("local-2")))
             .is_some()
     );
-}
-
-/// `showing(uid)` with its transcript loaded: the composer admits.
-fn talking(uid: &str) -> Harness {
-    let mut h = showing(uid);
-    let id = pending(&h, history_route(uid));
-    h.reply(id, 200, spec_tests::fixtures::history(uid));
-    assert!(h.snapshot().composer_admission);
-    h
-}
-
-fn is_local_turn(call: &ApiCall) -> bool {
-    matches!(
-        call,
-        ApiCall::Local {
-            route: LocalRoute::SendMessage { .. }
-        }
-    )
 }
 
 /// ADR 099, adr-notes 5: a message goes to `POST {base}/api/chat` at once (no access, no
@@ -706,30 +636,6 @@ fn adr_099_a_stop_goes_to_the_local_cancel_route() {
         h.snapshot().run_status_detail.as_deref(),
         Some("Run cancellation requested.")
     );
-}
-
-/// A streamed head naming the conversation (`X-Agent-Session-Uid`).
-fn named_head(uid: Option<&str>) -> engine_core::ResponseHead {
-    engine_core::ResponseHead {
-        agent_session_uid: uid.map(str::to_owned),
-        ..engine_core::ResponseHead::new(200, Some("text/event-stream".into()))
-    }
-}
-
-fn turn_body_of(h: &Harness, id: engine_core::RequestId) -> Value {
-    serde_json::from_slice(h.request(id).request.body.as_ref().unwrap()).unwrap()
-}
-
-/// A visible local chat, runtime ready, showing a new conversation.
-fn new_conversation() -> (Harness, String) {
-    let mut h = local();
-    stored(&mut h, KEY, None);
-    pass_checks(&mut h);
-    let id = pending(&h, LocalRoute::Sessions);
-    h.reply(id, 200, json!({"sessions": []}));
-    h.command(Command::CreateAgentSession);
-    let client = h.snapshot().current_session_id.unwrap();
-    (h, client)
 }
 
 /// Issue 14, adr-notes 2 and 5: `createAgentSession()` with a local source starts a new
@@ -869,6 +775,21 @@ fn issue_14_a_new_conversation_without_a_session_and_the_frame() {
     let s = h.snapshot();
     assert_eq!(s.current_session_id.as_deref(), Some("local-5"));
     assert_eq!(s.run_status, engine_core::RunStatus::Complete);
+
+    // The frame is taken when it comes: a stop right after it keeps the runtime's id.
+    let (mut h, _) = new_conversation();
+    h.send("Hello");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.head_with(turn, named_head(None));
+    let frame = spec_tests::fixtures::sse(&[
+        json!({"type": "new_session", "new_session": {"runtime_session_uid": "local-6"}}),
+    ]);
+    h.chunk(turn, &frame);
+    assert_eq!(h.snapshot().current_session_id.as_deref(), Some("local-6"));
+    h.command(Command::CancelActiveSession);
+    let s = h.snapshot();
+    assert_eq!(s.current_session_id.as_deref(), Some("local-6"));
+    assert_ne!(s.run_status, engine_core::RunStatus::Error);
 }
 
 /// adr-notes 5: once the runtime is ready it names its Agent (`GET /api/local/v1/agent`,
@@ -1030,4 +951,131 @@ fn adr_099_a_new_display_name_and_coming_back_into_view() {
         }),
         "{again:?}"
     );
+}
+
+/// adr-notes 5, the reference's local engine: `revalidateStaleRuntimeAccess()` (the composer's
+/// focus) checks the runtime again when it is unavailable, or when its last check is more than
+/// 60 s old (strictly); otherwise it sends nothing.
+#[test]
+fn adr_099_a_stale_decision_is_checked_again_on_focus() {
+    let mut h = local();
+    pass_checks(&mut h);
+    let mark = h.mark();
+    h.command(Command::RevalidateStaleRuntimeAccess);
+    h.advance(60_000);
+    h.command(Command::RevalidateStaleRuntimeAccess);
+    assert!(
+        h.sent_since(mark)
+            .iter()
+            .all(|s| !is_local(&s.call, &LocalRoute::Ready)),
+        "60 s is not stale yet"
+    );
+    h.advance(1);
+    h.command(Command::RevalidateStaleRuntimeAccess);
+    let id = pending(&h, LocalRoute::Ready);
+    assert_eq!(
+        interaction(&h).state,
+        InteractionState::Ready,
+        "the decision stays on screen while the check runs"
+    );
+    h.reply(id, 503, json!({"ok": false}));
+    assert_eq!(interaction(&h).state, InteractionState::Unavailable);
+    // Unavailable: checked again at once, before the 5 s.
+    h.command(Command::RevalidateStaleRuntimeAccess);
+    pending(&h, LocalRoute::Ready);
+}
+
+/// A transcript that failed to load is read again on `refreshSessionDetail()` (with the list),
+/// and a loaded one is not.
+#[test]
+fn adr_099_a_failed_transcript_is_read_again_on_refresh() {
+    let mut h = showing("local-2");
+    let id = pending(&h, history_route("local-2"));
+    h.reply(id, 500, json!({"detail": "Disk full."}));
+    assert_eq!(
+        h.snapshot().active_session_readiness.status,
+        engine_core::ReadinessStatus::Error
+    );
+    h.command(Command::RefreshSessionDetail);
+    let again = pending(&h, history_route("local-2"));
+    h.reply(again, 200, spec_tests::fixtures::history("local-2"));
+    let s = h.snapshot();
+    assert_eq!(
+        s.active_session_readiness.status,
+        engine_core::ReadinessStatus::Ready
+    );
+    assert_eq!(s.thread.len(), 2);
+    let mark = h.mark();
+    h.command(Command::RefreshSessionDetail);
+    assert!(
+        h.sent_since(mark)
+            .iter()
+            .all(|s| !is_local(&s.call, &history_route("local-2")))
+    );
+}
+
+/// Issue 14, ADR 087: the runtime names a new conversation after one that already holds rows
+/// here (read back from storage): the queues are merged under the runtime's id, the older rows
+/// first and their hold kept, so nothing goes out without the person's word and nothing is
+/// lost; the client's stored copy is removed.
+#[test]
+fn issue_14_a_rekey_onto_a_conversation_with_rows_merges_the_queues() {
+    let mut h = showing("local-5");
+    h.input(Input::StoredQueueLoaded {
+        key: "main_sequence_ai.message_queue.local-5".into(),
+        rows: Some(json!([{"id": "q-1", "text": "Older", "createdAt": "2026-10-02T08:00:00Z"}])),
+    });
+    assert_eq!(h.snapshot().message_queue.len(), 1);
+    h.command(Command::CreateAgentSession);
+    h.send("Hello");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.send("Newer");
+    h.head_with(turn, named_head(Some("local-5")));
+    let s = h.snapshot();
+    assert_eq!(s.current_session_id.as_deref(), Some("local-5"));
+    let texts: Vec<_> = s.message_queue.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(texts, ["Older", "Newer"]);
+    assert_eq!(
+        s.message_queue_hold.map(|h| h.reason),
+        Some(engine_core::HoldReason::Away)
+    );
+    h.chunk(turn, &spec_tests::fixtures::answer("m-1", "Hi."))
+        .end(turn);
+    assert!(
+        h.pending(is_local_turn).is_none(),
+        "a held queue waits for the person"
+    );
+    assert_eq!(h.snapshot().message_queue.len(), 2);
+}
+
+/// Issue 14: the runtime names a new conversation after one with a turn of its own here (its
+/// answer still streaming): nothing moves, the new conversation keeps the client's id, its
+/// turn finishes there, and the other conversation's run is untouched.
+#[test]
+fn issue_14_a_rekey_onto_a_running_conversation_keeps_the_clients_id() {
+    let mut h = talking("local-5");
+    h.send("First");
+    let first = h.expect_pending("local turn", is_local_turn);
+    h.stream_head(first);
+    h.command(Command::CreateAgentSession);
+    let client = h.snapshot().current_session_id.unwrap();
+    h.send("Second");
+    let second = h
+        .pending(|c| {
+            matches!(c, engine_core::ApiCall::Local { route: LocalRoute::SendMessage { session_uid, .. } } if *session_uid == client)
+        })
+        .expect("the second turn");
+    h.head_with(second, named_head(Some("local-5")));
+    h.chunk(second, &spec_tests::fixtures::answer("m-2", "Hi."))
+        .end(second);
+    let s = h.snapshot();
+    assert_eq!(s.current_session_id.as_deref(), Some(client.as_str()));
+    assert_eq!(s.run_status, engine_core::RunStatus::Complete);
+    assert_eq!(s.session_notice, None);
+    h.requested(Some("local-5"));
+    let s = h.snapshot();
+    assert!(s.has_active_chat_stream, "the first run still streams");
+    h.chunk(first, &spec_tests::fixtures::answer("m-1", "Done."))
+        .end(first);
+    assert_eq!(h.snapshot().run_status, engine_core::RunStatus::Complete);
 }

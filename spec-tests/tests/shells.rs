@@ -399,6 +399,39 @@ fn local_runtime_conversation<S: ShellUnderTest>() {
                 .unwrap()
                 .contains("You said: again")
     });
+    // The models (ADR 099): the runtime's catalog behind the configured option, the model it
+    // holds for the conversation, and a choice `PUT` for it.
+    let s = shell.wait_for(&|s| {
+        s.available_models.len() > 1
+            && s.selected_model_value.is_some()
+            && !s.is_loading_available_models
+    });
+    assert_eq!(s.available_models[0].id, "local::configured");
+    let pick = s
+        .available_models
+        .iter()
+        .find(|m| m.provider != "local" && Some(&m.id) != s.selected_model_value.as_ref())
+        .expect("a catalog model")
+        .clone();
+    shell.command(Command::SetSelectedModelValue {
+        value: Some(pick.id.clone()),
+    });
+    let put = |log: &[platform_sim::LoggedRequest]| {
+        log.iter()
+            .find(|r| r.method == "PUT" && r.path == "/api/chat/session-model")
+            .cloned()
+    };
+    let s = shell.wait_for(&|s| !s.is_updating_session_model && put(&sim.log()).is_some());
+    assert_eq!(s.selected_model_value.as_deref(), Some(pick.id.as_str()));
+    let body = put(&sim.log()).unwrap().body.unwrap();
+    assert_eq!(
+        (&body["sessionUid"], &body["provider"], &body["model"]),
+        (
+            &serde_json::json!("local-default"),
+            &serde_json::json!(pick.provider),
+            &serde_json::json!(pick.model)
+        )
+    );
     let log = sim.log();
     let turns: Vec<_> = log
         .iter()

@@ -50,7 +50,7 @@ impl Engine {
             history: if cleared {
                 &[]
             } else if self.inputs.source.is_some() {
-                &self.local_history.inner().thread
+                self.local_thread().0
             } else {
                 &self.hydration.inner().thread
             },
@@ -74,7 +74,7 @@ impl Engine {
         let work = shown.and_then(|u| self.works.get(u));
         let run = work.map(|w| w.run.inner());
         let history_revision = if self.inputs.source.is_some() {
-            self.local_history.inner().thread_revision
+            self.local_thread().1
         } else {
             self.hydration.inner().thread_revision
         };

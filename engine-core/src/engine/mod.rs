@@ -4,6 +4,7 @@
 mod changes;
 mod icons;
 mod local;
+mod local_view;
 mod models;
 mod sending;
 
@@ -31,10 +32,7 @@ use crate::machines::environment::{EnvEvent, Environment};
 use crate::machines::explorer::{ExplorerEvent, ExplorerRead, ReadKind};
 use crate::machines::hydration::{HydEvent, Hydration};
 use crate::machines::icons::AgentIcons;
-use crate::machines::local_admission::LocalAdmission;
-use crate::machines::local_history::LocalHistory;
-use crate::machines::local_selection::LocalSelection;
-use crate::machines::local_sessions::LocalSessions;
+use crate::machines::local_models::Edit;
 use crate::machines::model_choice::{ChoiceEvent, ModelChoiceMachine};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
 use crate::machines::picker::{Picker, PickerEdit, PickerEvent};
@@ -119,14 +117,8 @@ pub struct Engine {
     search: InitializedStateMachine<ExplorerRead>,
     /// Agent icons (ADR 090).
     icons: InitializedStateMachine<AgentIcons>,
-    /// A local runtime's admission (ADR 099), while a local source is set.
-    local_admission: InitializedStateMachine<LocalAdmission>,
-    /// Which local conversation is shown.
-    local_selection: InitializedStateMachine<LocalSelection>,
-    /// The local runtime's conversations.
-    local_sessions: InitializedStateMachine<LocalSessions>,
-    /// The shown local conversation's transcript.
-    local_history: InitializedStateMachine<LocalHistory>,
+    /// The local engine's machines (ADR 099), there only while a local source is set.
+    local: Option<Box<local::Local>>,
     /// What changed, per part of the snapshot ([`Engine::revisions`]).
     revisions: crate::Revisions,
     /// What the revisions were last moved from.
@@ -195,18 +187,6 @@ impl Engine {
         let icons = AgentIcons::default()
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
-        let local_admission = LocalAdmission::default()
-            .uninitialized_state_machine()
-            .init_with_context(&mut ctx);
-        let local_selection = LocalSelection::default()
-            .uninitialized_state_machine()
-            .init_with_context(&mut ctx);
-        let local_sessions = LocalSessions::fresh()
-            .uninitialized_state_machine()
-            .init_with_context(&mut ctx);
-        let local_history = LocalHistory::default()
-            .uninitialized_state_machine()
-            .init_with_context(&mut ctx);
         let mut engine = Engine {
             start: now,
             last_now: now,
@@ -233,10 +213,7 @@ impl Engine {
             archived,
             search,
             icons,
-            local_admission,
-            local_selection,
-            local_sessions,
-            local_history,
+            local: None,
             revisions: crate::Revisions::default(),
             seen: changes::Seen::default(),
             own_changes: 0,
@@ -464,11 +441,7 @@ impl Engine {
         if self.inputs.source.is_some() {
             // ADR 099: the local runtime's re-check while the chat is visible, and the works'
             // own clocks (a cancel's give-up).
-            let recheck = self
-                .local_admission
-                .inner()
-                .deadline()
-                .filter(|_| self.inputs.visible);
+            let recheck = self.local_deadline();
             return [recheck, self.works.deadline()].into_iter().flatten().min();
         }
         [runtime, catalog, self.works.deadline(), overdue]
@@ -813,6 +786,9 @@ impl Engine {
                 let (mut ctx, p) = self.ctx(now);
                 p.runtime.handle_with_context(&RtaEvent::Refresh, &mut ctx);
             }
+            Command::RevalidateStaleRuntimeAccess if self.inputs.source.is_some() => {
+                self.revalidate_local(now);
+            }
             Command::RevalidateStaleRuntimeAccess => {
                 let (mut ctx, p) = self.ctx(now);
                 p.runtime
@@ -869,6 +845,15 @@ impl Engine {
                     work.queue.armed = true;
                 }
             }
+            Command::SetSelectedReasoningEffortValue { value } if self.inputs.source.is_some() => {
+                self.edit_local_model(Edit::Thinking(value.as_deref()), now);
+            }
+            Command::SetSelectedProviderValue { value } if self.inputs.source.is_some() => {
+                self.edit_local_model(Edit::Provider(value.as_deref()), now);
+            }
+            Command::SetSelectedModelValue { value } if self.inputs.source.is_some() => {
+                self.edit_local_model(Edit::Model(value.as_deref()), now);
+            }
             Command::SetSelectedReasoningEffortValue { value } => {
                 self.edit_picker(&PickerEdit::Thinking(non_blank(value.as_deref())), now);
             }
@@ -912,6 +897,12 @@ impl Engine {
             Command::CancelSessionModelSelection => {
                 let (mut ctx, p) = self.ctx(now);
                 p.choice.handle_with_context(&ChoiceEvent::Cancel, &mut ctx);
+            }
+            Command::RequestAvailableModels if self.inputs.source.is_some() => {
+                self.request_local_catalog(false, now);
+            }
+            Command::InvalidateModelProviderCatalog if self.inputs.source.is_some() => {
+                self.request_local_catalog(true, now);
             }
             Command::RequestAvailableModels => {
                 let demand = self.catalog_demand();
@@ -1199,7 +1190,10 @@ impl Engine {
             Owner::SessionSearch => {
                 self.explore(ReadKind::Search, &ExplorerEvent::Answer(answer), now);
             }
-            Owner::LocalAdmission | Owner::LocalSessions | Owner::LocalHistory => {
+            Owner::LocalAdmission
+            | Owner::LocalSessions
+            | Owner::LocalHistory
+            | Owner::LocalModels => {
                 self.local_answer(answer, now);
             }
             owner => {
@@ -1233,7 +1227,10 @@ impl Engine {
                         .picker
                         .handle_with_context(&PickerEvent::Answer(answer), &mut ctx),
                     Owner::Cancel => p.works.each_cancel(&mut ctx, &CancelEvent::Answer(answer)),
-                    Owner::LocalAdmission | Owner::LocalSessions | Owner::LocalHistory => {}
+                    Owner::LocalAdmission
+                    | Owner::LocalSessions
+                    | Owner::LocalHistory
+                    | Owner::LocalModels => {}
                     // Finished above, before the context was borrowed.
                     Owner::Archive
                     | Owner::Unarchive

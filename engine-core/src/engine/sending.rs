@@ -189,7 +189,15 @@ impl Engine {
                 .and_then(|hist| hist.thread_id.clone()),
             user_uid: non_blank(self.inputs.person.user_uid.as_deref()),
             context: self.inputs.view_context.clone(),
-            reasoning_effort: self.picker.inner().composer_values().thinking.clone(),
+            // ADR 099: a local runtime gets its level with the session's model (`PUT
+            // /api/chat/session-model`); the turn's `runConfig` stays the chat runtime's own.
+            reasoning_effort: self
+                .picker
+                .inner()
+                .composer_values()
+                .thinking
+                .clone()
+                .filter(|_| self.inputs.source.is_none()),
         }
     }
 

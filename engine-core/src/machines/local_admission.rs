@@ -21,6 +21,10 @@ pub(crate) const RECHECK_MS: u64 = 5_000;
 /// [`RECHECK_MS`] as a duration.
 pub(crate) const RECHECK: Duration = Duration::from_millis(RECHECK_MS);
 
+/// A decision older than this is checked again on `revalidateStaleRuntimeAccess()` (strictly
+/// older, as the reference's local engine has it).
+pub(crate) const STALE: Duration = Duration::from_millis(60_000);
+
 /// The notice code of an unavailable local runtime.
 pub(crate) const UNAVAILABLE_CODE: &str = "local_agent_unavailable";
 
@@ -55,6 +59,8 @@ pub(crate) struct LocalAdmission {
     pub checked: bool,
     /// When the next look for an unavailable runtime is due.
     pub next_check: Option<Time>,
+    /// When the last check finished.
+    checked_at: Option<Time>,
     /// The Agent's name as the runtime gives it (`GET /api/local/v1/agent`).
     pub agent_name: Option<String>,
 }
@@ -64,8 +70,12 @@ pub(crate) enum AdmissionEvent<'a> {
     Evaluate {
         visible: bool,
     },
-    /// `refreshActiveSessionRuntimeAccess()`, a failed turn, or a stale decision: check now.
+    /// `refreshActiveSessionRuntimeAccess()`, a failed turn, or coming back into view: check
+    /// now.
     Recheck,
+    /// `revalidateStaleRuntimeAccess()` (the composer's focus): check now when the runtime is
+    /// unavailable or the last check is more than 60 s old.
+    Revalidate,
     Answer(&'a Answer),
     /// A new source, or none: forget everything.
     Reset,
@@ -85,6 +95,7 @@ impl LocalAdmission {
                 self.start(context)
             }
             AdmissionEvent::Recheck => self.start(context),
+            AdmissionEvent::Revalidate if self.stale(context.now) => self.start(context),
             AdmissionEvent::Reset => {
                 *self = LocalAdmission::default();
                 Handled
@@ -105,6 +116,10 @@ impl LocalAdmission {
         match event {
             AdmissionEvent::Answer(a) if a.id == *pending => self.answered(context, *step, a),
             AdmissionEvent::Recheck => self.start(context),
+            // Only the Agent's name is still being read: the checks are done.
+            AdmissionEvent::Revalidate if *step == Step::Agent && self.stale(context.now) => {
+                self.start(context)
+            }
             AdmissionEvent::Reset => {
                 *self = LocalAdmission::default();
                 Transition(State::idle())
@@ -123,6 +138,12 @@ impl LocalAdmission {
     /// Never checked, or unavailable and the 5 s are over.
     fn due(&self, now: Time) -> bool {
         !self.checked || self.next_check.is_some_and(|at| now >= at)
+    }
+
+    /// Unavailable, or last checked more than 60 s ago.
+    fn stale(&self, now: Time) -> bool {
+        self.checked_at
+            .is_some_and(|at| !self.ready || now.saturating_duration_since(at) > STALE)
     }
 
     fn start(&mut self, context: &mut Ctx<'_>) -> Outcome<State> {
@@ -164,6 +185,7 @@ impl LocalAdmission {
             Step::ChatCheck if (200..300).contains(&status) => {
                 self.ready = true;
                 self.checked = true;
+                self.checked_at = Some(context.now);
                 self.message = None;
                 // adr-notes 5: each time the runtime is ready, it names its Agent.
                 self.send(context, Step::Agent)
@@ -192,6 +214,7 @@ impl LocalAdmission {
     fn unavailable(&mut self, context: &mut Ctx<'_>, message: String) -> Outcome<State> {
         self.ready = false;
         self.checked = true;
+        self.checked_at = Some(context.now);
         self.message = Some(message);
         self.next_check = Some(context.now + RECHECK);
         Transition(State::idle())

@@ -45,6 +45,8 @@ pub(crate) enum HistoryEvent<'a> {
         may_read: bool,
         fresh: bool,
     },
+    /// `refreshSessionDetail()`: a failed read is tried again.
+    Retry,
     /// The runtime named the conversation `from` ran in `to`: the thread stays.
     Rekey {
         from: &'a str,
@@ -74,6 +76,10 @@ impl LocalHistory {
             HistoryEvent::Reset => {
                 self.select(None, false);
                 Transition(State::idle())
+            }
+            HistoryEvent::Retry => {
+                self.error = None;
+                Handled
             }
             HistoryEvent::Rekey { from, to } if self.session_uid.as_deref() == Some(*from) => {
                 self.session_uid = Some((*to).to_owned());

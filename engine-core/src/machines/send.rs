@@ -534,6 +534,9 @@ impl Run {
                         answer.feed(bytes, &mut deltas);
                     }
                     self.relay(context, deltas);
+                    // The runtime may name a new conversation in any frame: taken at once, so
+                    // a stop after it keeps the name.
+                    self.named_by_frame(context, turn);
                     Handled
                 }
                 PieceKind::End => {
@@ -542,15 +545,7 @@ impl Run {
                         answer.end(&mut deltas);
                     }
                     self.relay(context, deltas);
-                    if turn.new_chat
-                        && !self.named
-                        && let Some(frame) = self.answer.as_deref().and_then(|a| a.new_session())
-                    {
-                        let uid = crate::api::local::runtime_session_uid(Some(&frame.session_uid));
-                        if let Some(uid) = uid {
-                            self.named_by_runtime(context, uid);
-                        }
-                    }
+                    self.named_by_frame(context, turn);
                     let end = match self.answer.as_deref().map(AnswerStream::outcome) {
                         // adr-notes 2 and 8: a new conversation whose runtime named none.
                         Some(StreamOutcome::Finished { .. }) if turn.new_chat && !self.named => {
@@ -615,6 +610,17 @@ impl Run {
             from: self.session_uid.clone(),
             to: uid,
         });
+    }
+
+    /// A new conversation's `new_session` frame names the runtime's id (once per turn).
+    fn named_by_frame(&mut self, context: &mut Ctx<'_>, turn: &Turn) {
+        if turn.new_chat
+            && !self.named
+            && let Some(frame) = self.answer.as_deref().and_then(|a| a.new_session())
+            && let Some(uid) = crate::api::local::runtime_session_uid(Some(&frame.session_uid))
+        {
+            self.named_by_runtime(context, uid);
+        }
     }
 
     /// The turn starts: its message shows at once, not yet sent.

@@ -1,0 +1,170 @@
+//! What the snapshot shows with a local Agent source (ADR 099; `docs/local-agents.md`).
+
+use super::Engine;
+use super::local::Local;
+use crate::machines::local_history::LIVE_ONLY_NOTICE;
+use crate::machines::local_models;
+use crate::machines::local_sessions::default_title;
+use crate::machines::selection;
+use crate::snapshot::{Capabilities, Readiness, ReadinessStatus, Snapshot};
+
+impl Engine {
+    /// The Agent's name: the source's, until the runtime names it.
+    pub(crate) fn local_agent_name(&self) -> String {
+        let display_name = self.inputs.source.as_ref().map_or("", |s| s.display_name());
+        self.local
+            .as_deref()
+            .map_or_else(|| display_name.to_owned(), |l| l.agent_name(display_name))
+    }
+
+    /// The send guard's word with a local source: a runtime that has not passed its checks
+    /// takes no message (its unavailable message, else "The local Agent is not ready yet.").
+    pub(super) fn local_refusal(&self) -> Option<crate::failure::RunFailure> {
+        let admission = self.local.as_deref()?.admission.inner();
+        (!admission.ready).then(|| {
+            let text = admission
+                .message
+                .clone()
+                .unwrap_or_else(|| crate::api::local::NOT_READY_TEXT.to_owned());
+            crate::failure::RunFailure::new(crate::failure::FailureCode::RuntimeUnavailable, text)
+        })
+    }
+
+    /// What the snapshot shows with a local source: the runtime's decision, never a presence
+    /// or a wake; the conversations (the one shown among them even when the runtime does not
+    /// list it); the local capabilities; the composer admits once the runtime passed its
+    /// checks and the conversation is ready.
+    pub(crate) fn local_view(&self, mut snapshot: Snapshot) -> Snapshot {
+        let Some(local) = self.local.as_deref() else {
+            return snapshot;
+        };
+        let admission = local.admission.inner();
+        let sessions = local.sessions.inner();
+        let agent = self.local_agent_name();
+        snapshot.active_runtime_interaction = Some(admission.interaction(&agent));
+        snapshot.active_runtime_presence = None;
+        snapshot.is_assistant_runtime_starting = false;
+        snapshot.is_runtime_wake_overdue = false;
+        // Platform values have no local counterpart (the reference's constants).
+        snapshot.default_session_status = crate::snapshot::DefaultSessionStatus::Idle;
+        snapshot.default_session_error = None;
+        snapshot.is_direct_launch_session = false;
+        snapshot.active_session_detail = None;
+        snapshot.agent_id = None;
+        snapshot.is_default_session =
+            snapshot.current_session_id.as_deref() == Some(crate::source::DEFAULT_CONVERSATION);
+        let readiness = self.local_readiness(local);
+        snapshot.composer_admission = admission.ready && readiness.status == ReadinessStatus::Ready;
+        snapshot.capabilities = Capabilities::local(!sessions.live_only);
+        let mut listed = sessions.sessions.clone();
+        // The Agent's name as it stands now (the runtime may name it after the list came).
+        for row in &mut listed {
+            row.agent_name = Some(agent.clone());
+        }
+        if let Some(uid) = snapshot.current_session_id.as_deref()
+            && !listed.iter().any(|s| s.uid == uid)
+        {
+            listed.push(crate::input::SessionSummary {
+                uid: uid.to_owned(),
+                agent_uid: None,
+                agent_name: Some(agent.clone()),
+                title: default_title(uid).to_owned(),
+                status: None,
+                started_at: None,
+                ended_at: None,
+                handle_unique_id: None,
+                llm_provider: None,
+                llm_model: None,
+            });
+        }
+        snapshot.agent_sessions = listed;
+        snapshot.is_loading_latest_sessions =
+            crate::machines::local_sessions::is_reading(local.sessions.state());
+        snapshot.latest_sessions_error = sessions.error.clone();
+        snapshot.active_session_readiness = readiness;
+        models_view(local, &mut snapshot);
+        let history = local.history.inner();
+        if snapshot.session_notice.is_none() && history.live_only {
+            snapshot.session_notice = Some(LIVE_ONLY_NOTICE.to_owned());
+        }
+        snapshot
+    }
+
+    /// `activeSessionReadiness` with a local source (see [`Engine::local_view`]).
+    pub(crate) fn local_readiness_now(&self) -> Readiness {
+        match self.local.as_deref() {
+            Some(local) => self.local_readiness(local),
+            None => Readiness {
+                session_id: None,
+                status: ReadinessStatus::Idle,
+                detail_ready: false,
+                history_ready: false,
+                insights_ready: false,
+                error: None,
+            },
+        }
+    }
+
+    /// `activeSessionReadiness` with a local source: loading while the runtime is first
+    /// checked; ready while it is unavailable (the decision locks the composer, not readiness);
+    /// then the transcript's read decides (an error, or ready once it loaded or the runtime
+    /// cannot reload it).
+    fn local_readiness(&self, local: &Local) -> Readiness {
+        let selected = selection::selected(self.selection.state()).map(|s| s.0.to_owned());
+        let admission = local.admission.inner();
+        let history = local.history.inner();
+        let (status, error) = if !self.inputs.visible || selected.is_none() {
+            (ReadinessStatus::Idle, None)
+        } else if !admission.checked {
+            (ReadinessStatus::Loading, None)
+        } else if !admission.ready {
+            (ReadinessStatus::Ready, None)
+        } else if let Some(error) = &history.error {
+            (ReadinessStatus::Error, Some(error.clone()))
+        } else if history.loaded {
+            (ReadinessStatus::Ready, None)
+        } else {
+            (ReadinessStatus::Loading, None)
+        };
+        Readiness {
+            session_id: selected,
+            status,
+            detail_ready: true,
+            history_ready: history.loaded,
+            insights_ready: false,
+            error,
+        }
+    }
+}
+
+/// The picker with a local source: the configured option first, then the runtime's catalog;
+/// no model choice is ever asked for, and no platform value shows.
+fn models_view(local: &Local, snapshot: &mut Snapshot) {
+    let catalog = local.catalog.inner().catalog.as_deref();
+    let values = &local.model.inner().values;
+    let models = local_models::model_options(catalog);
+    snapshot.selected_provider_value = values.provider.clone();
+    snapshot.selected_model_value = values
+        .provider
+        .as_ref()
+        .zip(values.model.as_ref())
+        .map(|(p, m)| format!("{p}::{m}"));
+    snapshot.selected_reasoning_effort_value = values.thinking.clone();
+    snapshot.available_providers = local_models::provider_options(catalog);
+    snapshot.available_reasoning_efforts = models
+        .iter()
+        .find(|m| {
+            Some(m.provider.as_str()) == values.provider.as_deref()
+                && Some(m.model.as_str()) == values.model.as_deref()
+        })
+        .map(|m| m.reasoning_options.clone())
+        .unwrap_or_default();
+    snapshot.available_models = models;
+    snapshot.available_models_error = None;
+    snapshot.is_loading_available_models =
+        crate::machines::local_catalog::catalog_loading(local.catalog.state());
+    snapshot.has_requested_available_models = local.catalog.inner().requested;
+    snapshot.session_model_selection_request = None;
+    snapshot.session_model_last_used = Vec::new();
+    snapshot.is_updating_session_model = local_models::is_updating(local.model.state());
+}

@@ -1,0 +1,402 @@
+//! The model picker with a local Agent source (ADR 099: "the first message of a new local
+//! conversation runs on the runtime's configured model and the picker applies from the next";
+//! `platform-api.md` section 8): the model the runtime holds for the conversation shown (`GET
+//! /api/chat/session-model`), read on every change of conversation and after every turn while
+//! no turn runs; a person's choice is `PUT` for a conversation the runtime knows, and kept for
+//! one it does not know yet (a new conversation), to be `PUT` once the runtime names a model
+//! for it. The configured option (`local::configured`) stands for the runtime's own model.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use statig::prelude::*;
+
+use super::picker::PickerValues;
+use crate::api::local::{LocalRoute, LocalSessionModel, local_failure_text, parse_session_model};
+use crate::api::{Catalog, ModelOption, ProviderOption};
+use crate::event::{Event, Notice, NoticeVariant};
+use crate::intent::{ApiCall, RequestId};
+use crate::io::{Answer, Ctx, Owner};
+
+/// The provider of the configured option.
+pub(crate) const CONFIGURED_PROVIDER: &str = "local";
+/// The model of the configured option (`local::configured`).
+pub(crate) const CONFIGURED_MODEL: &str = "configured";
+/// The configured option's label.
+const CONFIGURED_LABEL: &str = "Configured by the local Agent";
+/// The configured provider's label.
+const LOCAL_PROVIDER_LABEL: &str = "Local Agent";
+/// A refused model change.
+const NOT_CHANGED_TITLE: &str = "The model did not change";
+/// A choice for a conversation the runtime does not know yet (said once per engine).
+const FIRST_MESSAGE_TITLE: &str = "The first message uses the local Agent's model";
+const FIRST_MESSAGE_TEXT: &str = "A new local conversation starts with the model the Agent was \
+                                  started with. Your choice applies from the next message.";
+
+/// The picker's values for the configured option.
+pub(crate) fn configured_values() -> PickerValues {
+    PickerValues {
+        provider: Some(CONFIGURED_PROVIDER.to_owned()),
+        model: Some(CONFIGURED_MODEL.to_owned()),
+        thinking: None,
+    }
+}
+
+/// `availableProviders` with a local source: the local Agent first, then the catalog's.
+pub(crate) fn provider_options(catalog: Option<&Catalog>) -> Vec<ProviderOption> {
+    let mut out = vec![ProviderOption {
+        label: LOCAL_PROVIDER_LABEL.to_owned(),
+        value: CONFIGURED_PROVIDER.to_owned(),
+    }];
+    out.extend(catalog.map(Catalog::provider_options).unwrap_or_default());
+    out
+}
+
+/// `availableModels` with a local source: the configured option first, then the catalog's.
+pub(crate) fn model_options(catalog: Option<&Catalog>) -> Vec<ModelOption> {
+    let mut out = vec![ModelOption {
+        id: format!("{CONFIGURED_PROVIDER}::{CONFIGURED_MODEL}"),
+        provider: CONFIGURED_PROVIDER.to_owned(),
+        model: CONFIGURED_MODEL.to_owned(),
+        label: CONFIGURED_LABEL.to_owned(),
+        selectable: true,
+        needs_sign_in: false,
+        reasoning_options: Vec::new(),
+        default_reasoning: None,
+    }];
+    out.extend(catalog.map(Catalog::model_options).unwrap_or_default());
+    out
+}
+
+/// The session model and the picker with a local source.
+#[derive(Debug, Default)]
+pub(crate) struct LocalModel {
+    /// The picker's values.
+    pub values: PickerValues,
+    /// Conversations the runtime knows (it named a model for them, listed or reloaded them, or
+    /// named them in an answer); a choice for one is `PUT` at once.
+    known: BTreeSet<String>,
+    /// Choices kept for conversations the runtime does not know yet.
+    pending: BTreeMap<String, PickerValues>,
+    /// The conversation and turn count last read for: read again after every turn.
+    read_for: Option<(String, u64)>,
+    /// Turns ended so far.
+    turns: u64,
+    /// "The first message uses the local Agent's model" was said.
+    told: bool,
+}
+
+/// A person's picker change.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Edit<'a> {
+    Provider(Option<&'a str>),
+    /// `"{provider}::{model}"`.
+    Model(Option<&'a str>),
+    Thinking(Option<&'a str>),
+}
+
+pub(crate) enum ModelEvent<'a> {
+    /// The level rules: the conversation shown, whether the runtime can be asked (visible and
+    /// ready), and whether a turn of it runs.
+    Evaluate {
+        selected: Option<&'a str>,
+        may_read: bool,
+        running: bool,
+    },
+    /// A person's change, for the conversation shown; `listed` when the runtime lists it.
+    Edit {
+        edit: Edit<'a>,
+        selected: Option<&'a str>,
+        listed: bool,
+    },
+    /// The runtime knows this conversation now.
+    Known(&'a str),
+    /// A turn ended: the model is read again.
+    TurnEnded,
+    /// The runtime named the conversation `from` ran in `to`.
+    Rekey {
+        from: &'a str,
+        to: &'a str,
+    },
+    Answer(&'a Answer),
+    Reset,
+}
+
+#[state_machine(
+    initial = "State::idle()",
+    state(derive(Debug, Clone, PartialEq, Eq)),
+    after_transition = "Self::after_transition"
+)]
+impl LocalModel {
+    #[superstate]
+    fn any(&mut self, context: &mut Ctx<'_>, event: &ModelEvent<'_>) -> Outcome<State> {
+        match event {
+            ModelEvent::Edit {
+                edit,
+                selected,
+                listed,
+            } => self.edit(context, *edit, *selected, *listed),
+            ModelEvent::Known(uid) => {
+                self.known.insert((*uid).to_owned());
+                Handled
+            }
+            ModelEvent::TurnEnded => {
+                self.turns = self.turns.wrapping_add(1);
+                Handled
+            }
+            ModelEvent::Rekey { from, to } => {
+                self.known.insert((*to).to_owned());
+                if let Some(choice) = self.pending.remove(*from) {
+                    self.pending.insert((*to).to_owned(), choice);
+                }
+                if let Some((uid, _)) = self.read_for.as_mut()
+                    && uid == from
+                {
+                    *uid = (*to).to_owned();
+                }
+                Handled
+            }
+            ModelEvent::Reset => {
+                *self = LocalModel::default();
+                Transition(State::idle())
+            }
+            _ => Handled,
+        }
+    }
+
+    #[state(superstate = "any")]
+    fn idle(&mut self, context: &mut Ctx<'_>, event: &ModelEvent<'_>) -> Outcome<State> {
+        match event {
+            ModelEvent::Evaluate {
+                selected: Some(uid),
+                may_read: true,
+                running: false,
+            } => {
+                let key = ((*uid).to_owned(), self.turns);
+                if self.read_for.as_ref() == Some(&key) {
+                    return Handled;
+                }
+                self.read_for = Some(key);
+                let route = LocalRoute::SessionModel {
+                    session_uid: (*uid).to_owned(),
+                };
+                match context.io.send_local(
+                    context.inputs,
+                    Owner::LocalModels,
+                    ApiCall::Local { route },
+                ) {
+                    Ok(pending) => Transition(State::reading(pending, (*uid).to_owned())),
+                    Err(_) => Handled,
+                }
+            }
+            _ => Super,
+        }
+    }
+
+    /// The model held for `session` is being read.
+    #[state(superstate = "any", exit_action = "abort_pending")]
+    fn reading(
+        &mut self,
+        pending: &RequestId,
+        session: &String,
+        context: &mut Ctx<'_>,
+        event: &ModelEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            ModelEvent::Answer(a) if a.id == *pending => {
+                let held = held_model(a, session);
+                if held.is_some() {
+                    self.known.insert(session.clone());
+                }
+                match (held, self.pending.remove(session)) {
+                    // A kept choice goes out now; a refusal falls back to the runtime's.
+                    (Some(held), Some(choice)) => self.put(context, session, &choice, Some(held)),
+                    (Some(held), None) => {
+                        self.values = values_of(&held);
+                        Transition(State::idle())
+                    }
+                    (None, Some(choice)) => {
+                        self.pending.insert(session.clone(), choice);
+                        Transition(State::idle())
+                    }
+                    // The runtime's own model (the read is always for the conversation shown).
+                    (None, None) => {
+                        self.values = configured_values();
+                        Transition(State::idle())
+                    }
+                }
+            }
+            // Another conversation: its own read (the exit action drops this one).
+            ModelEvent::Evaluate {
+                selected: Some(uid),
+                ..
+            } if *uid != session.as_str() => {
+                self.read_for = None;
+                Transition(State::idle())
+            }
+            _ => Super,
+        }
+    }
+
+    /// A choice for `session` is being `PUT`; `fallback` is what a kept choice's refusal shows.
+    #[state(superstate = "any")]
+    #[allow(clippy::borrowed_box, clippy::ptr_arg)] // statig hands state-local fields by reference
+    fn putting(
+        &mut self,
+        pending: &RequestId,
+        session: &String,
+        fallback: &Option<Box<LocalSessionModel>>,
+        context: &mut Ctx<'_>,
+        event: &ModelEvent<'_>,
+    ) -> Outcome<State> {
+        match event {
+            ModelEvent::Answer(a) if a.id == *pending => {
+                let route = LocalRoute::SetSessionModel {
+                    session_uid: session.clone(),
+                    provider: String::new(),
+                    model: String::new(),
+                    thinking_level: None,
+                };
+                let refused = match a.outcome.local(&route) {
+                    Ok((200..=299, body)) => {
+                        // A kept choice shows what the runtime now holds.
+                        if fallback.is_some()
+                            && let Some(held) = parse_session_model(body)
+                        {
+                            self.values = values_of(&held);
+                        }
+                        None
+                    }
+                    Ok((status, body)) => Some(local_failure_text(&route, Some(status), body)),
+                    Err(text) => Some(text),
+                };
+                if let Some(text) = refused {
+                    if let Some(held) = fallback {
+                        self.values = values_of(held);
+                    }
+                    context.emit(Event::Notify(Notice {
+                        title: NOT_CHANGED_TITLE.to_owned(),
+                        description: Some(text),
+                        variant: NoticeVariant::Error,
+                    }));
+                }
+                Transition(State::idle())
+            }
+            _ => Super,
+        }
+    }
+
+    #[action]
+    fn abort_pending(pending: &RequestId, context: &mut Ctx<'_>) {
+        context.io.abort(*pending);
+    }
+}
+
+impl LocalModel {
+    /// `setSelectedModelValue` sets the provider and model and applies them with the current
+    /// level; `setSelectedReasoningEffortValue` applies the current model with the new level;
+    /// `setSelectedProviderValue` only sets the provider. No readiness gate (the reference's).
+    fn edit(
+        &mut self,
+        context: &mut Ctx<'_>,
+        edit: Edit<'_>,
+        selected: Option<&str>,
+        listed: bool,
+    ) -> Outcome<State> {
+        match edit {
+            Edit::Provider(p) => {
+                self.values.provider = p.map(str::to_owned);
+                return Handled;
+            }
+            Edit::Model(id) => match id.and_then(|id| id.split_once("::")) {
+                Some((p, m)) => {
+                    self.values.provider = Some(p.to_owned());
+                    self.values.model = Some(m.to_owned());
+                }
+                None => self.values.model = id.map(str::to_owned),
+            },
+            Edit::Thinking(level) => self.values.thinking = level.map(str::to_owned),
+        }
+        let Some(uid) = selected else {
+            return Handled;
+        };
+        let choice = self.values.clone();
+        let configured = choice.provider.as_deref() == Some(CONFIGURED_PROVIDER)
+            && choice.model.as_deref() == Some(CONFIGURED_MODEL);
+        if configured || choice.provider.is_none() || choice.model.is_none() {
+            // Nothing to send: the runtime's own model (a kept choice is dropped).
+            self.pending.remove(uid);
+            return Handled;
+        }
+        if !listed && !self.known.contains(uid) {
+            self.pending.insert(uid.to_owned(), choice);
+            if !self.told {
+                self.told = true;
+                context.emit(Event::Notify(Notice {
+                    title: FIRST_MESSAGE_TITLE.to_owned(),
+                    description: Some(FIRST_MESSAGE_TEXT.to_owned()),
+                    variant: NoticeVariant::Info,
+                }));
+            }
+            return Handled;
+        }
+        self.pending.remove(uid);
+        self.put(context, uid, &choice, None)
+    }
+
+    fn put(
+        &mut self,
+        context: &mut Ctx<'_>,
+        uid: &str,
+        choice: &PickerValues,
+        fallback: Option<LocalSessionModel>,
+    ) -> Outcome<State> {
+        let (Some(provider), Some(model)) = (choice.provider.clone(), choice.model.clone()) else {
+            return Transition(State::idle());
+        };
+        let route = LocalRoute::SetSessionModel {
+            session_uid: uid.to_owned(),
+            provider,
+            model,
+            thinking_level: choice.thinking.clone(),
+        };
+        match context
+            .io
+            .send_local(context.inputs, Owner::LocalModels, ApiCall::Local { route })
+        {
+            Ok(pending) => Transition(State::putting(
+                pending,
+                uid.to_owned(),
+                fallback.map(Box::new),
+            )),
+            Err(_) => Transition(State::idle()),
+        }
+    }
+}
+
+/// The model a session-model answer names for `session`, if any (a failure, or an answer for
+/// another conversation, names none).
+fn held_model(a: &Answer, session: &str) -> Option<LocalSessionModel> {
+    let route = LocalRoute::SessionModel {
+        session_uid: session.to_owned(),
+    };
+    match a.outcome.local(&route) {
+        Ok((200..=299, body)) => parse_session_model(body)
+            .filter(|m| m.session_uid.as_deref().is_none_or(|uid| uid == session)),
+        _ => None,
+    }
+}
+
+fn values_of(held: &LocalSessionModel) -> PickerValues {
+    PickerValues {
+        provider: Some(held.provider.clone()),
+        model: Some(held.model.clone()),
+        thinking: held.thinking_level.clone(),
+    }
+}
+
+/// A model change is in flight (`isUpdatingSessionModel`).
+pub(crate) fn is_updating(state: &State) -> bool {
+    matches!(state, State::Putting { .. })
+}
+
+crate::revision::count_transitions!(LocalModel);
