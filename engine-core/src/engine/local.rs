@@ -19,6 +19,7 @@ macro_rules! io_ctx {
         }
     };
 }
+use crate::input::Command;
 use crate::io::{Answer, Ctx, Owner};
 use crate::machines::local_admission::{AdmissionEvent, LocalAdmission};
 use crate::machines::local_catalog::{CatalogEvent, LocalCatalog};
@@ -109,6 +110,33 @@ macro_rules! local_ctx {
 }
 
 impl Engine {
+    /// A command with a local source: the ones that mean something else here are carried out
+    /// (and `None` returned); every other goes back to the engine's own handling.
+    pub(super) fn local_command(&mut self, command: Command, now: Time) -> Option<Command> {
+        if self.local.is_none() {
+            return Some(command);
+        }
+        match command {
+            Command::CreateAgentSession => self.new_local_conversation(now),
+            Command::RefreshSessionDetail => self.refresh_local(now),
+            Command::RefreshActiveSessionRuntimeAccess => self.recheck_local(now),
+            Command::RevalidateStaleRuntimeAccess => self.revalidate_local(now),
+            Command::SetSelectedReasoningEffortValue { value } => {
+                self.edit_local_model(Edit::Thinking(value.as_deref()), now);
+            }
+            Command::SetSelectedProviderValue { value } => {
+                self.edit_local_model(Edit::Provider(value.as_deref()), now);
+            }
+            Command::SetSelectedModelValue { value } => {
+                self.edit_local_model(Edit::Model(value.as_deref()), now);
+            }
+            Command::RequestAvailableModels => self.request_local_catalog(false, now),
+            Command::InvalidateModelProviderCatalog => self.request_local_catalog(true, now),
+            other => return Some(other),
+        }
+        None
+    }
+
     /// A new source, or none: a change of scope (ENV-2); the local machines of the old
     /// source close and, with a new one, start over.
     pub(super) fn source_changed(&mut self, now: Time) {
@@ -268,7 +296,7 @@ impl Engine {
     }
 
     /// A person's picker change with a local source.
-    pub(super) fn edit_local_model(&mut self, edit: Edit<'_>, now: Time) {
+    fn edit_local_model(&mut self, edit: Edit<'_>, now: Time) {
         let selected = selection::selected(self.selection.state()).map(|s| s.0.to_owned());
         let selected = selected.as_deref();
         let (local, mut ctx) = local_ctx!(self, now);
@@ -284,7 +312,7 @@ impl Engine {
 
     /// `requestAvailableModels()` (or, with `drop`, `invalidateModelProviderCatalog()`) with a
     /// local source: the catalog is read again once the runtime can be asked.
-    pub(super) fn request_local_catalog(&mut self, drop: bool, now: Time) {
+    fn request_local_catalog(&mut self, drop: bool, now: Time) {
         let (local, mut ctx) = local_ctx!(self, now);
         local
             .catalog
@@ -311,7 +339,7 @@ impl Engine {
     /// `createAgentSession()` with a local source: a new conversation under a client id (a
     /// UUID from the engine's seeded generator, so runs reproduce), shown at once, with no
     /// transcript to read; its first message goes out under that id (issue 14).
-    pub(super) fn new_local_conversation(&mut self, now: Time) {
+    fn new_local_conversation(&mut self, now: Time) {
         let id = self.io.rng.uuid_v4();
         self.local_selection(now, &LocalSelEvent::Created(&id));
     }
@@ -363,7 +391,7 @@ impl Engine {
 
     /// `refreshSessionDetail()` with a local source: the conversations are read again, and a
     /// transcript that failed to load is tried again.
-    pub(super) fn refresh_local(&mut self, now: Time) {
+    fn refresh_local(&mut self, now: Time) {
         let (local, mut ctx) = local_ctx!(self, now);
         local
             .sessions
@@ -375,7 +403,7 @@ impl Engine {
 
     /// `revalidateStaleRuntimeAccess()` with a local source: an unavailable runtime, or one
     /// last checked more than 60 s ago, is checked again.
-    pub(super) fn revalidate_local(&mut self, now: Time) {
+    fn revalidate_local(&mut self, now: Time) {
         let (local, mut ctx) = local_ctx!(self, now);
         local
             .admission

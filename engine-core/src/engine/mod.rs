@@ -32,7 +32,6 @@ use crate::machines::environment::{EnvEvent, Environment};
 use crate::machines::explorer::{ExplorerEvent, ExplorerRead, ReadKind};
 use crate::machines::hydration::{HydEvent, Hydration};
 use crate::machines::icons::AgentIcons;
-use crate::machines::local_models::Edit;
 use crate::machines::model_choice::{ChoiceEvent, ModelChoiceMachine};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
 use crate::machines::picker::{Picker, PickerEdit, PickerEvent};
@@ -716,6 +715,10 @@ impl Engine {
     }
 
     fn command(&mut self, command: Command, now: Time) {
+        // ADR 099: with a local source some commands mean something else (`local.rs`).
+        let Some(command) = self.local_command(command, now) else {
+            return;
+        };
         match command {
             Command::RetryDefaultSession => {
                 let key = self.inputs.default_combination();
@@ -753,9 +756,6 @@ impl Engine {
             Command::OpenLatestOrStartAgentSessionById { agent_id, label } => {
                 self.open(OpenKind::OpenLatest, non_blank(Some(&agent_id)), label, now);
             }
-            Command::CreateAgentSession if self.inputs.source.is_some() => {
-                self.new_local_conversation(now);
-            }
             Command::CreateAgentSession => {
                 let agent = self.selected_agent();
                 // adr-notes 6: the action names no label; the launch target's label stands in
@@ -771,23 +771,14 @@ impl Engine {
             Command::ArchiveAgentSession { session_uid } => self.remove(session_uid, true, now),
             Command::DeleteAgentSession { session_uid } => self.remove(session_uid, false, now),
             Command::UnarchiveAgentSession { session_uid } => self.restore(session_uid, now),
-            Command::RefreshSessionDetail if self.inputs.source.is_some() => {
-                self.refresh_local(now);
-            }
             Command::RefreshSessionDetail => {
                 let (mut ctx, p) = self.ctx(now);
                 p.hydration
                     .handle_with_context(&HydEvent::RefreshDetail, &mut ctx);
             }
-            Command::RefreshActiveSessionRuntimeAccess if self.inputs.source.is_some() => {
-                self.recheck_local(now);
-            }
             Command::RefreshActiveSessionRuntimeAccess => {
                 let (mut ctx, p) = self.ctx(now);
                 p.runtime.handle_with_context(&RtaEvent::Refresh, &mut ctx);
-            }
-            Command::RevalidateStaleRuntimeAccess if self.inputs.source.is_some() => {
-                self.revalidate_local(now);
             }
             Command::RevalidateStaleRuntimeAccess => {
                 let (mut ctx, p) = self.ctx(now);
@@ -845,15 +836,6 @@ impl Engine {
                     work.queue.armed = true;
                 }
             }
-            Command::SetSelectedReasoningEffortValue { value } if self.inputs.source.is_some() => {
-                self.edit_local_model(Edit::Thinking(value.as_deref()), now);
-            }
-            Command::SetSelectedProviderValue { value } if self.inputs.source.is_some() => {
-                self.edit_local_model(Edit::Provider(value.as_deref()), now);
-            }
-            Command::SetSelectedModelValue { value } if self.inputs.source.is_some() => {
-                self.edit_local_model(Edit::Model(value.as_deref()), now);
-            }
             Command::SetSelectedReasoningEffortValue { value } => {
                 self.edit_picker(&PickerEdit::Thinking(non_blank(value.as_deref())), now);
             }
@@ -897,12 +879,6 @@ impl Engine {
             Command::CancelSessionModelSelection => {
                 let (mut ctx, p) = self.ctx(now);
                 p.choice.handle_with_context(&ChoiceEvent::Cancel, &mut ctx);
-            }
-            Command::RequestAvailableModels if self.inputs.source.is_some() => {
-                self.request_local_catalog(false, now);
-            }
-            Command::InvalidateModelProviderCatalog if self.inputs.source.is_some() => {
-                self.request_local_catalog(true, now);
             }
             Command::RequestAvailableModels => {
                 let demand = self.catalog_demand();
