@@ -1079,3 +1079,75 @@ fn issue_14_a_rekey_onto_a_running_conversation_keeps_the_clients_id() {
         .end(first);
     assert_eq!(h.snapshot().run_status, engine_core::RunStatus::Complete);
 }
+
+/// The reference's local engine: archiving, deleting and unarchiving a local conversation are
+/// not available ("{Archiving} is not available for a local Agent", info) and send nothing;
+/// `startAgentSession` and `startAgentSessionById` start a new conversation as
+/// `createAgentSession()` does; `openLatestOrStartAgentSessionById` does nothing;
+/// `retryDefaultSession()` checks the runtime again.
+#[test]
+fn adr_099_session_actions_with_a_local_source() {
+    let mut h = showing("local-2");
+    let mark = h.mark();
+    for command in [
+        Command::ArchiveAgentSession {
+            session_uid: "local-2".into(),
+        },
+        Command::DeleteAgentSession {
+            session_uid: "local-2".into(),
+        },
+        Command::UnarchiveAgentSession {
+            session_uid: "local-2".into(),
+        },
+        Command::OpenLatestOrStartAgentSessionById {
+            agent_id: "a-1".into(),
+            label: None,
+        },
+    ] {
+        h.command(command);
+    }
+    assert!(h.sent_since(mark).is_empty(), "{:?}", h.sent_since(mark));
+    let notices: Vec<_> = h
+        .notices()
+        .into_iter()
+        .map(|n| (n.title, n.description, n.variant))
+        .collect();
+    let info = |what: &str| {
+        (
+            format!("{what} is not available for a local Agent"),
+            None,
+            engine_core::NoticeVariant::Info,
+        )
+    };
+    assert_eq!(
+        notices,
+        [info("Archiving"), info("Deleting"), info("Unarchiving")]
+    );
+    assert_eq!(h.snapshot().current_session_id.as_deref(), Some("local-2"));
+
+    h.command(Command::StartAgentSessionById {
+        agent_id: "a-1".into(),
+        label: Some("Helper".into()),
+    });
+    let s = h.snapshot();
+    let first = s.current_session_id.clone().unwrap();
+    assert_ne!(first, "local-2");
+    assert_eq!(s.selection_origin, Some(Origin::Created));
+    h.command(Command::StartAgentSession {
+        agent: engine_core::AgentRecord {
+            id: None,
+            uid: Some("a-1".into()),
+            name: None,
+        },
+    });
+    let second = h.snapshot().current_session_id.unwrap();
+    assert_ne!(second, first);
+    assert!(
+        h.sent_since(mark)
+            .iter()
+            .all(|s| s.request.target == Target::Local)
+    );
+
+    h.command(Command::RetryDefaultSession);
+    pending(&h, LocalRoute::Ready);
+}

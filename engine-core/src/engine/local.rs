@@ -117,9 +117,20 @@ impl Engine {
             return Some(command);
         }
         match command {
-            Command::CreateAgentSession => self.new_local_conversation(now),
+            // The reference's local engine: every way to start a session starts a new
+            // conversation; there is no "latest" to open.
+            Command::CreateAgentSession
+            | Command::StartAgentSession { .. }
+            | Command::StartAgentSessionById { .. } => self.new_local_conversation(now),
+            Command::OpenLatestOrStartAgentSessionById { .. } => {}
             Command::RefreshSessionDetail => self.refresh_local(now),
-            Command::RefreshActiveSessionRuntimeAccess => self.recheck_local(now),
+            Command::RefreshActiveSessionRuntimeAccess | Command::RetryDefaultSession => {
+                self.recheck_local(now);
+            }
+            // A local runtime's conversations are never removed (`archiveSessions` false).
+            Command::ArchiveAgentSession { .. } => self.not_available("Archiving"),
+            Command::DeleteAgentSession { .. } => self.not_available("Deleting"),
+            Command::UnarchiveAgentSession { .. } => self.not_available("Unarchiving"),
             Command::RevalidateStaleRuntimeAccess => self.revalidate_local(now),
             Command::SetSelectedReasoningEffortValue { value } => {
                 self.edit_local_model(Edit::Thinking(value.as_deref()), now);
@@ -135,6 +146,17 @@ impl Engine {
             other => return Some(other),
         }
         None
+    }
+
+    /// "{What} is not available for a local Agent" (info).
+    fn not_available(&mut self, what: &str) {
+        self.io
+            .events
+            .push_back(crate::Event::Notify(crate::Notice {
+                title: format!("{what} is not available for a local Agent"),
+                description: None,
+                variant: crate::NoticeVariant::Info,
+            }));
     }
 
     /// A new source, or none: a change of scope (ENV-2); the local machines of the old
