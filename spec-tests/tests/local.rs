@@ -1151,3 +1151,49 @@ fn adr_099_session_actions_with_a_local_source() {
     h.command(Command::RetryDefaultSession);
     pending(&h, LocalRoute::Ready);
 }
+
+/// The reference's page sessions: the conversations of this page (started here, or that sent a
+/// turn from here) stay listed when the runtime does not list them (a live-only runtime lists
+/// none), each named by its first message (cut to 80 characters, no ellipsis) and following
+/// the re-key, newest first; so the person can go back to them.
+#[test]
+fn adr_099_this_pages_conversations_stay_listed() {
+    let mut h = local();
+    stored(&mut h, KEY, None);
+    pass_checks(&mut h);
+    let id = pending(&h, LocalRoute::Sessions);
+    h.reply(id, 404, json!({"detail": "Not found."}));
+    let id = pending(&h, history_route("default"));
+    h.reply(id, 404, json!({}));
+    let long = "x".repeat(100);
+    h.send(&long);
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.head_with(turn, named_head(Some("local-default")));
+    h.chunk(turn, &spec_tests::fixtures::answer("m-1", "Hi."))
+        .end(turn);
+    h.advance(1_000);
+    h.command(Command::CreateAgentSession);
+    let client = h.snapshot().current_session_id.unwrap();
+    let rows: Vec<(String, String)> = h
+        .snapshot()
+        .agent_sessions
+        .iter()
+        .map(|r| (r.uid.clone(), r.title.clone()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (client.clone(), "New conversation".to_owned()),
+            ("local-default".to_owned(), "x".repeat(80)),
+        ]
+    );
+    h.requested(Some("local-default"));
+    assert_eq!(
+        h.snapshot().current_session_id.as_deref(),
+        Some("local-default")
+    );
+    assert!(
+        h.snapshot().agent_sessions.iter().any(|r| r.uid == client),
+        "the new conversation stays listed too"
+    );
+}

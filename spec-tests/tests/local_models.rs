@@ -284,6 +284,8 @@ fn adr_099_a_choice_for_a_known_conversation_is_put() {
         Some("Changing the session's model: No key for Team Models.")
     );
     assert_eq!(notice.variant, NoticeVariant::Error);
+    // As the platform's picker (CAT-17): back to what the runtime holds.
+    assert_eq!(picker(&h), values("team-models", "tm-1", Some("high")));
 
     let mark = h.mark();
     h.command(Command::SetSelectedProviderValue {
@@ -295,7 +297,16 @@ fn adr_099_a_choice_for_a_known_conversation_is_put() {
         "{:?}",
         h.sent_since(mark)
     );
-    assert_eq!(picker(&h), values("local", "configured", Some("off")));
+    assert_eq!(picker(&h), values("local", "configured", None));
+    // The configured option sends nothing; for a conversation the runtime knows, the model it
+    // holds is read again and shown.
+    let read = pending(&h, session_model("local-2"));
+    h.reply(
+        read,
+        200,
+        held("local-2", "team-models", "tm-1", Some("high")),
+    );
+    assert_eq!(picker(&h), values("team-models", "tm-1", Some("high")));
 
     h.send("Hello");
     let turn = h.expect_pending("local turn", is_local_turn);
@@ -405,4 +416,78 @@ fn adr_099_a_new_conversations_choice_applies_from_the_next_message() {
         h.notices().pop().map(|n| n.title),
         Some("The model did not change".to_owned())
     );
+}
+
+/// A picker value that names no model (blank, or without `::`) sends nothing, and a blank level
+/// is none; a model is applied with a level it offers: the current one, else its default, and
+/// none for a model without levels (the catalog says which).
+#[test]
+fn adr_099_a_choice_goes_out_with_a_level_the_model_offers() {
+    let mut h = holding("local-2");
+    let mark = h.mark();
+    for value in ["", "  ", "tm-1", "acme-cloud::", "::tm-1"] {
+        choose_model(&mut h, value);
+    }
+    assert!(h.sent_since(mark).iter().all(|s| !is_put(&s.call)));
+    choose_model(&mut h, "acme-cloud::acme-small");
+    let (sent, body) = put_body(&h);
+    assert_eq!(
+        body,
+        json!({"sessionUid": "local-2", "provider": "acme-cloud", "model": "acme-small", "thinkingLevel": null})
+    );
+    h.reply(
+        sent.id,
+        200,
+        held("local-2", "acme-cloud", "acme-small", None),
+    );
+    choose_model(&mut h, "acme-cloud::acme-large");
+    let (sent, body) = put_body(&h);
+    assert_eq!(body["thinkingLevel"], "medium", "the model's default level");
+    h.reply(
+        sent.id,
+        200,
+        held("local-2", "acme-cloud", "acme-large", Some("medium")),
+    );
+    choose_level(&mut h, "  ");
+    let (_, body) = put_body(&h);
+    assert_eq!(body["thinkingLevel"], Value::Null);
+}
+
+/// A change still on its way when another conversation is shown does not show in that
+/// conversation's picker (its refusal is still said); the other conversation's model is read
+/// once it is answered; a source change aborts it. A read that gets no answer at all leaves
+/// the picker as it is.
+#[test]
+fn adr_099_a_change_on_its_way_belongs_to_its_conversation() {
+    let mut h = holding("local-2");
+    choose_model(&mut h, "team-models::tm-1");
+    let (sent, _) = put_body(&h);
+    h.requested(Some("local-3"));
+    assert!(
+        h.pending(|c| is_local(c, &session_model("local-3")))
+            .is_none()
+    );
+    h.reply(sent.id, 500, json!({"detail": "No key."}));
+    assert_eq!(
+        h.notices().pop().map(|n| n.title),
+        Some("The model did not change".to_owned())
+    );
+    assert_eq!(
+        picker(&h),
+        values("team-models", "tm-1", Some("high")),
+        "not local-2's values"
+    );
+    let read = pending(&h, session_model("local-3"));
+    h.fail(read);
+    assert_eq!(
+        picker(&h),
+        values("team-models", "tm-1", Some("high")),
+        "no answer: unchanged"
+    );
+
+    let mut h = holding("local-2");
+    choose_model(&mut h, "team-models::tm-1");
+    let (sent, _) = put_body(&h);
+    h.input(engine_core::Input::Source(None));
+    assert!(h.was_aborted(sent.id));
 }

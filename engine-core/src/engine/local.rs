@@ -259,6 +259,7 @@ impl Engine {
     /// An answer to a request of a local machine.
     pub(super) fn local_answer(&mut self, answer: &Answer, now: Time) {
         let agent = self.local_agent_name();
+        let shown = selection::selected(self.selection.state()).map(|s| s.0.to_owned());
         let applied = {
             let (local, mut ctx) = local_ctx!(self, now);
             match answer.owner {
@@ -292,9 +293,11 @@ impl Engine {
                     local
                         .catalog
                         .handle_with_context(&CatalogEvent::Answer(answer), &mut ctx);
-                    local
-                        .model
-                        .handle_with_context(&ModelEvent::Answer(answer), &mut ctx);
+                    let event = ModelEvent::Answer {
+                        answer,
+                        shown: shown.as_deref(),
+                    };
+                    local.model.handle_with_context(&event, &mut ctx);
                     None
                 }
                 _ => {
@@ -324,10 +327,12 @@ impl Engine {
         let (local, mut ctx) = local_ctx!(self, now);
         let listed =
             selected.is_some_and(|s| local.sessions.inner().sessions.iter().any(|r| r.uid == s));
+        let catalog = local.catalog.inner().catalog.clone();
         let event = ModelEvent::Edit {
             edit,
             selected,
             listed,
+            catalog: catalog.as_deref(),
         };
         local.model.handle_with_context(&event, &mut ctx);
     }
@@ -363,7 +368,23 @@ impl Engine {
     /// transcript to read; its first message goes out under that id (issue 14).
     fn new_local_conversation(&mut self, now: Time) {
         let id = self.io.rng.uuid_v4();
+        self.local_page(&id, None, now);
         self.local_selection(now, &LocalSelEvent::Created(&id));
+    }
+
+    /// A conversation of this page (started here, or a turn of it starts with `text`): listed
+    /// even when the runtime does not list it.
+    pub(super) fn local_page(&mut self, uid: &str, text: Option<&str>, now: Time) {
+        let agent = self.local_agent_name();
+        let at = crate::timestamp::iso_from_unix_ms(self.io.wall_ms(now));
+        let (local, mut ctx) = local_ctx!(self, now);
+        let event = SessionsEvent::Page {
+            uid,
+            text,
+            at,
+            agent: &agent,
+        };
+        local.sessions.handle_with_context(&event, &mut ctx);
     }
 
     /// A first turn of a conversation started here: the runtime must name it.
@@ -398,6 +419,9 @@ impl Engine {
             local
                 .model
                 .handle_with_context(&ModelEvent::Rekey { from, to }, &mut ctx);
+            local
+                .sessions
+                .handle_with_context(&SessionsEvent::Rekey { from, to }, &mut ctx);
         }
         self.local_selection(now, &LocalSelEvent::Rekey { from, to });
     }

@@ -56,10 +56,14 @@ impl Engine {
         let readiness = self.local_readiness(local);
         snapshot.composer_admission = admission.ready && readiness.status == ReadinessStatus::Ready;
         snapshot.capabilities = Capabilities::local(!sessions.live_only);
+        // The runtime's conversations, then this page's it does not list, then the one shown
+        // when it is in neither; newest first (a row with no time counts as the engine's
+        // start), each with the Agent's name as it stands now.
         let mut listed = sessions.sessions.clone();
-        // The Agent's name as it stands now (the runtime may name it after the list came).
-        for row in &mut listed {
-            row.agent_name = Some(agent.clone());
+        for row in &sessions.page {
+            if !listed.iter().any(|r| r.uid == row.uid) {
+                listed.push(row.clone());
+            }
         }
         if let Some(uid) = snapshot.current_session_id.as_deref()
             && !listed.iter().any(|s| s.uid == uid)
@@ -67,7 +71,7 @@ impl Engine {
             listed.push(crate::input::SessionSummary {
                 uid: uid.to_owned(),
                 agent_uid: None,
-                agent_name: Some(agent.clone()),
+                agent_name: None,
                 title: default_title(uid).to_owned(),
                 status: None,
                 started_at: None,
@@ -76,6 +80,16 @@ impl Engine {
                 llm_provider: None,
                 llm_model: None,
             });
+        }
+        let opened = i64::try_from(self.io.wall_ms(self.start)).unwrap_or(i64::MAX);
+        let at = |s: &crate::input::SessionSummary| {
+            s.updated_at()
+                .and_then(crate::timestamp::unix_ms)
+                .unwrap_or(opened)
+        };
+        listed.sort_by_key(|s| std::cmp::Reverse(at(s)));
+        for row in &mut listed {
+            row.agent_name = Some(agent.clone());
         }
         snapshot.agent_sessions = listed;
         snapshot.is_loading_latest_sessions =

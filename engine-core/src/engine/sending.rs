@@ -142,6 +142,9 @@ impl Engine {
             hold_deadline_ms: None,
             new_chat: self.is_new_local_conversation(session_uid),
         };
+        if local && guard.is_none() {
+            self.local_page(session_uid, Some(text), now);
+        }
         let facts = self.body_facts();
         let agent_name = self.agent_name_of(session_uid);
         let (mut ctx, p) = self.ctx(now);

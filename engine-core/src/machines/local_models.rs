@@ -14,6 +14,7 @@ use super::picker::PickerValues;
 use crate::api::local::{LocalRoute, LocalSessionModel, local_failure_text, parse_session_model};
 use crate::api::{Catalog, ModelOption, ProviderOption};
 use crate::event::{Event, Notice, NoticeVariant};
+use crate::inputs::non_blank;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Owner};
 
@@ -102,11 +103,13 @@ pub(crate) enum ModelEvent<'a> {
         may_read: bool,
         running: bool,
     },
-    /// A person's change, for the conversation shown; `listed` when the runtime lists it.
+    /// A person's change, for the conversation shown; `listed` when the runtime lists it;
+    /// `catalog` settles the level a chosen model offers.
     Edit {
         edit: Edit<'a>,
         selected: Option<&'a str>,
         listed: bool,
+        catalog: Option<&'a Catalog>,
     },
     /// The runtime knows this conversation now.
     Known(&'a str),
@@ -117,7 +120,11 @@ pub(crate) enum ModelEvent<'a> {
         from: &'a str,
         to: &'a str,
     },
-    Answer(&'a Answer),
+    /// An answer, and the conversation shown now (only its model shows in the picker).
+    Answer {
+        answer: &'a Answer,
+        shown: Option<&'a str>,
+    },
     Reset,
 }
 
@@ -134,7 +141,8 @@ impl LocalModel {
                 edit,
                 selected,
                 listed,
-            } => self.edit(context, *edit, *selected, *listed),
+                catalog,
+            } => self.edit(context, *edit, *selected, *listed, *catalog),
             ModelEvent::Known(uid) => {
                 self.known.insert((*uid).to_owned());
                 Handled
@@ -202,14 +210,20 @@ impl LocalModel {
         event: &ModelEvent<'_>,
     ) -> Outcome<State> {
         match event {
-            ModelEvent::Answer(a) if a.id == *pending => {
-                let held = held_model(a, session);
+            ModelEvent::Answer { answer, .. } if answer.id == *pending => {
+                let held = match held_model(answer, session) {
+                    Ok(held) => held,
+                    // No answer at all: the picker stays as it is (the reference's).
+                    Err(()) => return Transition(State::idle()),
+                };
                 if held.is_some() {
                     self.known.insert(session.clone());
                 }
                 match (held, self.pending.remove(session)) {
                     // A kept choice goes out now; a refusal falls back to the runtime's.
-                    (Some(held), Some(choice)) => self.put(context, session, &choice, Some(held)),
+                    (Some(held), Some(choice)) => {
+                        self.put(context, session, &choice, values_of(&held), true)
+                    }
                     (Some(held), None) => {
                         self.values = values_of(&held);
                         Transition(State::idle())
@@ -237,29 +251,34 @@ impl LocalModel {
         }
     }
 
-    /// A choice for `session` is being `PUT`; `fallback` is what a kept choice's refusal shows.
-    #[state(superstate = "any")]
+    /// A choice for `session` is being `PUT`: `fallback` is what a refusal shows (the values
+    /// before the change, or for a kept choice the model the runtime holds); `kept`: a kept
+    /// choice, whose answer the picker shows. A newer choice replaces it (the exit action
+    /// aborts it); another conversation shown meanwhile waits for its answer.
+    #[state(superstate = "any", exit_action = "abort_pending")]
     #[allow(clippy::borrowed_box, clippy::ptr_arg)] // statig hands state-local fields by reference
     fn putting(
         &mut self,
         pending: &RequestId,
         session: &String,
-        fallback: &Option<Box<LocalSessionModel>>,
+        fallback: &Box<PickerValues>,
+        kept: &bool,
         context: &mut Ctx<'_>,
         event: &ModelEvent<'_>,
     ) -> Outcome<State> {
         match event {
-            ModelEvent::Answer(a) if a.id == *pending => {
+            ModelEvent::Answer { answer, shown } if answer.id == *pending => {
                 let route = LocalRoute::SetSessionModel {
                     session_uid: session.clone(),
                     provider: String::new(),
                     model: String::new(),
                     thinking_level: None,
                 };
-                let refused = match a.outcome.local(&route) {
+                let on_screen = *shown == Some(session.as_str());
+                let refused = match answer.outcome.local(&route) {
                     Ok((200..=299, body)) => {
-                        // A kept choice shows what the runtime now holds.
-                        if fallback.is_some()
+                        if *kept
+                            && on_screen
                             && let Some(held) = parse_session_model(body)
                         {
                             self.values = values_of(&held);
@@ -270,8 +289,9 @@ impl LocalModel {
                     Err(text) => Some(text),
                 };
                 if let Some(text) = refused {
-                    if let Some(held) = fallback {
-                        self.values = values_of(held);
+                    // As the platform's picker (CAT-17): back to what the runtime holds.
+                    if on_screen {
+                        self.values = (**fallback).clone();
                     }
                     context.emit(Event::Notify(Notice {
                         title: NOT_CHANGED_TITLE.to_owned(),
@@ -292,42 +312,65 @@ impl LocalModel {
 }
 
 impl LocalModel {
-    /// `setSelectedModelValue` sets the provider and model and applies them with the current
-    /// level; `setSelectedReasoningEffortValue` applies the current model with the new level;
-    /// `setSelectedProviderValue` only sets the provider. No readiness gate (the reference's).
+    /// `setSelectedModelValue` sets the provider and model and applies them with a level the
+    /// model offers (the current one, else its default; none for a model without levels);
+    /// `setSelectedReasoningEffortValue` applies the current model with the new level;
+    /// `setSelectedProviderValue` only sets the provider. Blank values are none. No readiness
+    /// gate (the reference's).
     fn edit(
         &mut self,
         context: &mut Ctx<'_>,
         edit: Edit<'_>,
         selected: Option<&str>,
         listed: bool,
+        catalog: Option<&Catalog>,
     ) -> Outcome<State> {
-        match edit {
+        let previous = self.values.clone();
+        let model_id = match edit {
             Edit::Provider(p) => {
-                self.values.provider = p.map(str::to_owned);
+                self.values.provider = non_blank(p);
                 return Handled;
             }
-            Edit::Model(id) => match id.and_then(|id| id.split_once("::")) {
-                Some((p, m)) => {
-                    self.values.provider = Some(p.to_owned());
-                    self.values.model = Some(m.to_owned());
+            Edit::Model(id) => Some(id.and_then(split_model_id)),
+            Edit::Thinking(level) => {
+                self.values.thinking = non_blank(level);
+                None
+            }
+        };
+        match model_id {
+            Some(Some((provider, model))) => {
+                self.values.thinking =
+                    offered_level(catalog, &provider, &model, self.values.thinking.take());
+                self.values.provider = Some(provider);
+                self.values.model = Some(model);
+            }
+            // Not a model id: nothing to send.
+            Some(None) => {
+                self.values.model = edit_text(edit);
+                if let Some(uid) = selected {
+                    self.pending.remove(uid);
                 }
-                None => self.values.model = id.map(str::to_owned),
-            },
-            Edit::Thinking(level) => self.values.thinking = level.map(str::to_owned),
+                return Handled;
+            }
+            None => {}
         }
         let Some(uid) = selected else {
             return Handled;
         };
         let choice = self.values.clone();
+        let known = listed || self.known.contains(uid);
         let configured = choice.provider.as_deref() == Some(CONFIGURED_PROVIDER)
             && choice.model.as_deref() == Some(CONFIGURED_MODEL);
         if configured || choice.provider.is_none() || choice.model.is_none() {
-            // Nothing to send: the runtime's own model (a kept choice is dropped).
+            // Nothing to send: the runtime's own model (a kept choice is dropped); for a
+            // conversation it knows, the model it holds is read again to show it.
             self.pending.remove(uid);
+            if configured && known {
+                self.read_for = None;
+            }
             return Handled;
         }
-        if !listed && !self.known.contains(uid) {
+        if !known {
             self.pending.insert(uid.to_owned(), choice);
             if !self.told {
                 self.told = true;
@@ -340,7 +383,7 @@ impl LocalModel {
             return Handled;
         }
         self.pending.remove(uid);
-        self.put(context, uid, &choice, None)
+        self.put(context, uid, &choice, previous, false)
     }
 
     fn put(
@@ -348,7 +391,8 @@ impl LocalModel {
         context: &mut Ctx<'_>,
         uid: &str,
         choice: &PickerValues,
-        fallback: Option<LocalSessionModel>,
+        fallback: PickerValues,
+        kept: bool,
     ) -> Outcome<State> {
         let (Some(provider), Some(model)) = (choice.provider.clone(), choice.model.clone()) else {
             return Transition(State::idle());
@@ -366,23 +410,61 @@ impl LocalModel {
             Ok(pending) => Transition(State::putting(
                 pending,
                 uid.to_owned(),
-                fallback.map(Box::new),
+                Box::new(fallback),
+                kept,
             )),
             Err(_) => Transition(State::idle()),
         }
     }
 }
 
-/// The model a session-model answer names for `session`, if any (a failure, or an answer for
-/// another conversation, names none).
-fn held_model(a: &Answer, session: &str) -> Option<LocalSessionModel> {
+/// `"{provider}::{model}"`, both parts non-blank and trimmed.
+fn split_model_id(id: &str) -> Option<(String, String)> {
+    let (p, m) = id.trim().split_once("::")?;
+    Some((non_blank(Some(p))?, non_blank(Some(m))?))
+}
+
+/// The text of a model edit that names no model id, trimmed; blank is none.
+fn edit_text(edit: Edit<'_>) -> Option<String> {
+    match edit {
+        Edit::Model(id) => non_blank(id),
+        _ => None,
+    }
+}
+
+/// The level a chosen model is applied with: the current one when the catalog says the model
+/// offers it, else the model's default (none for a model without levels); a model the catalog
+/// does not list keeps the current level.
+fn offered_level(
+    catalog: Option<&Catalog>,
+    provider: &str,
+    model: &str,
+    current: Option<String>,
+) -> Option<String> {
+    let options = model_options(catalog);
+    let Some(option) = options
+        .iter()
+        .find(|o| o.provider == provider && o.model == model)
+    else {
+        return current;
+    };
+    match current {
+        Some(level) if option.reasoning_options.iter().any(|o| o.value == level) => Some(level),
+        _ => option.default_reasoning.clone(),
+    }
+}
+
+/// The model a session-model answer names for `session`: none for a refusal, an answer
+/// without a model or one for another conversation; `Err` when no answer came.
+fn held_model(a: &Answer, session: &str) -> Result<Option<LocalSessionModel>, ()> {
     let route = LocalRoute::SessionModel {
         session_uid: session.to_owned(),
     };
     match a.outcome.local(&route) {
-        Ok((200..=299, body)) => parse_session_model(body)
-            .filter(|m| m.session_uid.as_deref().is_none_or(|uid| uid == session)),
-        _ => None,
+        Ok((200..=299, body)) => Ok(parse_session_model(body)
+            .filter(|m| m.session_uid.as_deref().is_none_or(|uid| uid == session))),
+        Ok(_) => Ok(None),
+        Err(_) => Err(()),
     }
 }
 

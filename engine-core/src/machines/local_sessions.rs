@@ -22,7 +22,14 @@ pub(crate) struct LocalSessions {
     pub error: Option<String>,
     /// A read is wanted (first read, refresh, a turn ended).
     wanted: bool,
+    /// This page's conversations (started here, or that sent a turn from here), listed even
+    /// when the runtime does not list them (a live-only runtime lists none).
+    pub page: Vec<SessionSummary>,
 }
+
+/// How much of a conversation's first message names it (the reference's page titles: cut,
+/// with no ellipsis).
+const PAGE_TITLE_CHARS: usize = 80;
 
 pub(crate) enum SessionsEvent<'a> {
     /// The level rules: read when wanted and the runtime can be asked.
@@ -35,6 +42,19 @@ pub(crate) enum SessionsEvent<'a> {
         answer: &'a Answer,
         agent: &'a str,
     },
+    /// A conversation of this page: started here (no text), or a turn of it starts with
+    /// `text`, at wall-clock `at` (ISO-8601).
+    Page {
+        uid: &'a str,
+        text: Option<&'a str>,
+        at: String,
+        agent: &'a str,
+    },
+    /// The runtime named the conversation `from` ran in `to`.
+    Rekey {
+        from: &'a str,
+        to: &'a str,
+    },
     /// A new source, or none.
     Reset,
 }
@@ -45,7 +65,31 @@ pub(crate) enum SessionsEvent<'a> {
     after_transition = "Self::after_transition"
 )]
 impl LocalSessions {
-    #[state]
+    #[superstate]
+    fn any(&mut self, event: &SessionsEvent<'_>) -> Outcome<State> {
+        match event {
+            SessionsEvent::Page {
+                uid,
+                text,
+                at,
+                agent,
+            } => {
+                self.page_turn(uid, *text, at, agent);
+                Handled
+            }
+            SessionsEvent::Rekey { from, to } => {
+                if self.page.iter().any(|r| r.uid == *to) {
+                    self.page.retain(|r| r.uid != *from);
+                } else if let Some(row) = self.page.iter_mut().find(|r| r.uid == *from) {
+                    row.uid = (*to).to_owned();
+                }
+                Handled
+            }
+            _ => Handled,
+        }
+    }
+
+    #[state(superstate = "any")]
     fn idle(&mut self, context: &mut Ctx<'_>, event: &SessionsEvent<'_>) -> Outcome<State> {
         match event {
             SessionsEvent::Evaluate { may_read: true, .. } if self.wanted => {
@@ -72,11 +116,11 @@ impl LocalSessions {
                 *self = LocalSessions::fresh();
                 Handled
             }
-            _ => Handled,
+            _ => Super,
         }
     }
 
-    #[state(exit_action = "abort_pending")]
+    #[state(superstate = "any", exit_action = "abort_pending")]
     fn reading(&mut self, pending: &RequestId, event: &SessionsEvent<'_>) -> Outcome<State> {
         match event {
             SessionsEvent::Answer { answer, agent } if answer.id == *pending => {
@@ -91,7 +135,7 @@ impl LocalSessions {
                 *self = LocalSessions::fresh();
                 Transition(State::idle())
             }
-            _ => Handled,
+            _ => Super,
         }
     }
 
@@ -107,6 +151,37 @@ impl LocalSessions {
         LocalSessions {
             wanted: true,
             ..LocalSessions::default()
+        }
+    }
+
+    /// A conversation of this page, its title from its first message (once), its time the
+    /// latest turn's start.
+    fn page_turn(&mut self, uid: &str, text: Option<&str>, at: &str, agent: &str) {
+        let title = text
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(|t| t.chars().take(PAGE_TITLE_CHARS).collect::<String>());
+        match self.page.iter_mut().find(|r| r.uid == uid) {
+            Some(row) => {
+                if let Some(title) = title
+                    && row.title == default_title(uid)
+                {
+                    row.title = title;
+                }
+                row.ended_at = Some(at.to_owned());
+            }
+            None => self.page.push(SessionSummary {
+                uid: uid.to_owned(),
+                agent_uid: None,
+                agent_name: Some(agent.to_owned()),
+                title: title.unwrap_or_else(|| default_title(uid).to_owned()),
+                status: None,
+                started_at: Some(at.to_owned()),
+                ended_at: Some(at.to_owned()),
+                handle_unique_id: None,
+                llm_provider: None,
+                llm_model: None,
+            }),
         }
     }
 
