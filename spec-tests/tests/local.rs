@@ -608,7 +608,10 @@ fn adr_099_a_refused_turn_and_an_unavailable_runtime() {
 
 /// adr-notes 5: `cancelActiveSession()` stops the run and sends `POST
 /// {base}/api/chat/session/cancel` with `{"sessionUid", "message": "user_requested"}`, no
-/// access and no credential; its 2xx answer shows "Run cancellation requested.".
+/// access and no credential; the run shows "Run cancelled." and keeps it after the 2xx answer
+/// (the reference's local engine has no "Run cancellation requested."). A runtime that does
+/// not know the conversation (404: a new one not yet named) has nothing to stop: no failure.
+/// A conversation the runtime lists as working (a turn from before a reload) can be stopped.
 #[test]
 fn adr_099_a_stop_goes_to_the_local_cancel_route() {
     let mut h = talking("local-2");
@@ -631,10 +634,53 @@ fn adr_099_a_stop_goes_to_the_local_cancel_route() {
         body,
         json!({"sessionUid": "local-2", "message": "user_requested"})
     );
-    h.reply(cancel, 200, json!({"status": "cancelled"}));
     assert_eq!(
         h.snapshot().run_status_detail.as_deref(),
-        Some("Run cancellation requested.")
+        Some("Run cancelled.")
+    );
+    h.reply(cancel, 200, json!({"status": "cancelled"}));
+    let s = h.snapshot();
+    assert_eq!(s.run_status_detail.as_deref(), Some("Run cancelled."));
+    assert!(!s.is_cancelling_session);
+
+    // A new conversation stopped before the runtime named it.
+    let (mut h, client) = new_conversation();
+    h.send("Hello");
+    h.expect_pending("local turn", is_local_turn);
+    h.command(Command::CancelActiveSession);
+    let cancel = pending(
+        &h,
+        LocalRoute::Cancel {
+            session_uid: client.clone(),
+        },
+    );
+    h.reply(cancel, 404, json!({"detail": "No such conversation."}));
+    let s = h.snapshot();
+    assert_eq!(s.run_status, engine_core::RunStatus::Idle);
+    assert_eq!(s.run_status_detail.as_deref(), Some("Run cancelled."));
+    assert_eq!(s.session_notice, None);
+
+    // A conversation the runtime lists as working.
+    let mut h = local();
+    stored(&mut h, KEY, Some("local-2"));
+    pass_checks(&mut h);
+    let id = pending(&h, LocalRoute::Sessions);
+    h.reply(
+        id,
+        200,
+        json!({"sessions": [{"sessionUid": "local-2", "working": true}]}),
+    );
+    h.command(Command::CancelActiveSession);
+    pending(
+        &h,
+        LocalRoute::Cancel {
+            session_uid: "local-2".into(),
+        },
+    );
+    assert!(
+        h.notices().is_empty(),
+        "no 'There is no running work to stop.': {:?}",
+        h.notices()
     );
 }
 
@@ -1150,6 +1196,18 @@ fn adr_099_session_actions_with_a_local_source() {
 
     h.command(Command::RetryDefaultSession);
     pending(&h, LocalRoute::Ready);
+
+    // A hidden chat is asked to show itself when a conversation starts (the reference's).
+    h.visible(false);
+    let before = h.events().len();
+    h.command(Command::CreateAgentSession);
+    assert!(
+        h.events()[before..]
+            .iter()
+            .any(|e| matches!(e, engine_core::Event::RequestVisible)),
+        "{:?}",
+        &h.events()[before..]
+    );
 }
 
 /// The reference's page sessions: the conversations of this page (started here, or that sent a

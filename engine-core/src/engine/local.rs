@@ -368,6 +368,10 @@ impl Engine {
     /// transcript to read; its first message goes out under that id (issue 14).
     fn new_local_conversation(&mut self, now: Time) {
         let id = self.io.rng.uuid_v4();
+        // The reference asks at once for the chat to be shown.
+        if !self.inputs.visible {
+            self.io.events.push_back(crate::Event::RequestVisible);
+        }
         self.local_page(&id, None, now);
         self.local_selection(now, &LocalSelEvent::Created(&id));
     }

@@ -17,6 +17,18 @@ impl Engine {
             .map_or_else(|| display_name.to_owned(), |l| l.agent_name(display_name))
     }
 
+    /// The local runtime lists the conversation as working (a turn this engine did not start,
+    /// such as one from before a reload): a stop sends its cancel.
+    pub(super) fn local_listed_working(&self, uid: &str) -> bool {
+        self.local.as_deref().is_some_and(|l| {
+            l.sessions
+                .inner()
+                .sessions
+                .iter()
+                .any(|r| r.uid == uid && r.status.as_deref() == Some("running"))
+        })
+    }
+
     /// The send guard's word with a local source: a runtime that has not passed its checks
     /// takes no message (its unavailable message, else "The local Agent is not ready yet.").
     pub(super) fn local_refusal(&self) -> Option<crate::failure::RunFailure> {

@@ -228,7 +228,9 @@ impl Engine {
     /// `cancelActiveSession()` (SND-16, SND-17, OI-19).
     pub(super) fn cancel_active(&mut self, now: Time) {
         let uid = self.selected_uid();
-        let running = uid.as_deref().is_some_and(|u| self.agent_working(u));
+        let running = uid
+            .as_deref()
+            .is_some_and(|u| self.agent_working(u) || self.local_listed_working(u));
         let Some(uid) = uid.filter(|_| running) else {
             self.io.events.push_back(Event::Notify(Notice {
                 title: "Unable to stop session".to_owned(),

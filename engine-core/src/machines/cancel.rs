@@ -164,7 +164,12 @@ impl Cancel {
     ) -> Outcome<State> {
         match event {
             CancelEvent::Answer(a) if a.id == *pending => match &a.outcome {
-                Done::Http { status, .. } if (200..300).contains(status) => {
+                // A local runtime that does not know the conversation has nothing to stop
+                // (a new one the runtime has not named yet).
+                Done::Http { status, .. }
+                    if (200..300).contains(status)
+                        || (*status == 404 && context.inputs.source.is_some()) =>
+                {
                     self.give_up_at = None;
                     context.io.signals.push_back(Signal::CancelAccepted {
                         session_uid: self.session_uid.clone(),

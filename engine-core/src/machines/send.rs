@@ -300,7 +300,8 @@ impl Run {
                 self.set_status(RunStatus::Error, Some(text));
                 Handled
             }
-            RunEvent::CancelAccepted => {
+            // A local runtime's stop ends at "Run cancelled." (the reference's local engine).
+            RunEvent::CancelAccepted if context.inputs.source.is_none() => {
                 self.set_status(RunStatus::Idle, Some(CANCEL_REQUESTED_TEXT));
                 Handled
             }
