@@ -1255,3 +1255,53 @@ fn adr_099_this_pages_conversations_stay_listed() {
         "the new conversation stays listed too"
     );
 }
+
+/// `capabilities.searchSessions` and `archiveSessions` are false for a local source: a search
+/// looks through the conversations listed (their titles, case-insensitive, within the page
+/// size) with no request, and the archived list is empty with no error;
+/// `restoreDefaultSessionSelection()` shows the runtime's `default` conversation.
+#[test]
+fn adr_099_search_archived_and_the_default_conversation() {
+    let mut h = local();
+    stored(&mut h, KEY, Some("local-2"));
+    pass_checks(&mut h);
+    let id = pending(&h, LocalRoute::Sessions);
+    h.reply(
+        id,
+        200,
+        json!({"sessions": [
+            {"sessionUid": "local-1", "title": "Ledger totals", "updatedAt": "2026-10-02T08:00:00Z"},
+            {"sessionUid": "local-2", "title": "Invoices", "updatedAt": "2026-10-02T09:00:00Z"},
+            {"sessionUid": "local-3", "title": "ledger export", "updatedAt": "2026-10-02T07:00:00Z"}
+        ]}),
+    );
+    let mark = h.mark();
+    h.command(Command::SearchAgentSessions {
+        query: " LEDGER ".into(),
+        limit: Some(1),
+    });
+    h.command(Command::FetchArchivedAgentSessions {
+        agent_uid: None,
+        limit: None,
+    });
+    assert!(h.sent_since(mark).is_empty(), "{:?}", h.sent_since(mark));
+    let s = h.snapshot();
+    assert_eq!(s.session_search_query.as_deref(), Some("LEDGER"));
+    let found: Vec<_> = s
+        .session_search_results
+        .iter()
+        .map(|r| r.uid.as_str())
+        .collect();
+    assert_eq!(found, ["local-1"], "newest first, one per page");
+    assert_eq!(s.session_search_error, None);
+    assert!(s.archived_sessions.is_empty());
+    assert_eq!(s.archived_sessions_error, None);
+    h.command(Command::SearchAgentSessions {
+        query: "ledger".into(),
+        limit: None,
+    });
+    assert_eq!(h.snapshot().session_search_results.len(), 2);
+
+    h.command(Command::RestoreDefaultSessionSelection);
+    assert_eq!(h.snapshot().current_session_id.as_deref(), Some("default"));
+}

@@ -46,6 +46,9 @@ pub(crate) struct Local {
     pub(super) catalog: InitializedStateMachine<LocalCatalog>,
     /// The model the runtime holds for the conversation shown, and the picker.
     pub(super) model: InitializedStateMachine<LocalModel>,
+    /// `searchAgentSessions` with a local source: the query and page size, matched against
+    /// the conversations listed (`searchSessions` false: no server search).
+    pub(super) search: Option<(String, u32)>,
 }
 
 impl Local {
@@ -69,6 +72,7 @@ impl Local {
             model: LocalModel::default()
                 .uninitialized_state_machine()
                 .init_with_context(ctx),
+            search: None,
         }
     }
 
@@ -131,6 +135,18 @@ impl Engine {
             Command::ArchiveAgentSession { .. } => self.not_available("Archiving"),
             Command::DeleteAgentSession { .. } => self.not_available("Deleting"),
             Command::UnarchiveAgentSession { .. } => self.not_available("Unarchiving"),
+            // Nothing is archived; the search looks through the conversations listed.
+            Command::FetchArchivedAgentSessions { .. } | Command::ClearArchivedSessions => {}
+            Command::SearchAgentSessions { query, limit } => {
+                if let Some(local) = self.local.as_deref_mut() {
+                    let limit = crate::machines::explorer::clamp_limit(limit);
+                    local.search = crate::inputs::non_blank(Some(&query)).map(|q| (q, limit));
+                }
+            }
+            // The runtime's default conversation.
+            Command::RestoreDefaultSessionSelection => {
+                self.local_requested(crate::source::DEFAULT_CONVERSATION, now);
+            }
             Command::RevalidateStaleRuntimeAccess => self.revalidate_local(now),
             Command::SetSelectedReasoningEffortValue { value } => {
                 self.edit_local_model(Edit::Thinking(value.as_deref()), now);

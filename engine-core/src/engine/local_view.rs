@@ -103,6 +103,28 @@ impl Engine {
         for row in &mut listed {
             row.agent_name = Some(agent.clone());
         }
+        // No server search and nothing archived: the search looks through the rows listed
+        // (title, case-insensitive), the archived list is empty.
+        snapshot.session_search_query = local.search.as_ref().map(|(q, _)| q.clone());
+        snapshot.session_search_results = local
+            .search
+            .as_ref()
+            .map(|(query, limit)| {
+                let query = query.to_lowercase();
+                listed
+                    .iter()
+                    .filter(|r| r.title.to_lowercase().contains(&query))
+                    .take(usize::try_from(*limit).unwrap_or(usize::MAX))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        snapshot.is_searching_sessions = false;
+        snapshot.session_search_error = None;
+        snapshot.archived_sessions = Vec::new();
+        snapshot.archived_sessions_agent_uid = None;
+        snapshot.is_loading_archived_sessions = false;
+        snapshot.archived_sessions_error = None;
         snapshot.agent_sessions = listed;
         snapshot.is_loading_latest_sessions =
             crate::machines::local_sessions::is_reading(local.sessions.state());
