@@ -70,9 +70,9 @@ pub(crate) async fn handle(
             json_response(200, &shared.config.catalog)
         }
         "/api/chat/session-model" if m == Method::GET => {
-            let uid = req.param("sessionUid").unwrap_or_default().trim();
+            let uid = runtime_uid(req.param("sessionUid").unwrap_or_default());
             let state = lock(&shared.state);
-            match state.session(uid).filter(|s| is_conversation(s)) {
+            match state.session(&uid).filter(|s| is_conversation(s)) {
                 Some(session) => json_response(200, &session_model(session)),
                 None => error(404, "No such conversation."),
             }
@@ -127,19 +127,31 @@ fn session_model(session: &Session) -> Value {
     })
 }
 
+/// The runtime's id for a conversation a client names `requested`, as the reference's
+/// stand-in derives it: an id of its own (`local-…`) is kept, `default` is
+/// [`DEFAULT_CONVERSATION`], and any other id maps to `local-` and 16 hex digits of its FNV-1a
+/// hash, the same every time (so a client id read back after a reload finds its conversation).
+pub(crate) fn runtime_uid(requested: &str) -> String {
+    let requested = requested.trim();
+    if requested.starts_with("local-") {
+        requested.to_owned()
+    } else if requested == "default" {
+        DEFAULT_CONVERSATION.to_owned()
+    } else {
+        let hash = requested.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        format!("local-{hash:016x}")
+    }
+}
+
 /// The conversation a turn under `requested` runs in, created when new.
 fn conversation(
     shared: &Shared,
     state: &mut State,
     requested: &str,
 ) -> Result<String, &'static str> {
-    let uid = if requested.starts_with("local-") {
-        requested.to_owned()
-    } else if requested == "default" {
-        DEFAULT_CONVERSATION.to_owned()
-    } else {
-        format!("local-{:04}", state.next_seq())
-    };
+    let uid = runtime_uid(requested);
     if state.session(&uid).is_some() {
         return Ok(uid);
     }
@@ -232,11 +244,11 @@ fn cancel(shared: &Shared, req: &Req) -> Response {
         Ok(body) => body,
         Err(response) => return response,
     };
-    let Some(uid) = text(&body, "sessionUid") else {
+    let Some(uid) = text(&body, "sessionUid").map(runtime_uid) else {
         return error(400, "sessionUid is required.");
     };
     let mut state = lock(&shared.state);
-    match state.session_mut(uid).filter(|s| is_conversation(s)) {
+    match state.session_mut(&uid).filter(|s| is_conversation(s)) {
         Some(session) => {
             let status = stop_turn(session);
             json_response(200, &json!({"sessionUid": uid, "status": status}))
@@ -252,7 +264,7 @@ fn set_session_model(shared: &Shared, req: &Req) -> Response {
         Ok(body) => body,
         Err(response) => return response,
     };
-    let Some(uid) = text(&body, "sessionUid") else {
+    let Some(uid) = text(&body, "sessionUid").map(runtime_uid) else {
         return error(400, "sessionUid is required.");
     };
     let (provider, model) = (text(&body, "provider"), text(&body, "model"));
@@ -263,7 +275,7 @@ fn set_session_model(shared: &Shared, req: &Req) -> Response {
             Err((_, message)) => return error(400, message),
         };
     let mut state = lock(&shared.state);
-    let Some(session) = state.session_mut(uid).filter(|s| is_conversation(s)) else {
+    let Some(session) = state.session_mut(&uid).filter(|s| is_conversation(s)) else {
         return error(404, "No such conversation.");
     };
     session.llm_provider = pick.provider;
@@ -329,7 +341,7 @@ fn history(shared: &Shared, local: &LocalRuntime, path: &str) -> Response {
     let Some(uid) = path
         .strip_prefix("/api/local/v1/chat-sessions/")
         .and_then(|rest| rest.strip_suffix("/history"))
-        .map(crate::server::decode)
+        .map(|uid| runtime_uid(&crate::server::decode(uid)))
     else {
         return error(404, "Not found.");
     };

@@ -28,7 +28,8 @@ struct Args {
     /// local session routes. No credential is needed or accepted there.
     #[arg(long)]
     local: bool,
-    /// The local runtime reports this `mode` on /health (anything but `local` is refused).
+    /// The local runtime reports this `mode` on /health; the engine refuses a runtime that
+    /// reports any other non-empty mode (a managed runtime), as the reference does.
     #[arg(long, value_name = "MODE", default_value = "local", requires = "local")]
     local_mode: String,
     /// The local runtime answers /ready with `ok: false` this many times first.
@@ -110,15 +111,20 @@ async fn main() -> ExitCode {
     }
     if let Some(local) = &config.local {
         println!(
-            "local runtime: {} (mode {}, ready after {} checks, {}), no credential",
+            "local runtime: {} (mode {:?}, ready after {} check{}, {}), no credential",
             sim.url(),
             local.mode,
             local.ready_after,
+            if local.ready_after == 1 { "" } else { "s" },
             if local.lists_sessions {
                 "lists its conversations"
             } else {
                 "live-only"
             }
+        );
+        println!(
+            "chat with it: cargo run -p engine-cli --bin agent-chat -- --local {}",
+            sim.url()
         );
     }
     println!("press Ctrl-C to stop");

@@ -128,7 +128,8 @@ async fn a_runtime_that_becomes_ready() {
 
 /// A new conversation's first turn goes out under the client's id; the runtime answers under
 /// its own id in `X-Agent-Session-Uid`, lists it, serves its history and its model; the next
-/// turn under the runtime's id stays in it. `default` is always the same conversation.
+/// turn under the runtime's id stays in it. `default` is always the same conversation, and so is
+/// a client id.
 #[tokio::test]
 async fn conversations_get_the_runtimes_id() {
     let sim = local_sim(LocalRuntime::default()).await;
@@ -169,6 +170,25 @@ async fn conversations_get_the_runtimes_id() {
         let (_, session) = post_turn(&sim, "default", "Hi").await;
         assert_eq!(session.as_deref(), Some("local-default"));
     }
+    // As the reference's stand-in: a client id always maps to the same conversation, and
+    // every route takes the client's id for it (a client id read back after a reload).
+    let (_, again) = post_turn(&sim, "client-1", "Once more").await;
+    assert_eq!(again.as_deref(), Some(uid.as_str()));
+    let r = get(&sim, "/api/chat/session-model?sessionUid=client-1").await;
+    assert_eq!(
+        parse_session_model(&r.body).and_then(|m| m.session_uid),
+        Some(uid.clone())
+    );
+    let r = get(&sim, "/api/local/v1/chat-sessions/client-1/history").await;
+    assert_eq!(parse_history(&r.body).unwrap().messages.len(), 6);
+    let r = call(
+        &sim,
+        reqwest::Method::POST,
+        "/api/chat/session/cancel",
+        Some(json!({"sessionUid": "client-1", "message": "user_requested"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     sim.shutdown().await;
 }
 
