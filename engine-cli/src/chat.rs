@@ -73,17 +73,29 @@ fn open(target: &Target, record: bool) -> Result<Handle, String> {
 }
 
 /// Waits until the session can take a message (or cannot, for a reason to show).
-async fn until_settled(handle: &Handle, timeout: Duration) -> Option<Stage> {
+/// Waits until the chat is ready or blocked; on time out, the last thing it waited for. A
+/// local runtime that is not running is waited for only when `for_local` (a one-shot send); the
+/// interactive chat takes commands meanwhile.
+async fn until_settled(
+    handle: &Handle,
+    timeout: Duration,
+    for_local: bool,
+) -> Result<Stage, String> {
     let mut rx = handle.snapshots();
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
-        let stage = stage::of(&rx.borrow_and_update().clone());
-        if !matches!(stage, Stage::Waiting(_)) {
-            return Some(stage);
+        let snapshot = rx.borrow_and_update();
+        let stage = stage::of(&snapshot);
+        let Stage::Waiting(waiting) = stage else {
+            return Ok(stage);
+        };
+        if !for_local && stage::local_unavailable(&snapshot) {
+            return Ok(Stage::Waiting(waiting));
         }
+        drop(snapshot);
         match tokio::time::timeout_at(deadline, rx.changed()).await {
             Ok(Ok(())) => {}
-            _ => return None,
+            _ => return Err(waiting),
         }
     }
 }
@@ -180,16 +192,16 @@ pub async fn send_once(
         }
     };
     let mut events = handle.subscribe();
-    let code = match until_settled(&handle, timeout).await {
-        None => {
-            eprintln!("agent-chat: timed out waiting for the session");
+    let code = match until_settled(&handle, timeout, true).await {
+        Err(waiting) => {
+            eprintln!("agent-chat: timed out waiting for the session ({waiting})");
             ExitCode::from(3)
         }
-        Some(Stage::Blocked(reason)) => {
+        Ok(Stage::Blocked(reason)) => {
             eprintln!("agent-chat: {reason}");
             ExitCode::from(1)
         }
-        Some(_) => match turn(&handle, &mut events, text, timeout).await {
+        Ok(_) => match turn(&handle, &mut events, text, timeout).await {
             TurnEnd::Answered => ExitCode::SUCCESS,
             TurnEnd::Failed(reason) => {
                 eprintln!("agent-chat: {reason}");
@@ -262,7 +274,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&Path>)
     let printer = tokio::spawn(print_answers(handle.clone(), mid_line.clone()));
     let spinner = tokio::spawn(spin(handle.clone()));
     let mut lines = read_lines();
-    let _ = until_settled(&handle, timeout).await;
+    let _ = until_settled(&handle, timeout, false).await;
     let mut listed = Listed::default();
     let mut quit = false;
     // The thread's length before the last message: its turn is over once the thread grew, no

@@ -2,6 +2,19 @@
 
 use engine_core::{DefaultSessionStatus, ReadinessStatus, Snapshot};
 
+/// The notice code of a local runtime that does not pass its checks (ADR 099).
+const LOCAL_UNAVAILABLE: &str = "local_agent_unavailable";
+
+/// A local runtime does not pass its checks (the engine looks for it again every 5 s).
+pub fn local_unavailable(s: &Snapshot) -> bool {
+    s.active_runtime_interaction.as_ref().is_some_and(|i| {
+        !i.can_submit
+            && i.notice
+                .as_ref()
+                .is_some_and(|n| n.code == LOCAL_UNAVAILABLE)
+    })
+}
+
 /// Where the chat stands, as one line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stage {
@@ -79,6 +92,16 @@ pub fn of(s: &Snapshot) -> Stage {
                 .as_ref()
                 .map(|n| n.message.clone())
                 .unwrap_or_else(|| format!("Checking that {agent} is ready..."));
+            Stage::Waiting(text)
+        }
+        // ADR 099: a local runtime that does not pass its checks is looked for again every
+        // 5 s, so it is waited for (a runtime still loading its model comes up by itself).
+        Some(i) if local_unavailable(s) => {
+            let text = i
+                .notice
+                .as_ref()
+                .map(|n| format!("{}: {} (looking again every 5 s)", n.title, n.message))
+                .unwrap_or_default();
             Stage::Waiting(text)
         }
         Some(i) if !i.can_submit => {

@@ -23,6 +23,14 @@ impl Target {
     pub async fn resolve(args: &Args) -> Result<Target, String> {
         if let Some(url) = &args.local {
             let name = args.agent.as_deref().unwrap_or("Local Agent");
+            // A same-origin path is for hosts that serve the runtime behind their own origin;
+            // a terminal has none.
+            if url.trim().starts_with('/') {
+                return Err(format!(
+                    "--local needs the runtime's own address, such as http://127.0.0.1:8787, \
+                     not a path: {url:?}"
+                ));
+            }
             let source = engine_core::LocalSource::new(url, name).map_err(|e| e.to_string())?;
             return Ok(Target {
                 // The engine's platform base: the runtime's own address (nothing is sent to a

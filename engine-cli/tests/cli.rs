@@ -228,4 +228,61 @@ async fn send_to_a_local_runtime() {
         stderr.contains("A local Agent source needs a loopback address"),
         "{stderr}"
     );
+    let out = agent_chat()
+        .args(["--local", "/__agent__", "send", "hi"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--local needs the runtime's own address"),
+        "{stderr}"
+    );
+}
+
+/// ADR 099: a one-shot send waits for a local runtime that is still loading its model (it is
+/// looked for again every 5 s), then gets its answer; a runtime that is not there is waited for
+/// until `--timeout`, and the time out names what it waited for (exit 3).
+#[tokio::test]
+async fn send_waits_for_a_local_runtime_that_is_loading() {
+    use platform_sim::{LocalRuntime, Sim, SimConfig};
+    let config = SimConfig {
+        local: Some(LocalRuntime {
+            ready_after: 1,
+            ..LocalRuntime::default()
+        }),
+        ..SimConfig::default()
+    };
+    let sim = Sim::start(config).await.unwrap();
+    let url = sim.url();
+    let out = tokio::task::spawn_blocking(move || {
+        agent_chat()
+            .args(["--local", &url, "--timeout", "30", "send", "hello"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout.contains("You said: hello"), "{stdout}");
+    sim.shutdown().await;
+
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = agent_chat()
+        .args(["--local", &url, "--timeout", "1", "send", "hello"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("timed out waiting for the session (Local Agent is not running: "),
+        "{stderr}"
+    );
 }
