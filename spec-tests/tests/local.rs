@@ -1073,14 +1073,33 @@ fn issue_14_a_rekey_onto_a_conversation_with_rows_merges_the_queues() {
     });
     assert_eq!(h.snapshot().message_queue.len(), 1);
     h.command(Command::CreateAgentSession);
+    let client = h.snapshot().current_session_id.unwrap();
     h.send("Hello");
     let turn = h.expect_pending("local turn", is_local_turn);
     h.send("Newer");
+    let mark = h.storage().len();
     h.head_with(turn, named_head(Some("local-5")));
     let s = h.snapshot();
     assert_eq!(s.current_session_id.as_deref(), Some("local-5"));
     let texts: Vec<_> = s.message_queue.iter().map(|r| r.text.as_str()).collect();
     assert_eq!(texts, ["Older", "Newer"]);
+    let writes: Vec<String> = h.storage()[mark..]
+        .iter()
+        .map(|r| match r {
+            StorageRequest::SaveSelection { session_uid, .. } => format!("selection {session_uid}"),
+            StorageRequest::RemoveQueue { key } => format!("remove {key}"),
+            StorageRequest::SaveQueue { key, rows } => format!("save {key} {}", rows.len()),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            format!("remove main_sequence_ai.message_queue.{client}"),
+            "selection local-5".to_owned(),
+            "save main_sequence_ai.message_queue.local-5 2".to_owned(),
+        ]
+    );
     assert_eq!(
         s.message_queue_hold.map(|h| h.reason),
         Some(engine_core::HoldReason::Away)
