@@ -424,3 +424,62 @@ fn replay_memory_is_linear_in_the_trace() {
         trace.len()
     );
 }
+
+fn is_local(c: &ApiCall, route: &engine_core::api::local::LocalRoute) -> bool {
+    matches!(c, ApiCall::Local { route: r } if r == route)
+}
+
+/// INV-12 with a local source (ADR 099, issue 14): the source, the stored selection, the
+/// runtime's checks, a new conversation (its client id from the seeded generator), its first
+/// turn and the runtime's id in `X-Agent-Session-Uid` replay to the same intents, events and
+/// snapshot.
+#[test]
+fn inv_12_a_local_conversation_replays_identically() {
+    use engine_core::api::local::LocalRoute;
+    let mut live = Live::new();
+    let source = engine_core::LocalSource::new("http://127.0.0.1:8787", "Ledger Helper").unwrap();
+    live.input(Input::Source(Some(source)))
+        .person("unused-platform-token")
+        .input(Input::IsVisible(true))
+        .input(Input::StoredSelectionLoaded {
+            key: "ms.command-center-ai.local-session:http://127.0.0.1:8787".into(),
+            session_uid: None,
+        });
+    for (route, body) in [
+        (LocalRoute::Ready, json!({"ok": true})),
+        (LocalRoute::Health, json!({"mode": "local"})),
+        (LocalRoute::ChatCheck, json!({"status": "ready"})),
+    ] {
+        live.wait(3);
+        let id = live.pending(route.operation_name(), |c| is_local(c, &route));
+        live.reply(id, 200, &body);
+    }
+    live.wait(5);
+    live.input(Input::Command(Command::CreateAgentSession));
+    live.input(Input::Command(Command::SendMessage {
+        text: "Hello".into(),
+    }));
+    let turn = live.pending("local turn", |c| {
+        matches!(
+            c,
+            ApiCall::Local {
+                route: LocalRoute::SendMessage { .. }
+            }
+        )
+    });
+    live.wait(7);
+    let now = live.now();
+    let head = ResponseHead {
+        agent_session_uid: Some("local-9".into()),
+        ..ResponseHead::new(200, Some("text/event-stream".into()))
+    };
+    live.engine.handle_response(turn, head, now);
+    live.drain();
+    live.chunk(turn, &answer("m-1", "Hi.")).end(turn);
+    assert_eq!(
+        live.engine.snapshot().current_session_id.as_deref(),
+        Some("local-9")
+    );
+    assert!(!live.trace().contains("unused-platform-token"));
+    live.assert_replays_identically();
+}
