@@ -5,13 +5,15 @@ use engine_core::{DefaultSessionStatus, ReadinessStatus, Snapshot};
 /// The notice code of a local runtime that does not pass its checks (ADR 099).
 const LOCAL_UNAVAILABLE: &str = "local_agent_unavailable";
 
-/// A local runtime does not pass its checks (the engine looks for it again every 5 s).
+/// A local runtime does not pass its checks yet (the engine looks for it again every 5 s);
+/// not one that runs in managed mode, which will not pass them by waiting.
 pub fn local_unavailable(s: &Snapshot) -> bool {
     s.active_runtime_interaction.as_ref().is_some_and(|i| {
         !i.can_submit
-            && i.notice
-                .as_ref()
-                .is_some_and(|n| n.code == LOCAL_UNAVAILABLE)
+            && i.notice.as_ref().is_some_and(|n| {
+                n.code == LOCAL_UNAVAILABLE
+                    && n.message != engine_core::api::local::MANAGED_MODE_TEXT
+            })
     })
 }
 

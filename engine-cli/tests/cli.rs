@@ -241,8 +241,9 @@ async fn send_to_a_local_runtime() {
 }
 
 /// ADR 099: a one-shot send waits for a local runtime that is still loading its model (it is
-/// looked for again every 5 s), then gets its answer; a runtime that is not there is waited for
-/// until `--timeout`, and the time out names what it waited for (exit 3).
+/// looked for again every 5 s), then gets its answer; one in managed mode is refused at once
+/// (exit 1); a runtime that is not there is waited for until `--timeout`, and the time out names
+/// what it waited for (exit 3).
 #[tokio::test]
 async fn send_waits_for_a_local_runtime_that_is_loading() {
     use platform_sim::{LocalRuntime, Sim, SimConfig};
@@ -266,6 +267,29 @@ async fn send_waits_for_a_local_runtime_that_is_loading() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(stdout.contains("You said: hello"), "{stdout}");
+    sim.shutdown().await;
+
+    // A runtime in managed mode will not pass by waiting: refused at once (exit 1).
+    let config = SimConfig {
+        local: Some(LocalRuntime {
+            mode: "managed".into(),
+            ..LocalRuntime::default()
+        }),
+        ..SimConfig::default()
+    };
+    let sim = Sim::start(config).await.unwrap();
+    let url = sim.url();
+    let out = tokio::task::spawn_blocking(move || {
+        agent_chat()
+            .args(["--local", &url, "send", "hello"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("runs in managed mode"), "{stderr}");
     sim.shutdown().await;
 
     // A port nothing listens on: bound, then released.

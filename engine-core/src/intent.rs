@@ -44,8 +44,9 @@ pub enum Intent {
     Storage(StorageRequest),
 }
 
-/// A request to the host's storage port. Storage failures are ignored by the engine: its state in
-/// memory is authoritative.
+/// A request to the host's storage port, to be carried out in the order emitted (a read asked
+/// before a write sees what was there before it). Storage failures are ignored by the engine:
+/// its state in memory is authoritative.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum StorageRequest {

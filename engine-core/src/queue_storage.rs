@@ -97,6 +97,20 @@ impl QueueStorage {
         }
     }
 
+    /// A write that comes before any read of the uid's copy (a queue that changed while its
+    /// session was never on screen here, or a conversation re-keyed onto it, ADR 099): the copy
+    /// is read first, so that what storage held comes back (held) instead of being overwritten.
+    /// True when the read must be asked for now, before the write.
+    pub(crate) fn read_before_write(&mut self, uid: &str) -> bool {
+        match self.by_session.get_mut(uid) {
+            Some(s) if s.read == Read::NotAsked && !s.wrote => {
+                s.read = Read::Pending;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// `scope` wrote `rows` for `uid`, after [`QueueStorage::needs_write`] said so.
     pub(crate) fn written(&mut self, uid: &str, rows: Vec<QueuedMessage>) {
         if let Some(s) = self.by_session.get_mut(uid) {

@@ -97,7 +97,9 @@ impl Works {
     /// ADR 087: the rows to write to storage, per session of this scope whose queue changed
     /// since storage last held it (empty rows: remove the copy). Only the scope that owns a
     /// session's stored copy writes it (`queue_storage`).
-    pub(crate) fn queue_writes(&mut self) -> Vec<(String, Vec<crate::queue::QueuedMessage>)> {
+    /// A write that comes before any read of that copy is told to read it first
+    /// ([`QueueStorage::read_before_write`]).
+    pub(crate) fn queue_writes(&mut self) -> Vec<QueueWrite> {
         let mut writes = Vec::new();
         for (uid, work) in self.by_session.iter() {
             let rows = &work.queue.rows;
@@ -105,19 +107,25 @@ impl Works {
                 .stored
                 .needs_write(self.scope.as_ref(), uid, rows.iter())
             {
+                let read_first = self.stored.read_before_write(uid);
                 let rows: Vec<_> = rows.iter().cloned().collect();
                 self.stored.written(uid, rows.clone());
-                writes.push((uid.clone(), rows));
+                writes.push(QueueWrite {
+                    uid: uid.clone(),
+                    rows,
+                    read_first,
+                });
             }
         }
         writes
     }
 
     /// ADR 099: a local runtime named the conversation `from` ran in `to`: its work (run,
-    /// cancel, queue) moves there. A work already under `to` that holds nothing is replaced;
-    /// one holding only queued rows is merged (its rows first, its hold kept, within the
-    /// queue's limit); one with a turn of its own (running or shown) cannot take another's,
-    /// and then nothing moves: the conversation keeps the client's id ([`Rekeyed::Kept`]).
+    /// cancel, queue) moves there. A work already under `to` is replaced (its finished turns
+    /// are in the runtime's transcript), its queued rows merged first with its hold kept; one
+    /// whose turn still runs, or whose rows with ours would pass the queue's limit, cannot
+    /// take ours, and then nothing moves: the conversation keeps the client's id
+    /// ([`Rekeyed::Kept`]).
     pub(crate) fn rekey(&mut self, ctx: &mut Ctx<'_>, from: &str, to: &str) -> Rekeyed {
         if from == to {
             return Rekeyed::Moved { forget_old: false };
@@ -127,9 +135,10 @@ impl Works {
             (None, _) => return Rekeyed::Moved { forget_old: false },
             (Some(_), None) => false,
             (Some(mine), Some(theirs)) => {
-                let has_turn =
-                    send::is_active(theirs.run.state()) || !theirs.run.inner().local.is_empty();
-                if has_turn || waiting(mine) + waiting(theirs) > crate::queue::QUEUE_LIMIT {
+                // Its finished turns are in the runtime's transcript of that conversation:
+                // only a turn still running there cannot be joined.
+                let running = send::is_active(theirs.run.state());
+                if running || waiting(mine) + waiting(theirs) > crate::queue::QUEUE_LIMIT {
                     return Rekeyed::Kept;
                 }
                 !theirs.queue.rows.is_empty()
@@ -269,4 +278,14 @@ pub(crate) enum Rekeyed {
     Moved { forget_old: bool },
     /// The new id's work has a turn of its own: nothing moved.
     Kept,
+}
+
+/// One queue to write to storage ([`Works::queue_writes`]).
+#[derive(Debug)]
+pub(crate) struct QueueWrite {
+    pub uid: String,
+    /// The rows; empty: remove the copy.
+    pub rows: Vec<crate::queue::QueuedMessage>,
+    /// Storage was never read for this uid here: read it before writing.
+    pub read_first: bool,
 }

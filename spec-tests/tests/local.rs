@@ -671,7 +671,7 @@ fn adr_099_a_stop_goes_to_the_local_cancel_route() {
         json!({"sessions": [{"sessionUid": "local-2", "working": true}]}),
     );
     h.command(Command::CancelActiveSession);
-    pending(
+    let cancel = pending(
         &h,
         LocalRoute::Cancel {
             session_uid: "local-2".into(),
@@ -681,6 +681,24 @@ fn adr_099_a_stop_goes_to_the_local_cancel_route() {
         h.notices().is_empty(),
         "no 'There is no running work to stop.': {:?}",
         h.notices()
+    );
+    assert!(h.snapshot().is_cancelling_session);
+    h.reply(cancel, 200, json!({"status": "cancelled"}));
+    let s = h.snapshot();
+    assert!(!s.is_cancelling_session);
+    assert_ne!(
+        s.run_status_detail.as_deref(),
+        Some("Cancelling session..."),
+        "the reference's local engine has no such text"
+    );
+    assert_eq!(s.run_status, engine_core::RunStatus::Idle);
+    // The list says whether it still works.
+    let again = pending(&h, LocalRoute::Sessions);
+    h.reply(again, 200, json!({"sessions": [{"sessionUid": "local-2"}]}));
+    h.command(Command::CancelActiveSession);
+    assert_eq!(
+        h.notices().pop().and_then(|n| n.description).as_deref(),
+        Some("There is no running work to stop.")
     );
 }
 
@@ -1323,4 +1341,65 @@ fn adr_099_search_archived_and_the_default_conversation() {
 
     h.command(Command::RestoreDefaultSessionSelection);
     assert_eq!(h.snapshot().current_session_id.as_deref(), Some("default"));
+}
+
+/// Issue 14: back on the runtime's `default` conversation after its first turn was re-keyed to
+/// `local-default`, a turn re-keyed there again joins it (the finished turns this page showed
+/// under `local-default` are in its transcript): one conversation, not two.
+#[test]
+fn issue_14_the_default_conversation_twice_is_one_conversation() {
+    let mut h = talking("default");
+    h.send("a");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.head_with(turn, named_head(Some("local-default")));
+    h.chunk(turn, &spec_tests::fixtures::answer("m-1", "A."))
+        .end(turn);
+    h.command(Command::RestoreDefaultSessionSelection);
+    let id = pending(&h, history_route("default"));
+    h.reply(id, 200, spec_tests::fixtures::history("default"));
+    h.send("b");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.head_with(turn, named_head(Some("local-default")));
+    h.chunk(turn, &spec_tests::fixtures::answer("m-2", "B."))
+        .end(turn);
+    let s = h.snapshot();
+    assert_eq!(s.current_session_id.as_deref(), Some("local-default"));
+    let rows: Vec<_> = s.agent_sessions.iter().map(|r| r.uid.as_str()).collect();
+    assert!(!rows.contains(&"default"), "{rows:?}");
+}
+
+/// ADR 087 with a re-key (issue 14): a conversation re-keyed onto an id whose stored queue was
+/// never read here (the chat hidden meanwhile) reads that copy before writing over it, so rows
+/// stored under it come back (held) instead of being lost.
+#[test]
+fn issue_14_a_rekey_reads_the_stored_queue_before_writing_it() {
+    let (mut h, _) = new_conversation();
+    h.send("Hello");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.send("Newer");
+    h.visible(false);
+    let mark = h.storage().len();
+    h.head_with(turn, named_head(Some("local-5")));
+    let key = "main_sequence_ai.message_queue.local-5".to_owned();
+    let ops: Vec<String> = h.storage()[mark..]
+        .iter()
+        .filter_map(|r| match r {
+            StorageRequest::LoadQueue { key: k } if *k == key => Some("load".to_owned()),
+            StorageRequest::SaveQueue { key: k, .. } if *k == key => Some("save".to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ops, ["load", "save"], "{:?}", &h.storage()[mark..]);
+    h.input(Input::StoredQueueLoaded {
+        key,
+        rows: Some(json!([{"id": "q-1", "text": "Older", "createdAt": "2026-10-02T08:00:00Z"}])),
+    });
+    h.visible(true);
+    let s = h.snapshot();
+    let texts: Vec<_> = s.message_queue.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(texts, ["Older", "Newer"]);
+    assert_eq!(
+        s.message_queue_hold.map(|h| h.reason),
+        Some(engine_core::HoldReason::Away)
+    );
 }

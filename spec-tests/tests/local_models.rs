@@ -453,35 +453,62 @@ fn adr_099_a_choice_goes_out_with_a_level_the_model_offers() {
     assert_eq!(body["thinkingLevel"], Value::Null);
 }
 
-/// A change still on its way when another conversation is shown does not show in that
-/// conversation's picker (its refusal is still said); the other conversation's model is read
-/// once it is answered; a source change aborts it. A read that gets no answer at all leaves
-/// the picker as it is.
+/// A change still on its way belongs to its conversation: another conversation shown meanwhile
+/// shows nothing of the last one, has its own model read at once, and takes its own change
+/// without aborting the first; a refusal of the first is still said but changes nothing shown
+/// for the other. A read that gets no answer at all leaves the picker as it is; a source change
+/// aborts a change on its way.
 #[test]
 fn adr_099_a_change_on_its_way_belongs_to_its_conversation() {
     let mut h = holding("local-2");
     choose_model(&mut h, "team-models::tm-1");
-    let (sent, _) = put_body(&h);
+    let (first, _) = put_body(&h);
     h.requested(Some("local-3"));
+    let transcript = pending(&h, history_route("local-3"));
+    h.reply(transcript, 200, spec_tests::fixtures::history("local-3"));
+    assert_eq!(picker(&h), (None, None, None), "nothing of local-2's");
+    let read = pending(&h, session_model("local-3"));
+    h.reply(read, 200, held("local-3", "acme-cloud", "acme-small", None));
+    assert_eq!(picker(&h), values("acme-cloud", "acme-small", None));
     assert!(
-        h.pending(|c| is_local(c, &session_model("local-3")))
-            .is_none()
+        !h.snapshot().is_updating_session_model,
+        "local-2's change is not local-3's"
     );
-    h.reply(sent.id, 500, json!({"detail": "No key."}));
+    choose_model(&mut h, "acme-cloud::acme-large");
+    assert!(
+        !h.was_aborted(first.id),
+        "another conversation's change goes on"
+    );
+    let second = h
+        .pending(|c| {
+            matches!(c, ApiCall::Local { route: LocalRoute::SetSessionModel { session_uid, .. } } if session_uid == "local-3")
+        })
+        .expect("local-3's change");
+    h.reply(first.id, 500, json!({"detail": "No key."}));
     assert_eq!(
         h.notices().pop().map(|n| n.title),
         Some("The model did not change".to_owned())
     );
     assert_eq!(
         picker(&h),
-        values("team-models", "tm-1", Some("high")),
-        "not local-2's values"
+        values("acme-cloud", "acme-large", Some("medium")),
+        "local-2's refusal changes nothing shown for local-3"
     );
+    h.reply(
+        second,
+        200,
+        held("local-3", "acme-cloud", "acme-large", Some("medium")),
+    );
+    h.send("Hello");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.stream_head(turn)
+        .chunk(turn, &answer("m-1", "Hi."))
+        .end(turn);
     let read = pending(&h, session_model("local-3"));
     h.fail(read);
     assert_eq!(
         picker(&h),
-        values("team-models", "tm-1", Some("high")),
+        values("acme-cloud", "acme-large", Some("medium")),
         "no answer: unchanged"
     );
 
@@ -490,4 +517,18 @@ fn adr_099_a_change_on_its_way_belongs_to_its_conversation() {
     let (sent, _) = put_body(&h);
     h.input(engine_core::Input::Source(None));
     assert!(h.was_aborted(sent.id));
+}
+
+/// The runtime may answer the model read of an id it maps (`default`, or a client's id) under
+/// its own id: the answer is still the conversation's.
+#[test]
+fn adr_099_a_model_answer_under_the_runtimes_own_id() {
+    let mut h = with_catalog(talking("default"));
+    let id = pending(&h, session_model("default"));
+    h.reply(
+        id,
+        200,
+        held("local-default", "team-models", "tm-1", Some("high")),
+    );
+    assert_eq!(picker(&h), values("team-models", "tm-1", Some("high")));
 }

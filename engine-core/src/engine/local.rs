@@ -127,7 +127,9 @@ impl Engine {
             | Command::StartAgentSession { .. }
             | Command::StartAgentSessionById { .. } => self.new_local_conversation(now),
             Command::OpenLatestOrStartAgentSessionById { .. } => {}
-            Command::RefreshSessionDetail => self.refresh_local(now),
+            Command::RefreshSessionDetail | Command::RefreshLatestSessions => {
+                self.refresh_local(now);
+            }
             Command::RefreshActiveSessionRuntimeAccess | Command::RetryDefaultSession => {
                 self.recheck_local(now);
             }
@@ -275,7 +277,6 @@ impl Engine {
     /// An answer to a request of a local machine.
     pub(super) fn local_answer(&mut self, answer: &Answer, now: Time) {
         let agent = self.local_agent_name();
-        let shown = selection::selected(self.selection.state()).map(|s| s.0.to_owned());
         let applied = {
             let (local, mut ctx) = local_ctx!(self, now);
             match answer.owner {
@@ -309,11 +310,9 @@ impl Engine {
                     local
                         .catalog
                         .handle_with_context(&CatalogEvent::Answer(answer), &mut ctx);
-                    let event = ModelEvent::Answer {
-                        answer,
-                        shown: shown.as_deref(),
-                    };
-                    local.model.handle_with_context(&event, &mut ctx);
+                    local
+                        .model
+                        .handle_with_context(&ModelEvent::Answer(answer), &mut ctx);
                     None
                 }
                 _ => {

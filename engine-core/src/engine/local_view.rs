@@ -214,5 +214,5 @@ fn models_view(local: &Local, snapshot: &mut Snapshot) {
     snapshot.has_requested_available_models = local.catalog.inner().requested;
     snapshot.session_model_selection_request = None;
     snapshot.session_model_last_used = Vec::new();
-    snapshot.is_updating_session_model = local_models::is_updating(local.model.state());
+    snapshot.is_updating_session_model = local.model.inner().is_updating();
 }

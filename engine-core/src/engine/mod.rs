@@ -1544,6 +1544,10 @@ impl Engine {
                     }
                 }
                 Signal::CancelFailed { session_uid, text } => {
+                    // ADR 099: after a stop the runtime's list says whether it still works.
+                    if ctx.inputs.source.is_some() {
+                        local_ended = local_ended.or(Some(false));
+                    }
                     if let Some(work) = p.works.get_mut(&session_uid) {
                         work.run
                             .handle_with_context(&RunEvent::CancelFailed(&text), &mut ctx);
@@ -1553,6 +1557,9 @@ impl Engine {
                         .push_back(Signal::Notice { session_uid, text });
                 }
                 Signal::CancelAccepted { session_uid } => {
+                    if ctx.inputs.source.is_some() {
+                        local_ended = local_ended.or(Some(false));
+                    }
                     // OI-19: the cancel route answered 2xx: no notice is left about the run.
                     if let Some(work) = p.works.get_mut(&session_uid) {
                         work.run

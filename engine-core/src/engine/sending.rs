@@ -246,14 +246,17 @@ impl Engine {
             .map(|w| w.run.inner().facts().clone())
             .filter(|f| f.record.is_some())
             .unwrap_or_else(|| self.body_facts());
+        let local = self.inputs.source.is_some();
         let (mut ctx, p) = self.ctx(now);
         let decision = p.runtime.inner().decision(&uid);
         let cached = decision.and_then(|d| d.endpoint.clone());
         let work = p.works.entry(&mut ctx, &uid);
         // adr-notes 8: "Cancelling session..." until the local run's own stop says "Run
-        // cancelled." (at once, when one runs).
-        work.run
-            .handle_with_context(&RunEvent::Cancelling, &mut ctx);
+        // cancelled." (at once, when one runs). The reference's local engine has no such text.
+        if !local {
+            work.run
+                .handle_with_context(&RunEvent::Cancelling, &mut ctx);
+        }
         // SND-16 first: the local run stops in this step, and the session is no longer working
         // (a `working` flag its record still shows is the stopped work's until the next detail
         // read); then the cancel request (SND-17).
@@ -292,8 +295,19 @@ impl Engine {
     /// ADR 087: each queue change is written to the storage port; an emptied queue's copy is
     /// removed.
     pub(super) fn persist_queues(&mut self) {
-        for (uid, rows) in self.works.queue_writes() {
+        for crate::work::QueueWrite {
+            uid,
+            rows,
+            read_first,
+        } in self.works.queue_writes()
+        {
             let key = crate::queue::storage_key(&uid);
+            if read_first {
+                // The storage port carries out its requests in order: the read sees what was
+                // there before this write.
+                let load = crate::intent::StorageRequest::LoadQueue { key: key.clone() };
+                self.io.outbox.push_back(Intent::Storage(load));
+            }
             let request = if rows.is_empty() {
                 crate::intent::StorageRequest::RemoveQueue { key }
             } else {

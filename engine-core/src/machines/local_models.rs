@@ -68,16 +68,32 @@ pub(crate) fn model_options(catalog: Option<&Catalog>) -> Vec<ModelOption> {
     out
 }
 
+/// A model change on its way (`PUT /api/chat/session-model`).
+#[derive(Debug, Clone)]
+struct Put {
+    session: String,
+    /// What a refusal shows, when its conversation is on screen: the values before the
+    /// change, or for a kept choice the model the runtime holds.
+    fallback: PickerValues,
+    /// A kept choice: its answer is what the picker shows.
+    kept: bool,
+}
+
 /// The session model and the picker with a local source.
 #[derive(Debug, Default)]
 pub(crate) struct LocalModel {
-    /// The picker's values.
+    /// The picker's values: the conversation shown's (none until its model is read).
     pub values: PickerValues,
+    /// The conversation the values are for.
+    shown: Option<String>,
     /// Conversations the runtime knows (it named a model for them, listed or reloaded them, or
     /// named them in an answer); a choice for one is `PUT` at once.
     known: BTreeSet<String>,
     /// Choices kept for conversations the runtime does not know yet.
     pending: BTreeMap<String, PickerValues>,
+    /// Changes on their way, each for its own conversation (another conversation shown
+    /// meanwhile is read at once).
+    puts: BTreeMap<RequestId, Put>,
     /// The conversation and turn count last read for: read again after every turn.
     read_for: Option<(String, u64)>,
     /// Turns ended so far.
@@ -120,11 +136,7 @@ pub(crate) enum ModelEvent<'a> {
         from: &'a str,
         to: &'a str,
     },
-    /// An answer, and the conversation shown now (only its model shows in the picker).
-    Answer {
-        answer: &'a Answer,
-        shown: Option<&'a str>,
-    },
+    Answer(&'a Answer),
     Reset,
 }
 
@@ -142,7 +154,10 @@ impl LocalModel {
                 selected,
                 listed,
                 catalog,
-            } => self.edit(context, *edit, *selected, *listed, *catalog),
+            } => {
+                self.edit(context, *edit, *selected, *listed, *catalog);
+                Handled
+            }
             ModelEvent::Known(uid) => {
                 self.known.insert((*uid).to_owned());
                 Handled
@@ -156,47 +171,64 @@ impl LocalModel {
                 if let Some(choice) = self.pending.remove(*from) {
                     self.pending.insert((*to).to_owned(), choice);
                 }
+                for put in self.puts.values_mut().filter(|p| p.session == *from) {
+                    put.session = (*to).to_owned();
+                }
                 if let Some((uid, _)) = self.read_for.as_mut()
                     && uid == from
                 {
                     *uid = (*to).to_owned();
                 }
+                if self.shown.as_deref() == Some(*from) {
+                    self.shown = Some((*to).to_owned());
+                }
+                Handled
+            }
+            ModelEvent::Answer(a) => {
+                if let Some(put) = self.puts.remove(&a.id) {
+                    self.put_answered(context, &put, a);
+                }
                 Handled
             }
             ModelEvent::Reset => {
+                for id in std::mem::take(&mut self.puts).into_keys() {
+                    context.io.abort(id);
+                }
                 *self = LocalModel::default();
                 Transition(State::idle())
             }
-            _ => Handled,
+            ModelEvent::Evaluate { .. } => Handled,
         }
     }
 
     #[state(superstate = "any")]
     fn idle(&mut self, context: &mut Ctx<'_>, event: &ModelEvent<'_>) -> Outcome<State> {
-        match event {
-            ModelEvent::Evaluate {
-                selected: Some(uid),
-                may_read: true,
-                running: false,
-            } => {
-                let key = ((*uid).to_owned(), self.turns);
-                if self.read_for.as_ref() == Some(&key) {
-                    return Handled;
-                }
-                self.read_for = Some(key);
-                let route = LocalRoute::SessionModel {
-                    session_uid: (*uid).to_owned(),
-                };
-                match context.io.send_local(
-                    context.inputs,
-                    Owner::LocalModels,
-                    ApiCall::Local { route },
-                ) {
-                    Ok(pending) => Transition(State::reading(pending, (*uid).to_owned())),
-                    Err(_) => Handled,
-                }
-            }
-            _ => Super,
+        let ModelEvent::Evaluate {
+            selected,
+            may_read,
+            running,
+        } = event
+        else {
+            return Super;
+        };
+        self.follow(*selected);
+        let Some(uid) = selected.filter(|_| *may_read && !*running) else {
+            return Handled;
+        };
+        let key = (uid.to_owned(), self.turns);
+        if self.read_for.as_ref() == Some(&key) {
+            return Handled;
+        }
+        self.read_for = Some(key);
+        let route = LocalRoute::SessionModel {
+            session_uid: uid.to_owned(),
+        };
+        match context
+            .io
+            .send_local(context.inputs, Owner::LocalModels, ApiCall::Local { route })
+        {
+            Ok(pending) => Transition(State::reading(pending, uid.to_owned())),
+            Err(_) => Handled,
         }
     }
 
@@ -210,8 +242,8 @@ impl LocalModel {
         event: &ModelEvent<'_>,
     ) -> Outcome<State> {
         match event {
-            ModelEvent::Answer { answer, .. } if answer.id == *pending => {
-                let held = match held_model(answer, session) {
+            ModelEvent::Answer(a) if a.id == *pending => {
+                let held = match held_model(a, session) {
                     Ok(held) => held,
                     // No answer at all: the picker stays as it is (the reference's).
                     Err(()) => return Transition(State::idle()),
@@ -222,83 +254,23 @@ impl LocalModel {
                 match (held, self.pending.remove(session)) {
                     // A kept choice goes out now; a refusal falls back to the runtime's.
                     (Some(held), Some(choice)) => {
-                        self.put(context, session, &choice, values_of(&held), true)
-                    }
-                    (Some(held), None) => {
                         self.values = values_of(&held);
-                        Transition(State::idle())
+                        self.put(context, session, &choice, values_of(&held), true);
                     }
+                    (Some(held), None) => self.values = values_of(&held),
                     (None, Some(choice)) => {
                         self.pending.insert(session.clone(), choice);
-                        Transition(State::idle())
+                        self.values = configured_values();
                     }
                     // The runtime's own model (the read is always for the conversation shown).
-                    (None, None) => {
-                        self.values = configured_values();
-                        Transition(State::idle())
-                    }
+                    (None, None) => self.values = configured_values(),
                 }
-            }
-            // Another conversation: its own read (the exit action drops this one).
-            ModelEvent::Evaluate {
-                selected: Some(uid),
-                ..
-            } if *uid != session.as_str() => {
-                self.read_for = None;
                 Transition(State::idle())
             }
-            _ => Super,
-        }
-    }
-
-    /// A choice for `session` is being `PUT`: `fallback` is what a refusal shows (the values
-    /// before the change, or for a kept choice the model the runtime holds); `kept`: a kept
-    /// choice, whose answer the picker shows. A newer choice replaces it (the exit action
-    /// aborts it); another conversation shown meanwhile waits for its answer.
-    #[state(superstate = "any", exit_action = "abort_pending")]
-    #[allow(clippy::borrowed_box, clippy::ptr_arg)] // statig hands state-local fields by reference
-    fn putting(
-        &mut self,
-        pending: &RequestId,
-        session: &String,
-        fallback: &Box<PickerValues>,
-        kept: &bool,
-        context: &mut Ctx<'_>,
-        event: &ModelEvent<'_>,
-    ) -> Outcome<State> {
-        match event {
-            ModelEvent::Answer { answer, shown } if answer.id == *pending => {
-                let route = LocalRoute::SetSessionModel {
-                    session_uid: session.clone(),
-                    provider: String::new(),
-                    model: String::new(),
-                    thinking_level: None,
-                };
-                let on_screen = *shown == Some(session.as_str());
-                let refused = match answer.outcome.local(&route) {
-                    Ok((200..=299, body)) => {
-                        if *kept
-                            && on_screen
-                            && let Some(held) = parse_session_model(body)
-                        {
-                            self.values = values_of(&held);
-                        }
-                        None
-                    }
-                    Ok((status, body)) => Some(local_failure_text(&route, Some(status), body)),
-                    Err(text) => Some(text),
-                };
-                if let Some(text) = refused {
-                    // As the platform's picker (CAT-17): back to what the runtime holds.
-                    if on_screen {
-                        self.values = (**fallback).clone();
-                    }
-                    context.emit(Event::Notify(Notice {
-                        title: NOT_CHANGED_TITLE.to_owned(),
-                        description: Some(text),
-                        variant: NoticeVariant::Error,
-                    }));
-                }
+            // Another conversation: its own read (the exit action drops this one).
+            ModelEvent::Evaluate { selected, .. } if *selected != Some(session.as_str()) => {
+                self.follow(*selected);
+                self.read_for = None;
                 Transition(State::idle())
             }
             _ => Super,
@@ -312,6 +284,15 @@ impl LocalModel {
 }
 
 impl LocalModel {
+    /// Another conversation is shown: the picker shows nothing of the last one until its own
+    /// model is read.
+    fn follow(&mut self, selected: Option<&str>) {
+        if self.shown.as_deref() != selected {
+            self.shown = selected.map(str::to_owned);
+            self.values = PickerValues::default();
+        }
+    }
+
     /// `setSelectedModelValue` sets the provider and model and applies them with a level the
     /// model offers (the current one, else its default; none for a model without levels);
     /// `setSelectedReasoningEffortValue` applies the current model with the new level;
@@ -324,12 +305,12 @@ impl LocalModel {
         selected: Option<&str>,
         listed: bool,
         catalog: Option<&Catalog>,
-    ) -> Outcome<State> {
+    ) {
         let previous = self.values.clone();
         let model_id = match edit {
             Edit::Provider(p) => {
                 self.values.provider = non_blank(p);
-                return Handled;
+                return;
             }
             Edit::Model(id) => Some(id.and_then(split_model_id)),
             Edit::Thinking(level) => {
@@ -350,12 +331,12 @@ impl LocalModel {
                 if let Some(uid) = selected {
                     self.pending.remove(uid);
                 }
-                return Handled;
+                return;
             }
             None => {}
         }
         let Some(uid) = selected else {
-            return Handled;
+            return;
         };
         let choice = self.values.clone();
         let known = listed || self.known.contains(uid);
@@ -368,7 +349,7 @@ impl LocalModel {
             if configured && known {
                 self.read_for = None;
             }
-            return Handled;
+            return;
         }
         if !known {
             self.pending.insert(uid.to_owned(), choice);
@@ -380,12 +361,13 @@ impl LocalModel {
                     variant: NoticeVariant::Info,
                 }));
             }
-            return Handled;
+            return;
         }
         self.pending.remove(uid);
-        self.put(context, uid, &choice, previous, false)
+        self.put(context, uid, &choice, previous, false);
     }
 
+    /// Sends a change; an earlier one for the same conversation is replaced (aborted).
     fn put(
         &mut self,
         context: &mut Ctx<'_>,
@@ -393,28 +375,82 @@ impl LocalModel {
         choice: &PickerValues,
         fallback: PickerValues,
         kept: bool,
-    ) -> Outcome<State> {
+    ) {
         let (Some(provider), Some(model)) = (choice.provider.clone(), choice.model.clone()) else {
-            return Transition(State::idle());
+            return;
         };
+        let older: Vec<RequestId> = self
+            .puts
+            .iter()
+            .filter(|(_, p)| p.session == uid)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in older {
+            self.puts.remove(&id);
+            context.io.abort(id);
+        }
         let route = LocalRoute::SetSessionModel {
             session_uid: uid.to_owned(),
             provider,
             model,
             thinking_level: choice.thinking.clone(),
         };
-        match context
-            .io
-            .send_local(context.inputs, Owner::LocalModels, ApiCall::Local { route })
+        if let Ok(id) =
+            context
+                .io
+                .send_local(context.inputs, Owner::LocalModels, ApiCall::Local { route })
         {
-            Ok(pending) => Transition(State::putting(
-                pending,
-                uid.to_owned(),
-                Box::new(fallback),
+            let put = Put {
+                session: uid.to_owned(),
+                fallback,
                 kept,
-            )),
-            Err(_) => Transition(State::idle()),
+            };
+            self.puts.insert(id, put);
         }
+    }
+
+    /// A change was answered: a kept choice shows what the runtime now holds; a refusal is
+    /// said, and its conversation, when shown, goes back to what the runtime holds (as the
+    /// platform's picker, CAT-17) and reads it again.
+    fn put_answered(&mut self, context: &mut Ctx<'_>, put: &Put, answer: &Answer) {
+        let route = LocalRoute::SetSessionModel {
+            session_uid: put.session.clone(),
+            provider: String::new(),
+            model: String::new(),
+            thinking_level: None,
+        };
+        let on_screen = self.shown.as_deref() == Some(put.session.as_str());
+        let refused = match answer.outcome.local(&route) {
+            Ok((200..=299, body)) => {
+                if put.kept
+                    && on_screen
+                    && let Some(held) = parse_session_model(body)
+                {
+                    self.values = values_of(&held);
+                }
+                None
+            }
+            Ok((status, body)) => Some(local_failure_text(&route, Some(status), body)),
+            Err(text) => Some(text),
+        };
+        if let Some(text) = refused {
+            if on_screen {
+                self.values = put.fallback.clone();
+                self.read_for = None;
+            }
+            context.emit(Event::Notify(Notice {
+                title: NOT_CHANGED_TITLE.to_owned(),
+                description: Some(text),
+                variant: NoticeVariant::Error,
+            }));
+        }
+    }
+
+    /// A model change is in flight for the conversation shown (`isUpdatingSessionModel`).
+    pub(crate) fn is_updating(&self) -> bool {
+        self.puts
+            .values()
+            .any(|p| Some(p.session.as_str()) == self.shown.as_deref())
     }
 }
 
@@ -454,15 +490,15 @@ fn offered_level(
     }
 }
 
-/// The model a session-model answer names for `session`: none for a refusal, an answer
-/// without a model or one for another conversation; `Err` when no answer came.
+/// The model a session-model answer names: none for a refusal or an answer without a model;
+/// `Err` when no answer came. The answer may name the runtime's own id for the conversation
+/// (`default`, or a client's id, maps to one of its own): the request's id says whose it is.
 fn held_model(a: &Answer, session: &str) -> Result<Option<LocalSessionModel>, ()> {
     let route = LocalRoute::SessionModel {
         session_uid: session.to_owned(),
     };
     match a.outcome.local(&route) {
-        Ok((200..=299, body)) => Ok(parse_session_model(body)
-            .filter(|m| m.session_uid.as_deref().is_none_or(|uid| uid == session))),
+        Ok((200..=299, body)) => Ok(parse_session_model(body)),
         Ok(_) => Ok(None),
         Err(_) => Err(()),
     }
@@ -474,11 +510,6 @@ fn values_of(held: &LocalSessionModel) -> PickerValues {
         model: Some(held.model.clone()),
         thinking: held.thinking_level.clone(),
     }
-}
-
-/// A model change is in flight (`isUpdatingSessionModel`).
-pub(crate) fn is_updating(state: &State) -> bool {
-    matches!(state, State::Putting { .. })
 }
 
 crate::revision::count_transitions!(LocalModel);
