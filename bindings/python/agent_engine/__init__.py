@@ -1,0 +1,220 @@
+"""The agent chat engine for Python hosts.
+
+``Engine`` is the deterministic core (Rust, through PyO3): hand it inputs, commands, the
+answers of the requests it asks for and timer ticks, each with the host's time in
+microseconds; take its intents, events and timeout; read its snapshot. It does no I/O.
+``agent_engine.shell.Shell`` is an asyncio host on httpx that carries the intents out.
+
+The drive contract: after every ``handle_*`` call, drain ``poll_intent()`` and
+``poll_event()`` until they return ``None``, then read ``poll_timeout()``.
+
+Inputs and commands are the trace format's JSON (``spec-tests/TRACES.md``), as dicts::
+
+    engine.handle_input({"input": "is_visible", "value": True}, now_us)
+    engine.command({"command": "send_message", "text": "Hello"}, now_us)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, Optional, Union
+
+from ._native import AnswerDelta, EngineError, NativeEngine, __version__
+
+__all__ = [
+    "AbortIntent",
+    "AnswerDelta",
+    "Engine",
+    "EngineError",
+    "HttpIntent",
+    "Intent",
+    "OtherEvent",
+    "Event",
+    "Revisions",
+    "StorageIntent",
+    "__version__",
+]
+
+
+@dataclass(frozen=True)
+class HttpIntent:
+    """Send this request; feed its answer back under ``id``."""
+
+    id: int
+    method: str
+    #: The absolute address with its query.
+    url: str
+    #: The headers to send, credentials included (send them; never log them).
+    headers: list[tuple[str, str]]
+    #: The body, when there is one (JSON bytes).
+    body: Optional[bytes]
+    #: The answer streams: feed its body pieces as they come.
+    streamed: bool
+
+
+@dataclass(frozen=True)
+class AbortIntent:
+    """Drop request ``id`` if it still runs (a late answer is ignored anyway)."""
+
+    id: int
+
+
+@dataclass(frozen=True)
+class StorageIntent:
+    """A request to the host's storage: ``request["op"]`` is ``load``, ``save``,
+    ``load_queue``, ``save_queue``, ``remove_queue``, ``load_selection`` or
+    ``save_selection``; a load is answered with an input (``stored_sessions_loaded``,
+    ``stored_queue_loaded``, ``stored_selection_loaded``)."""
+
+    request: dict[str, Any]
+
+
+Intent = Union[HttpIntent, AbortIntent, StorageIntent]
+
+
+@dataclass(frozen=True)
+class OtherEvent:
+    """Any other event, as JSON: ``data["event"]`` is ``notify``, ``request_visible``,
+    ``message_not_sent``, ``run_failed``, ``answer`` (a delta other than the three above), ..."""
+
+    data: dict[str, Any]
+
+
+Event = Union[AnswerDelta, OtherEvent]
+
+
+@dataclass(frozen=True)
+class Revisions:
+    """Counters that move when their part of the snapshot changes."""
+
+    #: Every snapshot value not covered by the other counters.
+    state: int
+    #: The run-status channel.
+    run: int
+    #: The thread's finished messages, and whether an answer streams.
+    thread: int
+    #: The streaming answer's content.
+    streaming: int
+
+
+class Engine:
+    """One engine. Use it from one thread (the event loop's)."""
+
+    def __init__(
+        self,
+        platform_base_url: str,
+        now_us: int,
+        *,
+        seed: int = 0,
+        start_unix_ms: int = 0,
+        record: bool = False,
+        max_body_bytes: Optional[int] = None,
+        max_answer_bytes: Optional[int] = None,
+        max_event_bytes: Optional[int] = None,
+    ) -> None:
+        config: dict[str, Any] = {
+            "platformBaseUrl": platform_base_url,
+            "seed": seed,
+            "startUnixMs": start_unix_ms,
+            "record": record,
+        }
+        for key, value in (
+            ("maxBodyBytes", max_body_bytes),
+            ("maxAnswerBytes", max_answer_bytes),
+            ("maxEventBytes", max_event_bytes),
+        ):
+            if value is not None:
+                config[key] = value
+        self._native = NativeEngine(json.dumps(config), now_us)
+
+    def handle_input(self, input: dict[str, Any], now_us: int) -> None:
+        """A host input, as the trace format writes it (``{"input": ..., "value": ...}``)."""
+        self._native.handle_input(json.dumps(input), now_us)
+
+    def command(self, command: dict[str, Any], now_us: int) -> None:
+        """A command (``{"command": "send_message", "text": "Hi"}``)."""
+        self.handle_input({"input": "command", "value": command}, now_us)
+
+    def handle_response(
+        self,
+        id: int,
+        status: int,
+        content_type: Optional[str],
+        now_us: int,
+        agent_session_uid: Optional[str] = None,
+    ) -> None:
+        """The head of the answer to request ``id`` (``agent_session_uid``: its
+        ``X-Agent-Session-Uid`` header)."""
+        self._native.handle_response(id, status, content_type, agent_session_uid, now_us)
+
+    def handle_body_chunk(self, id: int, chunk: bytes, now_us: int) -> None:
+        """A piece of the body of the answer to request ``id``, as it came."""
+        self._native.handle_body_chunk(id, chunk, now_us)
+
+    def handle_body_end(self, id: int, now_us: int) -> None:
+        """The body of the answer to request ``id`` is complete."""
+        self._native.handle_body_end(id, now_us)
+
+    def handle_failure(
+        self, id: int, kind: Literal["no_answer", "broken"], message: str, now_us: int
+    ) -> None:
+        """Request ``id`` got no answer (``no_answer``) or broke off after its head."""
+        self._native.handle_failure(id, kind, message, now_us)
+
+    def handle_timeout(self, now_us: int) -> None:
+        """The time ``poll_timeout()`` named has come."""
+        self._native.handle_timeout(now_us)
+
+    def poll_intent(self) -> Optional[Intent]:
+        """The next intent, or None."""
+        raw = self._native.poll_intent()
+        if raw is None:
+            return None
+        if raw[0] == "http":
+            _, id, method, url, headers, body, streamed = raw
+            return HttpIntent(id, method, url, list(headers), body, streamed)
+        if raw[0] == "abort":
+            return AbortIntent(raw[1])
+        return StorageIntent(json.loads(raw[1]))
+
+    def intent_json(self) -> dict[str, Any]:
+        """The intent last polled, as the trace format writes it (credentials redacted)."""
+        return json.loads(self._native.intent_json())
+
+    def poll_event(self) -> Optional[Event]:
+        """The next event, or None. An answer's text, reasoning or tool-input delta is an
+        ``AnswerDelta`` (``kind``, ``index``, ``session_uid``, ``text``), made by the engine
+        itself; anything else an ``OtherEvent``."""
+        raw = self._native.poll_event()
+        if raw is None or type(raw) is AnswerDelta:
+            return raw
+        return OtherEvent(json.loads(raw))
+
+    def drain_events(self) -> list[Event]:
+        """Every event waiting, in order, in one call into the engine."""
+        return [
+            raw if type(raw) is AnswerDelta else OtherEvent(json.loads(raw))
+            for raw in self._native.drain_events()
+        ]
+
+    def poll_timeout(self) -> Optional[int]:
+        """When to call ``handle_timeout`` next (microseconds, the host's clock), or None."""
+        return self._native.poll_timeout()
+
+    def snapshot(self) -> dict[str, Any]:
+        """The snapshot, with the spec's camelCase names."""
+        return json.loads(self._native.snapshot())
+
+    def run_status(self) -> dict[str, Any]:
+        """The run-status channel alone (cheaper than the snapshot)."""
+        return json.loads(self._native.run_status())
+
+    def revisions(self) -> Revisions:
+        """What changed: compare with the counters last seen."""
+        return Revisions(*self._native.revisions())
+
+    def trace(self) -> Optional[str]:
+        """The recorded trace (JSON Lines, credentials redacted), when made with
+        ``record=True``."""
+        return self._native.trace()

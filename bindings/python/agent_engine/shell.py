@@ -1,0 +1,290 @@
+"""An asyncio host for ``agent_engine.Engine`` on httpx: the Python counterpart of the Rust
+``engine-io-tokio`` shell. It carries the engine's intents out (HTTP with httpx, streamed where
+the engine says so; aborts; an in-memory storage port), runs its timer, and gives the host
+snapshots and events.
+
+Everything that touches the engine runs on the event loop's thread, in one task: requests
+run in tasks of their own and hand their heads, body pieces, ends and failures back through a
+queue, so the engine sees one input at a time, in order.
+
+::
+
+    async with Shell("http://127.0.0.1:8080", token="...") as shell:
+        shell.input({"input": "environment_uid", "value": "env-1"})
+        shell.input({"input": "is_visible", "value": True})
+        await shell.wait_for(lambda s: s["composerAdmission"])
+        shell.command({"command": "send_message", "text": "Hello"})
+        async for event in shell.events():
+            ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from typing import Any, AsyncIterator, Callable, Optional
+
+import httpx
+
+from . import AbortIntent, Engine, Event, HttpIntent, Revisions, StorageIntent
+
+__all__ = ["MemoryStorage", "Shell"]
+
+
+class MemoryStorage:
+    """The storage port in memory: keys to JSON values."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def load(self, key: str) -> Any:
+        return self.values.get(key)
+
+    def save(self, key: str, value: Any) -> None:
+        self.values[key] = value
+
+    def remove(self, key: str) -> None:
+        self.values.pop(key, None)
+
+
+class Shell:
+    """Runs one engine against the network until closed."""
+
+    def __init__(
+        self,
+        platform_base_url: str,
+        *,
+        token: Optional[str] = None,
+        user_uid: Optional[str] = None,
+        seed: int = 0,
+        record: bool = False,
+        storage: Optional[MemoryStorage] = None,
+        client: Optional[httpx.AsyncClient] = None,
+        idle_timeout_s: float = 60.0,
+    ) -> None:
+        self._origin = time.monotonic_ns()
+        self.engine = Engine(
+            platform_base_url,
+            self._now(),
+            seed=seed,
+            start_unix_ms=int(time.time() * 1000),
+            record=record,
+        )
+        self.storage = storage or MemoryStorage()
+        self._client = client
+        self._own_client = client is None
+        self._idle_timeout_s = idle_timeout_s
+        self._inbox: asyncio.Queue[Callable[[], None]] = asyncio.Queue()
+        self._requests: dict[int, asyncio.Task[None]] = {}
+        self._snapshot: dict[str, Any] = {}
+        self._seen: Optional[Revisions] = None
+        self._changed = asyncio.Event()
+        self._events: asyncio.Queue[Event] = asyncio.Queue()
+        self._runner: Optional[asyncio.Task[None]] = None
+        if token is not None or user_uid is not None:
+            self.input(
+                {
+                    "input": "person",
+                    "value": {"userUid": user_uid, "token": token, "tokenType": None},
+                }
+            )
+
+    def _now(self) -> int:
+        return (time.monotonic_ns() - self._origin) // 1000
+
+    async def __aenter__(self) -> "Shell":
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self._idle_timeout_s))
+        self._runner = asyncio.create_task(self._run())
+        self._post(lambda: None)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Stops the requests and the loop."""
+        for task in self._requests.values():
+            task.cancel()
+        if self._runner is not None:
+            self._runner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._runner
+            self._runner = None
+        if self._own_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # The host's side.
+
+    def input(self, input: dict[str, Any]) -> None:
+        """A host input (the trace format's JSON)."""
+        self._post(lambda: self.engine.handle_input(input, self._now()))
+
+    def command(self, command: dict[str, Any]) -> None:
+        """A command (``{"command": "send_message", "text": "Hi"}``)."""
+        self.input({"input": "command", "value": command})
+
+    def snapshot(self) -> dict[str, Any]:
+        """The snapshot after the last input the engine took (made again only when the
+        engine's revisions moved)."""
+        revisions = self.engine.revisions()
+        if revisions != self._seen:
+            self._seen = revisions
+            self._snapshot = self.engine.snapshot()
+        return self._snapshot
+
+    async def wait_for(
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10.0
+    ) -> dict[str, Any]:
+        """Waits until the snapshot satisfies ``predicate``; returns it."""
+
+        async def wait() -> dict[str, Any]:
+            while True:
+                snapshot = self.snapshot()
+                if predicate(snapshot):
+                    return snapshot
+                self._changed.clear()
+                await self._changed.wait()
+
+        return await asyncio.wait_for(wait(), timeout)
+
+    async def events(self) -> AsyncIterator[Event]:
+        """The engine's events, as they come."""
+        while True:
+            yield await self._events.get()
+
+    def drain_events(self) -> list[Event]:
+        """The events received and not taken yet."""
+        out = []
+        while not self._events.empty():
+            out.append(self._events.get_nowait())
+        return out
+
+    # The loop.
+
+    def _post(self, step: Callable[[], None]) -> None:
+        self._inbox.put_nowait(step)
+
+    async def _run(self) -> None:
+        while True:
+            deadline = self.engine.poll_timeout()
+            wait = None
+            if deadline is not None:
+                wait = max(0.0, (deadline - self._now()) / 1_000_000)
+            try:
+                step = await asyncio.wait_for(self._inbox.get(), wait)
+            except asyncio.TimeoutError:
+                self.engine.handle_timeout(self._now())
+            else:
+                step()
+                while not self._inbox.empty():
+                    self._inbox.get_nowait()()
+                    self._drain()
+            self._drain()
+
+    def _drain(self) -> None:
+        engine = self.engine
+        while (intent := engine.poll_intent()) is not None:
+            if isinstance(intent, HttpIntent):
+                self._requests[intent.id] = asyncio.create_task(self._request(intent))
+            elif isinstance(intent, AbortIntent):
+                task = self._requests.pop(intent.id, None)
+                if task is not None:
+                    task.cancel()
+            elif isinstance(intent, StorageIntent):
+                self._storage(intent.request)
+        while (event := engine.poll_event()) is not None:
+            self._events.put_nowait(event)
+        self._changed.set()
+
+    def _storage(self, request: dict[str, Any]) -> None:
+        op, key = request["op"], request.get("key", "")
+        if op == "load":
+            self._post(
+                lambda: self.engine.handle_input(
+                    {
+                        "input": "stored_sessions_loaded",
+                        "value": {"key": key, "sessions": self.storage.load(key)},
+                    },
+                    self._now(),
+                )
+            )
+        elif op == "load_queue":
+            self._post(
+                lambda: self.engine.handle_input(
+                    {
+                        "input": "stored_queue_loaded",
+                        "value": {"key": key, "rows": self.storage.load(key)},
+                    },
+                    self._now(),
+                )
+            )
+        elif op == "load_selection":
+            stored = self.storage.load(key)
+            self._post(
+                lambda: self.engine.handle_input(
+                    {
+                        "input": "stored_selection_loaded",
+                        "value": {
+                            "key": key,
+                            "session_uid": stored if isinstance(stored, str) else None,
+                        },
+                    },
+                    self._now(),
+                )
+            )
+        elif op == "save":
+            self.storage.save(key, request["sessions"])
+        elif op == "save_queue":
+            self.storage.save(key, request["rows"])
+        elif op == "remove_queue":
+            self.storage.remove(key)
+        elif op == "save_selection":
+            self.storage.save(key, request["session_uid"])
+
+    async def _request(self, intent: HttpIntent) -> None:
+        assert self._client is not None
+        id = intent.id
+        try:
+            request = self._client.build_request(
+                intent.method, intent.url, headers=intent.headers, content=intent.body
+            )
+            response = await self._client.send(request, stream=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001 - every transport failure is the engine's input
+            message = str(e) or type(e).__name__
+            self._post(lambda: self.engine.handle_failure(id, "no_answer", message, self._now()))
+            self._requests.pop(id, None)
+            return
+        try:
+            status = response.status_code
+            content_type = response.headers.get("content-type")
+            session = response.headers.get("x-agent-session-uid")
+            self._post(
+                lambda: self.engine.handle_response(
+                    id, status, content_type, self._now(), agent_session_uid=session
+                )
+            )
+            try:
+                async for chunk in response.aiter_raw():
+                    self._post(
+                        lambda chunk=chunk: self.engine.handle_body_chunk(id, chunk, self._now())
+                    )
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001
+                message = str(e) or type(e).__name__
+                self._post(lambda: self.engine.handle_failure(id, "broken", message, self._now()))
+                return
+            self._post(lambda: self.engine.handle_body_end(id, self._now()))
+        finally:
+            await response.aclose()
+            self._requests.pop(id, None)
+
+
+def _debug(value: Any) -> str:  # pragma: no cover - a helper for hosts printing snapshots
+    return json.dumps(value, indent=2, sort_keys=True)
