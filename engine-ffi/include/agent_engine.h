@@ -263,6 +263,14 @@ int32_t ae_snapshot(struct AeEngine *engine, struct AeBuf *out);
 // `engine` is an engine of this library; `out` is null or writable.
 int32_t ae_run_status(struct AeEngine *engine, struct AeBuf *out);
 
+// The thread alone as a JSON array of messages (the history, this engine's turns, the
+// answer streaming), into `*out`: what to read again when [`AeRevisions::thread`] or
+// [`AeRevisions::streaming`] moved, cheaper than the whole snapshot.
+//
+// # Safety
+// `engine` is an engine of this library; `out` is null or writable.
+int32_t ae_thread(struct AeEngine *engine, struct AeBuf *out);
+
 // The revision counters, into `*out`: a part whose counter moved since the host last looked
 // has changed.
 //

@@ -708,6 +708,29 @@ pub unsafe extern "C" fn ae_run_status(engine: *mut AeEngine, out: *mut AeBuf) -
     })
 }
 
+/// The thread alone as a JSON array of messages (the history, this engine's turns, the
+/// answer streaming), into `*out`: what to read again when [`AeRevisions::thread`] or
+/// [`AeRevisions::streaming`] moved, cheaper than the whole snapshot.
+///
+/// # Safety
+/// `engine` is an engine of this library; `out` is null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ae_thread(engine: *mut AeEngine, out: *mut AeBuf) -> i32 {
+    with_engine(engine, |e| {
+        let out = self::out(out, "The out buffer")?;
+        let thread = e.engine.thread();
+        let mut messages: Vec<&engine_core::message::Message> = thread
+            .history
+            .iter()
+            .chain(thread.local)
+            .map(|m| &**m)
+            .collect();
+        messages.extend(thread.streaming);
+        *out = owned(to_json(&messages)?);
+        Ok(AE_OK)
+    })
+}
+
 /// The revision counters, into `*out`: a part whose counter moved since the host last looked
 /// has changed.
 ///

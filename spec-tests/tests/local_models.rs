@@ -532,3 +532,34 @@ fn adr_099_a_model_answer_under_the_runtimes_own_id() {
     );
     assert_eq!(picker(&h), values("team-models", "tm-1", Some("high")));
 }
+
+/// A choice made while the model is being read wins: the read, from before the choice, is
+/// dropped and does not show over it.
+#[test]
+fn adr_099_a_choice_made_while_the_model_is_read_wins() {
+    let mut h = with_catalog(talking("local-2"));
+    let read = pending(&h, session_model("local-2"));
+    h.reply(
+        read,
+        200,
+        held("local-2", "acme-cloud", "acme-large", Some("high")),
+    );
+    h.send("Hello");
+    let turn = h.expect_pending("local turn", is_local_turn);
+    h.stream_head(turn)
+        .chunk(turn, &answer("m-1", "Hi."))
+        .end(turn);
+    let again = pending(&h, session_model("local-2"));
+    choose_model(&mut h, "team-models::tm-1");
+    assert!(
+        h.was_aborted(again),
+        "the read from before the choice is dropped"
+    );
+    let (sent, _) = put_body(&h);
+    h.reply(
+        sent.id,
+        200,
+        held("local-2", "team-models", "tm-1", Some("high")),
+    );
+    assert_eq!(picker(&h), values("team-models", "tm-1", Some("high")));
+}

@@ -206,6 +206,11 @@ class Engine:
         """The snapshot, with the spec's camelCase names."""
         return json.loads(self._native.snapshot())
 
+    def thread(self) -> list[dict[str, Any]]:
+        """The thread alone (what to read again when ``revisions().thread`` or
+        ``.streaming`` moved), cheaper than the whole snapshot."""
+        return json.loads(self._native.thread())
+
     def run_status(self) -> dict[str, Any]:
         """The run-status channel alone (cheaper than the snapshot)."""
         return json.loads(self._native.run_status())

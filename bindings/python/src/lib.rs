@@ -263,6 +263,19 @@ impl NativeEngine {
         serde_json::to_string(&self.engine.snapshot()).map_err(|e| refused("The snapshot", e))
     }
 
+    /// The thread alone (history, this engine's turns, the answer streaming) as a JSON array.
+    fn thread(&self) -> PyResult<String> {
+        let thread = self.engine.thread();
+        let mut messages: Vec<&engine_core::message::Message> = thread
+            .history
+            .iter()
+            .chain(thread.local)
+            .map(|m| &**m)
+            .collect();
+        messages.extend(thread.streaming);
+        serde_json::to_string(&messages).map_err(|e| refused("The thread", e))
+    }
+
     /// The run-status channel as JSON.
     fn run_status(&self) -> PyResult<String> {
         serde_json::to_string(&self.engine.run_status()).map_err(|e| refused("The run status", e))

@@ -142,5 +142,8 @@ def test_a_streamed_answer_comes_as_text_deltas() -> None:
     engine.handle_body_end(turn.id, 102)
     assert text == "Hello there"
     assert engine.snapshot()["runStatus"] == "complete"
+    thread = engine.thread()
+    assert thread == engine.snapshot()["thread"]
+    assert "Hello there" in str(thread[-1])
     trace = engine.trace()
     assert trace is not None and '"input":"source"' in trace

@@ -267,6 +267,17 @@ impl LocalModel {
                 }
                 Transition(State::idle())
             }
+            // The person chose while the model was being read: the read, from before the
+            // choice, must not show over it (the exit action drops it).
+            ModelEvent::Edit {
+                edit,
+                selected,
+                listed,
+                catalog,
+            } if *selected == Some(session.as_str()) => {
+                self.edit(context, *edit, *selected, *listed, *catalog);
+                Transition(State::idle())
+            }
             // Another conversation: its own read (the exit action drops this one).
             ModelEvent::Evaluate { selected, .. } if *selected != Some(session.as_str()) => {
                 self.follow(*selected);

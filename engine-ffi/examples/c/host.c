@@ -240,6 +240,13 @@ static int conversation(void) {
     }
     int done = sent && snapshot_has(e, "\"runStatus\":\"complete\"") &&
                snapshot_has(e, "\"currentSessionId\":\"local-default\"");
+    /* The thread alone (what to read again when its revision moved). */
+    AeRevisions rev;
+    check(ae_revisions(e, &rev), "ae_revisions");
+    AeBuf thread = {0};
+    check(ae_thread(e, &thread), "ae_thread");
+    done = done && rev.thread > 0 && has(thread.ptr, thread.len, "Hello from a C host.");
+    ae_buf_free(thread);
     printf("\nrun: %s\n", done ? "complete" : "not complete");
     ae_engine_free(e);
     return done ? 0 : 1;
@@ -284,6 +291,7 @@ static int errors(void) {
     EXPECT(ae_snapshot(NULL, &buf), AE_ERR_NULL);
     EXPECT(ae_run_status(NULL, &buf), AE_ERR_NULL);
     EXPECT(ae_revisions(NULL, &rev), AE_ERR_NULL);
+    EXPECT(ae_thread(NULL, &buf), AE_ERR_NULL);
     EXPECT(ae_intent_json(NULL, &buf), AE_ERR_NULL);
     EXPECT(ae_intent_header(NULL, 0, &s1, &s2), AE_ERR_NULL);
     EXPECT(ae_event_json(NULL, &buf), AE_ERR_NULL);
@@ -310,6 +318,7 @@ static int errors(void) {
     EXPECT(ae_poll_timeout(e, NULL), AE_ERR_NULL);
     EXPECT(ae_snapshot(e, NULL), AE_ERR_NULL);
     EXPECT(ae_revisions(e, NULL), AE_ERR_NULL);
+    EXPECT(ae_thread(e, NULL), AE_ERR_NULL);
     EXPECT(ae_intent_header(e, 0, NULL, &s2), AE_ERR_NULL);
     while (ae_poll_intent(e, &iv) == AE_OK) {
     }
