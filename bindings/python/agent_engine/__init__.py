@@ -152,6 +152,14 @@ class Engine:
         """A piece of the body of the answer to request ``id``, as it came."""
         self._native.handle_body_chunk(id, chunk, now_us)
 
+    def feed_body_chunk(self, id: int, chunk: bytes, now_us: int) -> list[Event]:
+        """``handle_body_chunk`` then ``drain_events`` in one call into the engine: the hot
+        path of a streamed answer. The intents still follow with ``poll_intent``."""
+        return [
+            raw if type(raw) is AnswerDelta else OtherEvent(json.loads(raw))
+            for raw in self._native.feed_body_chunk(id, chunk, now_us)
+        ]
+
     def handle_body_end(self, id: int, now_us: int) -> None:
         """The body of the answer to request ``id`` is complete."""
         self._native.handle_body_end(id, now_us)

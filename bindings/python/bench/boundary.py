@@ -80,12 +80,11 @@ def stream(pieces: list[bytes]) -> float:
     now = 1_000_000
     for piece in pieces:
         now += 10
-        native.handle_body_chunk(id, piece, now)
-        while native.poll_intent() is not None:
-            pass
-        for event in native.drain_events():
+        for event in native.feed_body_chunk(id, piece, now):
             if type(event) is AnswerDelta:
                 text += len(event.text)
+        while native.poll_intent() is not None:
+            pass
     native.handle_body_end(id, now)
     native.drain_events()
     took = time.perf_counter() - start

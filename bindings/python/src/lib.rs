@@ -6,7 +6,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyString};
 
 use engine_core::{
     Config, Engine, Event, Input, Intent, RequestId, ResponseHead, StreamDelta, Time,
@@ -61,8 +61,8 @@ type HttpTuple<'py> = (
 pub struct AnswerDelta {
     kind: &'static str,
     index: usize,
-    session_uid: String,
-    text: String,
+    session_uid: Py<PyString>,
+    text: Py<PyString>,
 }
 
 #[pymethods]
@@ -75,34 +75,56 @@ impl AnswerDelta {
     }
 }
 
-/// An event for Python: an answer delta as an [`AnswerDelta`], anything else as its JSON.
-fn event_value<'py>(py: Python<'py>, event: Event) -> PyResult<Bound<'py, PyAny>> {
-    if let Event::Answer { session_uid, delta } = &event {
-        let typed = match delta {
-            StreamDelta::TextDelta { index, delta } => Some(("text", *index, delta)),
-            StreamDelta::ReasoningDelta { index, delta } => Some(("reasoning", *index, delta)),
-            StreamDelta::ToolInputDelta { index, delta, .. } => Some(("tool_input", *index, delta)),
-            _ => None,
-        };
-        if let Some((kind, index, text)) = typed {
-            let delta = AnswerDelta {
-                kind,
-                index,
-                session_uid: session_uid.clone(),
-                text: text.clone(),
-            };
-            return Ok(Bound::new(py, delta)?.into_any());
-        }
-    }
-    let json = serde_json::to_string(&event).map_err(|e| refused("The event", e))?;
-    Ok(json.into_pyobject(py)?.into_any())
-}
-
 /// One engine (used from one thread: the host's event loop).
 #[pyclass(unsendable, module = "agent_engine._native")]
 pub struct NativeEngine {
     engine: Engine,
     intent: Option<Intent>,
+    /// The session uid of the last delta, as a Python str made once (every delta of an
+    /// answer names the same session).
+    last_session: Option<(String, Py<PyString>)>,
+}
+
+impl NativeEngine {
+    /// An event for Python: an answer delta as an [`AnswerDelta`], anything else as its JSON.
+    fn event_value<'py>(&mut self, py: Python<'py>, event: Event) -> PyResult<Bound<'py, PyAny>> {
+        let event = match event {
+            Event::Answer { session_uid, delta } => {
+                let (kind, index, text) = match delta {
+                    StreamDelta::TextDelta { index, delta } => ("text", index, delta),
+                    StreamDelta::ReasoningDelta { index, delta } => ("reasoning", index, delta),
+                    StreamDelta::ToolInputDelta { index, delta, .. } => {
+                        ("tool_input", index, delta)
+                    }
+                    delta => {
+                        return self.json_value(py, &Event::Answer { session_uid, delta });
+                    }
+                };
+                let session = match &self.last_session {
+                    Some((uid, py_uid)) if *uid == session_uid => py_uid.clone_ref(py),
+                    _ => {
+                        let py_uid = PyString::new(py, &session_uid).unbind();
+                        self.last_session = Some((session_uid, py_uid.clone_ref(py)));
+                        py_uid
+                    }
+                };
+                let delta = AnswerDelta {
+                    kind,
+                    index,
+                    session_uid: session,
+                    text: PyString::new(py, &text).unbind(),
+                };
+                return Ok(Bound::new(py, delta)?.into_any());
+            }
+            other => other,
+        };
+        self.json_value(py, &event)
+    }
+
+    fn json_value<'py>(&self, py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyAny>> {
+        let json = serde_json::to_string(event).map_err(|e| refused("The event", e))?;
+        Ok(json.into_pyobject(py)?.into_any())
+    }
 }
 
 #[pymethods]
@@ -133,6 +155,7 @@ impl NativeEngine {
         Ok(NativeEngine {
             engine,
             intent: None,
+            last_session: None,
         })
     }
 
@@ -239,7 +262,7 @@ impl NativeEngine {
     /// (a str), or None.
     fn poll_event<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         match self.engine.poll_event() {
-            Some(event) => event_value(py, event).map(Some),
+            Some(event) => self.event_value(py, event).map(Some),
             None => Ok(None),
         }
     }
@@ -248,9 +271,22 @@ impl NativeEngine {
     fn drain_events<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut out = Vec::new();
         while let Some(event) = self.engine.poll_event() {
-            out.push(event_value(py, event)?);
+            out.push(self.event_value(py, event)?);
         }
         Ok(out)
+    }
+
+    /// `handle_body_chunk`, then `drain_events`, in one call (the hot path of a streamed
+    /// answer); the intents still follow with `poll_intent`.
+    fn feed_body_chunk<'py>(
+        &mut self,
+        py: Python<'py>,
+        id: u64,
+        chunk: &[u8],
+        now_us: u64,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.handle_body_chunk(id, chunk, now_us);
+        self.drain_events(py)
     }
 
     /// When to call `handle_timeout` next (microseconds on the host's clock), or None.

@@ -133,11 +133,19 @@ def test_a_streamed_answer_comes_as_text_deltas() -> None:
         b"data: [DONE]\n\n",
     ]
     text = ""
-    for frame in frames:
-        engine.handle_body_chunk(turn.id, frame, 101)
-        while (event := engine.poll_event()) is not None:
+    for n, frame in enumerate(frames):
+        # Half the pieces one call each way: handle then poll, or feed (both drain the same).
+        if n % 2:
+            events = engine.feed_body_chunk(turn.id, frame, 101)
+        else:
+            engine.handle_body_chunk(turn.id, frame, 101)
+            events = []
+            while (event := engine.poll_event()) is not None:
+                events.append(event)
+        for event in events:
             if isinstance(event, agent_engine.AnswerDelta) and event.kind == "text":
                 assert event.session_uid == "local-1"
+                assert repr(event).startswith("AnswerDelta(kind=")
                 text += event.text
     engine.handle_body_end(turn.id, 102)
     assert text == "Hello there"
