@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Optional, Union
 
 from ._native import AnswerDelta, EngineError, NativeEngine, __version__
+from .snapshot import Snapshot
 
 __all__ = [
     "AbortIntent",
@@ -32,6 +33,7 @@ __all__ = [
     "OtherEvent",
     "Event",
     "Revisions",
+    "Snapshot",
     "StorageIntent",
     "__version__",
 ]
@@ -210,8 +212,8 @@ class Engine:
         """When to call ``handle_timeout`` next (microseconds, the host's clock), or None."""
         return self._native.poll_timeout()
 
-    def snapshot(self) -> dict[str, Any]:
-        """The snapshot, with the spec's camelCase names."""
+    def snapshot(self) -> Snapshot:
+        """The snapshot, with the spec's camelCase names (``Snapshot`` lists its fields)."""
         return json.loads(self._native.snapshot())
 
     def thread(self) -> list[dict[str, Any]]:
