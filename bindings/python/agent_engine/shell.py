@@ -28,7 +28,7 @@ from typing import Any, AsyncIterator, Callable, Optional
 
 import httpx
 
-from . import AbortIntent, Engine, Event, HttpIntent, Revisions, StorageIntent
+from . import AbortIntent, Engine, EngineError, Event, HttpIntent, Revisions, StorageIntent
 
 __all__ = ["MemoryStorage", "Shell"]
 
@@ -83,6 +83,8 @@ class Shell:
         self._changed = asyncio.Event()
         self._events: asyncio.Queue[Event] = asyncio.Queue()
         self._runner: Optional[asyncio.Task[None]] = None
+        #: Inputs the engine refused (malformed JSON from the host), in order.
+        self.errors: list[EngineError] = []
         if token is not None or user_uid is not None:
             self.input(
                 {
@@ -106,8 +108,10 @@ class Shell:
 
     async def close(self) -> None:
         """Stops the requests and the loop."""
-        for task in self._requests.values():
+        requests = list(self._requests.values())
+        for task in requests:
             task.cancel()
+        await asyncio.gather(*requests, return_exceptions=True)
         if self._runner is not None:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -179,11 +183,19 @@ class Shell:
             except asyncio.TimeoutError:
                 self.engine.handle_timeout(self._now())
             else:
-                step()
+                self._take(step)
                 while not self._inbox.empty():
-                    self._inbox.get_nowait()()
+                    self._take(self._inbox.get_nowait())
                     self._drain()
             self._drain()
+
+    def _take(self, step: Callable[[], None]) -> None:
+        """One input; one the engine refuses (malformed JSON from the host) is kept in
+        ``errors`` and the loop goes on."""
+        try:
+            step()
+        except EngineError as e:
+            self.errors.append(e)
 
     def _drain(self) -> None:
         engine = self.engine
@@ -270,7 +282,8 @@ class Shell:
                 )
             )
             try:
-                async for chunk in response.aiter_raw():
+                # Decoded bytes: httpx asks for gzip and deflate, and undoes them here.
+                async for chunk in response.aiter_bytes():
                     self._post(
                         lambda chunk=chunk: self.engine.handle_body_chunk(id, chunk, self._now())
                     )

@@ -64,6 +64,13 @@ def test_the_default_session_and_a_streamed_answer(start_sim) -> None:
             assert s["runStatus"] == "complete", s["runStatusDetail"]
             assert "You said: hello from python" in streamed(shell)
             assert any("You said: hello from python" in t for t in thread_text(s))
+            # A malformed input is kept, not fatal: the shell goes on.
+            shell.input({"input": "no_such_input"})
+            shell.command({"command": "send_message", "text": "again"})
+            s = await shell.wait_for(
+                lambda s: answered(s) and any("You said: again" in t for t in thread_text(s))
+            )
+            assert len(shell.errors) == 1
 
     asyncio.run(run())
 
