@@ -33,6 +33,9 @@
 // The call does not apply now (no current intent or event, a header index out of range).
 #define AE_ERR_STATE -6
 
+// A length no buffer can have (more than `PTRDIFF_MAX` bytes).
+#define AE_ERR_LENGTH -7
+
 // [`AeIntentView::kind`]: send this HTTP request.
 #define AE_INTENT_HTTP 1
 
@@ -66,8 +69,7 @@ typedef struct AeBuf {
   size_t len;
 } AeBuf;
 
-// Bytes borrowed from the engine, valid until the next call with that engine. Not
-// NUL-terminated.
+// Bytes borrowed from the engine (each function says for how long). Not NUL-terminated.
 typedef struct AeStr {
   // The bytes (null when `len` is 0).
   const uint8_t *ptr;
@@ -205,9 +207,9 @@ int32_t ae_handle_failure(struct AeEngine *engine,
 // `engine` is an engine of this library.
 int32_t ae_handle_timeout(struct AeEngine *engine, uint64_t now_us);
 
-// Takes the next intent into `*out` ([`AE_OK`]), or answers [`AE_NONE`]. The views in `*out`,
-// [`ae_intent_header`] and [`ae_intent_json`] read this intent until the next call with the
-// engine. Credentials are in the headers only, never in the JSON.
+// Takes the next intent into `*out` ([`AE_OK`]), or answers [`AE_NONE`] (and zeroes `*out`).
+// The views in `*out`, [`ae_intent_header`] and [`ae_intent_json`] read this intent until the
+// next `ae_poll_intent`. Credentials are in the headers only, never in the JSON.
 //
 // # Safety
 // `engine` is an engine of this library; `out` is null or writable.
@@ -229,7 +231,8 @@ int32_t ae_intent_header(struct AeEngine *engine,
 // `engine` is an engine of this library; `out` is null or writable.
 int32_t ae_intent_json(struct AeEngine *engine, struct AeBuf *out);
 
-// Takes the next event into `*out` ([`AE_OK`]), or answers [`AE_NONE`]. An answer's text,
+// Takes the next event into `*out` ([`AE_OK`]), or answers [`AE_NONE`] (and zeroes `*out`);
+// its views last until the next `ae_poll_event`. An answer's text,
 // reasoning or tool-input delta comes as views; any other event as `AE_EVENT_OTHER`, to read
 // with [`ae_event_json`] (which also reads a delta).
 //

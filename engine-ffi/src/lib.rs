@@ -24,8 +24,13 @@
 //!   can still be freed).
 //! - **Ownership.** Pointers passed in are borrowed for the call only. An [`AeBuf`] filled by
 //!   the library belongs to the caller, who frees it with [`ae_buf_free`] (once). An [`AeStr`]
-//!   is borrowed from the engine and valid until the next call with that engine. The engine
-//!   is freed with [`ae_engine_free`].
+//!   is borrowed from the engine: the views of an intent (its method, address, body and
+//!   headers) stay valid until the next [`ae_poll_intent`], those of an event until the next
+//!   [`ae_poll_event`], and none outlives [`ae_engine_free`]. On [`AE_NONE`] a view struct is
+//!   zeroed. The engine is freed with [`ae_engine_free`].
+//! - **Errors.** [`ae_last_error`] keeps the last error of the thread until another one
+//!   replaces it (a success does not clear it, as `errno`). Its message never quotes the
+//!   values of a refused argument (they may hold a credential).
 //! - **Threads.** An engine may move between threads but must not be used by two at once.
 
 #![allow(unsafe_code)]
@@ -55,6 +60,8 @@ pub const AE_ERR_PANIC: i32 = -4;
 pub const AE_ERR_POISONED: i32 = -5;
 /// The call does not apply now (no current intent or event, a header index out of range).
 pub const AE_ERR_STATE: i32 = -6;
+/// A length no buffer can have (more than `PTRDIFF_MAX` bytes).
+pub const AE_ERR_LENGTH: i32 = -7;
 
 /// [`AeIntentView::kind`]: send this HTTP request.
 pub const AE_INTENT_HTTP: u32 = 1;
@@ -83,8 +90,7 @@ pub struct AeBuf {
     pub len: usize,
 }
 
-/// Bytes borrowed from the engine, valid until the next call with that engine. Not
-/// NUL-terminated.
+/// Bytes borrowed from the engine (each function says for how long). Not NUL-terminated.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct AeStr {
@@ -240,8 +246,14 @@ fn bytes<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a [u8], Failure
     if ptr.is_null() {
         return Err(Failure::new(AE_ERR_NULL, format!("{what} is null.")));
     }
+    if len > isize::MAX as usize {
+        return Err(Failure::new(
+            AE_ERR_LENGTH,
+            format!("{what} is longer than any buffer can be ({len} bytes)."),
+        ));
+    }
     // SAFETY: the caller passes `len` readable bytes at `ptr` for the call (the boundary's
-    // rules); null was refused above.
+    // rules); null and impossible lengths were refused above.
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
@@ -251,7 +263,18 @@ fn json<T: serde::de::DeserializeOwned>(
     what: &str,
 ) -> Result<T, Failure> {
     let raw = bytes(ptr, len, what)?;
-    serde_json::from_slice(raw).map_err(|e| Failure::new(AE_ERR_JSON, format!("{what}: {e}")))
+    serde_json::from_slice(raw).map_err(|e| Failure::new(AE_ERR_JSON, json_error(what, &e)))
+}
+
+/// A JSON error without the values it saw (they may be a credential): what kind, and where.
+fn json_error(what: &str, e: &serde_json::Error) -> String {
+    let kind = match e.classify() {
+        serde_json::error::Category::Io => "could not be read",
+        serde_json::error::Category::Syntax => "is not JSON",
+        serde_json::error::Category::Data => "does not have the expected form",
+        serde_json::error::Category::Eof => "ends too early",
+    };
+    format!("{what} {kind} (line {}, column {}).", e.line(), e.column())
 }
 
 fn out<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, Failure> {
@@ -504,9 +527,9 @@ pub unsafe extern "C" fn ae_handle_timeout(engine: *mut AeEngine, now_us: u64) -
     })
 }
 
-/// Takes the next intent into `*out` ([`AE_OK`]), or answers [`AE_NONE`]. The views in `*out`,
-/// [`ae_intent_header`] and [`ae_intent_json`] read this intent until the next call with the
-/// engine. Credentials are in the headers only, never in the JSON.
+/// Takes the next intent into `*out` ([`AE_OK`]), or answers [`AE_NONE`] (and zeroes `*out`).
+/// The views in `*out`, [`ae_intent_header`] and [`ae_intent_json`] read this intent until the
+/// next `ae_poll_intent`. Credentials are in the headers only, never in the JSON.
 ///
 /// # Safety
 /// `engine` is an engine of this library; `out` is null or writable.
@@ -517,6 +540,7 @@ pub unsafe extern "C" fn ae_poll_intent(engine: *mut AeEngine, out: *mut AeInten
         e.intent = e.engine.poll_intent();
         e.intent_url.clear();
         let Some(intent) = &e.intent else {
+            *out = empty_intent();
             return Ok(AE_NONE);
         };
         *out = match intent {
@@ -604,7 +628,8 @@ pub unsafe extern "C" fn ae_intent_json(engine: *mut AeEngine, out: *mut AeBuf) 
     })
 }
 
-/// Takes the next event into `*out` ([`AE_OK`]), or answers [`AE_NONE`]. An answer's text,
+/// Takes the next event into `*out` ([`AE_OK`]), or answers [`AE_NONE`] (and zeroes `*out`);
+/// its views last until the next `ae_poll_event`. An answer's text,
 /// reasoning or tool-input delta comes as views; any other event as `AE_EVENT_OTHER`, to read
 /// with [`ae_event_json`] (which also reads a delta).
 ///
@@ -615,14 +640,14 @@ pub unsafe extern "C" fn ae_poll_event(engine: *mut AeEngine, out: *mut AeEventV
     with_engine(engine, |e| {
         let out = self::out(out, "The event view")?;
         e.event = e.engine.poll_event();
-        let Some(event) = &e.event else {
-            return Ok(AE_NONE);
-        };
         *out = AeEventView {
             kind: AE_EVENT_OTHER,
             index: 0,
             session_uid: view(&[]),
             text: view(&[]),
+        };
+        let Some(event) = &e.event else {
+            return Ok(AE_NONE);
         };
         if let Event::Answer { session_uid, delta } = event {
             let (kind, index, text) = match delta {

@@ -482,3 +482,31 @@ fn inv_12_a_local_conversation_replays_identically() {
     );
     live.assert_replays_identically();
 }
+
+/// A transport's message can quote the request's headers (an HTTP library refusing a header
+/// value does): the person's platform token is taken out of it before the engine keeps, shows
+/// or records it (issue 15's review; secrets stay out of snapshots and traces).
+#[test]
+fn a_failure_message_quoting_the_token_is_redacted() {
+    let mut live = Live::new();
+    live.person("tok-0123456789");
+    live.input(Input::EnvironmentUid(Some(ENV.into())))
+        .input(Input::RequestedSessionId(Some("s-1".into())))
+        .input(Input::IsVisible(true));
+    live.wait(40);
+    let detail = live.pending("detail", is_detail);
+    let now = live.now();
+    let failure =
+        engine_core::TransportFailure::no_answer("Illegal header value b'Bearer tok-0123456789 '");
+    live.engine.handle_failure(detail, failure, now);
+    live.drain();
+    let snapshot = serde_json::to_string(&live.engine.snapshot()).unwrap();
+    assert!(snapshot.contains("Illegal header value"), "{snapshot}");
+    assert!(!snapshot.contains("tok-0123456789"), "{snapshot}");
+    assert!(!live.trace().contains("tok-0123456789"));
+    assert!(
+        live.events
+            .iter()
+            .all(|e| !e.to_string().contains("tok-0123456789"))
+    );
+}

@@ -17,7 +17,7 @@ Inputs and commands are the trace format's JSON (``spec-tests/TRACES.md``), as d
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Union
 
 from ._native import AnswerDelta, EngineError, NativeEngine, __version__
@@ -47,8 +47,9 @@ class HttpIntent:
     method: str
     #: The absolute address with its query.
     url: str
-    #: The headers to send, credentials included (send them; never log them).
-    headers: list[tuple[str, str]]
+    #: The headers to send, credentials included (send them; never log them: they are left
+    #: out of ``repr``).
+    headers: list[tuple[str, str]] = field(repr=False)
     #: The body, when there is one (JSON bytes).
     body: Optional[bytes]
     #: The answer streams: feed its body pieces as they come.

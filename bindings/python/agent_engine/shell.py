@@ -83,8 +83,11 @@ class Shell:
         self._changed = asyncio.Event()
         self._events: asyncio.Queue[Event] = asyncio.Queue()
         self._runner: Optional[asyncio.Task[None]] = None
-        #: Inputs the engine refused (malformed JSON from the host), in order.
-        self.errors: list[EngineError] = []
+        #: Inputs the engine refused (malformed values from the host), in order.
+        self.errors: list[Exception] = []
+        #: What stopped the loop, if something did (then ``wait_for`` and ``events`` raise).
+        self.failure: Optional[BaseException] = None
+        self._dead = asyncio.Event()
         if token is not None or user_uid is not None:
             self.input(
                 {
@@ -107,19 +110,22 @@ class Shell:
         await self.close()
 
     async def close(self) -> None:
-        """Stops the requests and the loop."""
-        requests = list(self._requests.values())
-        for task in requests:
-            task.cancel()
-        await asyncio.gather(*requests, return_exceptions=True)
-        if self._runner is not None:
-            self._runner.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._runner
-            self._runner = None
-        if self._own_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        """Stops the loop first (so that it starts no request), then the requests."""
+        try:
+            if self._runner is not None:
+                self._runner.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._runner
+                self._runner = None
+            requests = list(self._requests.values())
+            for task in requests:
+                task.cancel()
+            await asyncio.gather(*requests, return_exceptions=True)
+            self._requests.clear()
+        finally:
+            if self._own_client and self._client is not None:
+                await self._client.aclose()
+                self._client = None
 
     # The host's side.
 
@@ -147,6 +153,7 @@ class Shell:
 
         async def wait() -> dict[str, Any]:
             while True:
+                self._check_alive()
                 snapshot = self.snapshot()
                 if predicate(snapshot):
                     return snapshot
@@ -156,9 +163,22 @@ class Shell:
         return await asyncio.wait_for(wait(), timeout)
 
     async def events(self) -> AsyncIterator[Event]:
-        """The engine's events, as they come."""
+        """The engine's events, as they come (raises when the loop has died)."""
         while True:
-            yield await self._events.get()
+            self._check_alive()
+            getter = asyncio.ensure_future(self._events.get())
+            dead = asyncio.ensure_future(self._dead.wait())
+            done, _ = await asyncio.wait({getter, dead}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                dead.cancel()
+                yield getter.result()
+            else:
+                getter.cancel()
+                self._check_alive()
+
+    def _check_alive(self) -> None:
+        if self.failure is not None:
+            raise RuntimeError("the shell's loop stopped") from self.failure
 
     def drain_events(self) -> list[Event]:
         """The events received and not taken yet."""
@@ -173,6 +193,17 @@ class Shell:
         self._inbox.put_nowait(step)
 
     async def _run(self) -> None:
+        try:
+            await self._loop()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as e:  # noqa: BLE001 - the host is told, never left waiting
+            self.failure = e
+            self._dead.set()
+            self._changed.set()
+            raise
+
+    async def _loop(self) -> None:
         while True:
             deadline = self.engine.poll_timeout()
             wait = None
@@ -183,18 +214,21 @@ class Shell:
             except asyncio.TimeoutError:
                 self.engine.handle_timeout(self._now())
             else:
+                # The drive contract: drain after every input.
                 self._take(step)
+                self._drain()
                 while not self._inbox.empty():
                     self._take(self._inbox.get_nowait())
                     self._drain()
+                continue
             self._drain()
 
     def _take(self, step: Callable[[], None]) -> None:
-        """One input; one the engine refuses (malformed JSON from the host) is kept in
+        """One input; one the engine refuses (a malformed value from the host) is kept in
         ``errors`` and the loop goes on."""
         try:
             step()
-        except EngineError as e:
+        except (EngineError, TypeError, ValueError) as e:
             self.errors.append(e)
 
     def _drain(self) -> None:
@@ -213,23 +247,27 @@ class Shell:
         self._changed.set()
 
     def _storage(self, request: dict[str, Any]) -> None:
+        """Carries a storage request out now, in the order the engine gave them (a read sees
+        what was there before a later write); a read's answer is the engine's next input."""
         op, key = request["op"], request.get("key", "")
         if op == "load":
+            sessions = self.storage.load(key)
             self._post(
                 lambda: self.engine.handle_input(
                     {
                         "input": "stored_sessions_loaded",
-                        "value": {"key": key, "sessions": self.storage.load(key)},
+                        "value": {"key": key, "sessions": sessions},
                     },
                     self._now(),
                 )
             )
         elif op == "load_queue":
+            rows = self.storage.load(key)
             self._post(
                 lambda: self.engine.handle_input(
                     {
                         "input": "stored_queue_loaded",
-                        "value": {"key": key, "rows": self.storage.load(key)},
+                        "value": {"key": key, "rows": rows},
                     },
                     self._now(),
                 )
@@ -258,8 +296,19 @@ class Shell:
             self.storage.save(key, request["session_uid"])
 
     async def _request(self, intent: HttpIntent) -> None:
-        assert self._client is not None
         id = intent.id
+        secrets = [value for _, value in intent.headers if value.strip()]
+
+        def scrub(e: BaseException) -> str:
+            # An HTTP library refusing a header can quote its value: never pass one on.
+            message = str(e) or type(e).__name__
+            for secret in secrets:
+                message = message.replace(secret, "[redacted]")
+                message = message.replace(secret.strip(), "[redacted]")
+            return message
+
+        if self._client is None:
+            return
         try:
             request = self._client.build_request(
                 intent.method, intent.url, headers=intent.headers, content=intent.body
@@ -268,7 +317,7 @@ class Shell:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001 - every transport failure is the engine's input
-            message = str(e) or type(e).__name__
+            message = scrub(e)
             self._post(lambda: self.engine.handle_failure(id, "no_answer", message, self._now()))
             self._requests.pop(id, None)
             return
@@ -290,7 +339,7 @@ class Shell:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001
-                message = str(e) or type(e).__name__
+                message = scrub(e)
                 self._post(lambda: self.engine.handle_failure(id, "broken", message, self._now()))
                 return
             self._post(lambda: self.engine.handle_body_end(id, self._now()))

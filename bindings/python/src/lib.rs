@@ -40,8 +40,22 @@ fn refused(what: &str, e: impl std::fmt::Display) -> PyErr {
     EngineError::new_err(format!("{what}: {e}"))
 }
 
+/// Reads JSON; an error says what kind and where, never the values it saw (they may be a
+/// credential).
 fn parse<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> PyResult<T> {
-    serde_json::from_str(json).map_err(|e| refused(what, e))
+    serde_json::from_str(json).map_err(|e| {
+        let kind = match e.classify() {
+            serde_json::error::Category::Io => "could not be read",
+            serde_json::error::Category::Syntax => "is not JSON",
+            serde_json::error::Category::Data => "does not have the expected form",
+            serde_json::error::Category::Eof => "ends too early",
+        };
+        EngineError::new_err(format!(
+            "{what} {kind} (line {}, column {}).",
+            e.line(),
+            e.column()
+        ))
+    })
 }
 
 /// An HTTP intent: ("http", id, method, url, headers, body or None, streamed).

@@ -3,6 +3,8 @@ EngineError, and determinism (the same inputs give the same intents, INV-12)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import agent_engine
@@ -163,3 +165,34 @@ def test_the_snapshot_has_exactly_the_typed_fields() -> None:
     typed = set(agent_engine.Snapshot.__annotations__)
     keys = set(Engine(BASE, 0).snapshot())
     assert keys == typed, keys ^ typed
+
+
+def test_no_credential_in_json_traces_snapshots_or_reprs() -> None:
+    """The platform token is sent (in the intent's headers) and nowhere else: not in the
+    intent's JSON or repr, nor in the trace or snapshot after a failure whose message quotes
+    it (an HTTP library refusing a header value does), nor in an error message."""
+    token = "tok-0123456789"
+    engine = Engine("https://platform.example.test", 0, record=True)
+    engine.handle_input(
+        {"input": "person", "value": {"userUid": "user-1", "token": token, "tokenType": None}}, 1
+    )
+    engine.handle_input({"input": "environment_uid", "value": "env-1"}, 1)
+    engine.handle_input({"input": "requested_session_id", "value": "s-1"}, 1)
+    engine.handle_input({"input": "is_visible", "value": True}, 1)
+    sent = []
+    while (intent := engine.poll_intent()) is not None:
+        if isinstance(intent, HttpIntent):
+            sent.append(intent)
+            assert token not in json.dumps(engine.intent_json())
+            assert token not in repr(intent)
+    assert sent and any(value.endswith(token) for _, value in sent[0].headers)
+    engine.handle_failure(sent[0].id, "no_answer", f"Illegal header value b'Bearer {token} '", 2)
+    while engine.poll_intent() is not None:
+        pass
+    while engine.poll_event() is not None:
+        pass
+    assert token not in json.dumps(engine.snapshot())
+    assert token not in (engine.trace() or "")
+    with pytest.raises(EngineError) as refused:
+        engine.handle_input({"input": "person", "value": f"Bearer {token}"}, 3)
+    assert token not in str(refused.value)

@@ -64,13 +64,16 @@ def test_the_default_session_and_a_streamed_answer(start_sim) -> None:
             assert s["runStatus"] == "complete", s["runStatusDetail"]
             assert "You said: hello from python" in streamed(shell)
             assert any("You said: hello from python" in t for t in thread_text(s))
+            assert not shell.errors
             # A malformed input is kept, not fatal: the shell goes on.
             shell.input({"input": "no_such_input"})
+            shell.input({"input": "is_visible", "value": b"not json"})
             shell.command({"command": "send_message", "text": "again"})
             s = await shell.wait_for(
                 lambda s: answered(s) and any("You said: again" in t for t in thread_text(s))
             )
-            assert len(shell.errors) == 1
+            assert len(shell.errors) == 2, shell.errors
+            assert shell.failure is None
 
     asyncio.run(run())
 
@@ -88,6 +91,7 @@ def test_a_waking_agent_holds_the_message_then_answers_once(start_sim) -> None:
             assert s["runStatus"] == "complete", s["runStatusDetail"]
             answers = [t for t in thread_text(s) if "You said: wake up" in t]
             assert len(answers) == 1, thread_text(s)
+            assert not shell.errors and shell.failure is None
 
     asyncio.run(run())
 
@@ -101,8 +105,11 @@ def test_stop_ends_the_run_and_a_queued_message_goes_next(start_sim) -> None:
             shell.command({"command": "send_message", "text": "a long one"})
             await shell.wait_for(lambda s: s["hasActiveChatStream"], timeout=20)
             shell.command({"command": "cancel_active_session"})
-            s = await shell.wait_for(lambda s: not s["isAgentWorking"], timeout=20)
-            assert s["runStatus"] != "complete", s["runStatusDetail"]
+            s = await shell.wait_for(
+                lambda s: not s["isAgentWorking"] and not s["isCancellingSession"], timeout=20
+            )
+            assert s["runStatus"] == "idle", (s["runStatus"], s["runStatusDetail"])
+            assert not any("You said: a long one" in t for t in thread_text(s))
 
             shell.command({"command": "send_message", "text": "first"})
             await shell.wait_for(lambda s: s["isAgentWorking"], timeout=20)
@@ -115,7 +122,11 @@ def test_stop_ends_the_run_and_a_queued_message_goes_next(start_sim) -> None:
                 and any("You said: second" in t for t in thread_text(s)),
                 timeout=30,
             )
-            assert any("You said: first" in t for t in thread_text(s))
+            texts = thread_text(s)
+            first = next(i for i, t in enumerate(texts) if "You said: first" in t)
+            second = next(i for i, t in enumerate(texts) if "You said: second" in t)
+            assert first < second, texts
+            assert not shell.errors and shell.failure is None
             notices = [
                 e.data for e in shell.drain_events() if isinstance(e, OtherEvent)
             ]

@@ -305,8 +305,16 @@ impl Engine {
         self.finished(answer, now);
     }
 
-    /// Request `id` failed below HTTP (no answer, or a broken body).
-    pub fn handle_failure(&mut self, id: RequestId, failure: TransportFailure, now: Time) {
+    /// Request `id` failed below HTTP (no answer, or a broken body). A transport's message may
+    /// quote the request's headers (an HTTP library refusing a header value does): the
+    /// person's platform token is taken out of it before it is kept, shown or recorded.
+    pub fn handle_failure(&mut self, id: RequestId, mut failure: TransportFailure, now: Time) {
+        if let Some(token) = self.inputs.person.token.as_ref().map(|t| t.expose().trim())
+            && !token.is_empty()
+            && failure.message.contains(token)
+        {
+            failure.message = failure.message.replace(token, "[redacted]");
+        }
         let now = self.enter(now, |r, now| r.failure(id, &failure, now));
         let answer = self.io.on_failure(id, &failure);
         self.finished(answer, now);

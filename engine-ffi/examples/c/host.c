@@ -306,6 +306,27 @@ static int errors(void) {
     EXPECT(ae_handle_input(e, junk, sizeof junk - 1, 0), AE_ERR_JSON);
     EXPECT(ae_handle_input(e, (const uint8_t *)"{\"input\":\"nope\"}", 16, 0), AE_ERR_JSON);
     EXPECT(ae_handle_input(e, NULL, 0, 0), AE_ERR_JSON);
+    EXPECT(ae_handle_input(e, junk, SIZE_MAX, 0), AE_ERR_LENGTH);
+    EXPECT(ae_handle_body_chunk(e, 99, junk, SIZE_MAX, 0), AE_ERR_LENGTH);
+    {
+        /* A refused argument is not quoted back (it may hold a credential). */
+        const char *person = "{\"input\":\"person\",\"value\":\"Bearer s3cret\"}";
+        EXPECT(ae_handle_input(e, (const uint8_t *)person, strlen(person), 0), AE_ERR_JSON);
+        AeBuf message = {0};
+        ae_last_error(&message);
+        if (message.len == 0 || has(message.ptr, message.len, "s3cret")) {
+            fprintf(stderr, "the error quotes the refused value: %.*s\n", (int)message.len,
+                    message.ptr ? (const char *)message.ptr : "");
+            bad = 1;
+        }
+        ae_buf_free(message);
+    }
+    EXPECT(ae_handle_failure(e, 1, NULL, 3, 0), AE_ERR_NULL);
+    EXPECT(ae_intent_header(e, 0, &s1, NULL), AE_ERR_NULL);
+    EXPECT(ae_run_status(e, NULL), AE_ERR_NULL);
+    EXPECT(ae_intent_json(e, NULL), AE_ERR_NULL);
+    EXPECT(ae_event_json(e, NULL), AE_ERR_NULL);
+    EXPECT(ae_trace(e, NULL), AE_ERR_NULL);
     EXPECT(ae_handle_response(e, 99, junk, sizeof junk - 1, 0), AE_ERR_JSON);
     EXPECT(ae_handle_response(e, 99, (const uint8_t *)"{\"status\":200,\"contentType\":null}",
                               33, 0),
@@ -321,6 +342,10 @@ static int errors(void) {
     EXPECT(ae_thread(e, NULL), AE_ERR_NULL);
     EXPECT(ae_intent_header(e, 0, NULL, &s2), AE_ERR_NULL);
     while (ae_poll_intent(e, &iv) == AE_OK) {
+    }
+    if (iv.kind != 0 || iv.url.ptr != NULL || iv.header_count != 0) {
+        fprintf(stderr, "AE_NONE left a view in the intent struct\n");
+        bad = 1;
     }
     EXPECT(ae_intent_json(e, &buf), AE_ERR_STATE);
     EXPECT(ae_intent_header(e, 0, &s1, &s2), AE_ERR_STATE);
