@@ -71,3 +71,80 @@ impl Config {
         self
     }
 }
+
+/// How a host outside Rust describes an engine: the JSON form `engine-ffi` and the Python
+/// package take, `{"platformBaseUrl": "https://...", "seed": 0, "startUnixMs": 0,
+/// "maxBodyBytes": null, "maxAnswerBytes": null, "maxEventBytes": null, "record": false}` (only
+/// `platformBaseUrl` is required; unknown fields are refused).
+///
+/// ```
+/// let form: engine_core::HostConfig =
+///     serde_json::from_str(r#"{"platformBaseUrl": "https://platform.example", "seed": 3}"#).unwrap();
+/// let engine = form.engine(engine_core::Time::ZERO).unwrap();
+/// assert!(engine.trace().is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HostConfig {
+    /// [`Config::platform_base_url`].
+    pub platform_base_url: String,
+    /// [`Config::seed`].
+    #[serde(default)]
+    pub seed: u64,
+    /// [`Config::start_unix_ms`].
+    #[serde(default)]
+    pub start_unix_ms: u64,
+    /// [`Config::max_body_bytes`], when not the default.
+    #[serde(default)]
+    pub max_body_bytes: Option<usize>,
+    /// [`Config::max_answer_bytes`], when not the default.
+    #[serde(default)]
+    pub max_answer_bytes: Option<usize>,
+    /// [`Config::max_event_bytes`], when not the default.
+    #[serde(default)]
+    pub max_event_bytes: Option<usize>,
+    /// Record a trace ([`crate::Engine::new_recording`]).
+    #[serde(default)]
+    pub record: bool,
+}
+
+impl HostConfig {
+    /// The engine this form describes, started at `now`.
+    pub fn engine(&self, now: crate::Time) -> Result<crate::Engine, ConfigError> {
+        let mut config = Config::new(&self.platform_base_url)?.with_seed(self.seed);
+        config.start_unix_ms = self.start_unix_ms;
+        if let Some(n) = self.max_body_bytes {
+            config.max_body_bytes = n;
+        }
+        if let Some(n) = self.max_answer_bytes {
+            config.max_answer_bytes = n;
+        }
+        if let Some(n) = self.max_event_bytes {
+            config.max_event_bytes = n;
+        }
+        Ok(if self.record {
+            crate::Engine::new_recording(config, now)
+        } else {
+            crate::Engine::new(config, now)
+        })
+    }
+}
+
+/// A JSON error as a host is told it: what kind, and where, never the values the parser saw
+/// (a refused input may hold a credential). `what` names the argument.
+///
+/// ```
+/// let e = serde_json::from_str::<u8>(r#""Bearer s3cret""#).unwrap_err();
+/// let text = engine_core::json_error_text("The input", &e);
+/// assert!(text.starts_with("The input does not have the expected form"));
+/// assert!(!text.contains("s3cret"));
+/// ```
+pub fn json_error_text(what: &str, e: &serde_json::Error) -> String {
+    let kind = match e.classify() {
+        serde_json::error::Category::Io => "could not be read",
+        serde_json::error::Category::Syntax => "is not JSON",
+        serde_json::error::Category::Data => "does not have the expected form",
+        serde_json::error::Category::Eof => "ends too early",
+    };
+    format!("{what} {kind} (line {}, column {}).", e.line(), e.column())
+}

@@ -26,7 +26,7 @@ pub mod trace;
 mod view;
 mod work;
 
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, HostConfig, json_error_text};
 pub use engine::Engine;
 pub use event::{Event, Notice, NoticeVariant};
 pub use failure::{FailureCode, RunFailure};

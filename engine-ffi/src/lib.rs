@@ -40,8 +40,7 @@ use std::ffi::c_char;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use engine_core::{
-    Config, Engine, Event, Input, Intent, RequestId, ResponseHead, StreamDelta, Time,
-    TransportFailure,
+    Engine, Event, Input, Intent, RequestId, ResponseHead, StreamDelta, Time, TransportFailure,
 };
 
 /// Success.
@@ -159,23 +158,6 @@ pub struct AeEngine {
     poisoned: bool,
 }
 
-/// The configuration an engine is made with (JSON, camelCase).
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ConfigForm {
-    platform_base_url: String,
-    #[serde(default)]
-    seed: u64,
-    #[serde(default)]
-    start_unix_ms: u64,
-    max_body_bytes: Option<usize>,
-    max_answer_bytes: Option<usize>,
-    max_event_bytes: Option<usize>,
-    /// Record a trace ([`ae_trace`]).
-    #[serde(default)]
-    record: bool,
-}
-
 /// An error to report.
 struct Failure {
     code: i32,
@@ -263,18 +245,8 @@ fn json<T: serde::de::DeserializeOwned>(
     what: &str,
 ) -> Result<T, Failure> {
     let raw = bytes(ptr, len, what)?;
-    serde_json::from_slice(raw).map_err(|e| Failure::new(AE_ERR_JSON, json_error(what, &e)))
-}
-
-/// A JSON error without the values it saw (they may be a credential): what kind, and where.
-fn json_error(what: &str, e: &serde_json::Error) -> String {
-    let kind = match e.classify() {
-        serde_json::error::Category::Io => "could not be read",
-        serde_json::error::Category::Syntax => "is not JSON",
-        serde_json::error::Category::Data => "does not have the expected form",
-        serde_json::error::Category::Eof => "ends too early",
-    };
-    format!("{what} {kind} (line {}, column {}).", e.line(), e.column())
+    serde_json::from_slice(raw)
+        .map_err(|e| Failure::new(AE_ERR_JSON, engine_core::json_error_text(what, &e)))
 }
 
 fn out<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, Failure> {
@@ -335,25 +307,10 @@ pub unsafe extern "C" fn ae_engine_new(
     guarded(|| {
         let out = self::out(out, "The engine's out pointer")?;
         *out = std::ptr::null_mut();
-        let form: ConfigForm = json(config, len, "The configuration")?;
-        let mut config = Config::new(&form.platform_base_url)
-            .map_err(|e| Failure::new(AE_ERR_CONFIG, e.to_string()))?
-            .with_seed(form.seed);
-        config.start_unix_ms = form.start_unix_ms;
-        if let Some(n) = form.max_body_bytes {
-            config.max_body_bytes = n;
-        }
-        if let Some(n) = form.max_answer_bytes {
-            config.max_answer_bytes = n;
-        }
-        if let Some(n) = form.max_event_bytes {
-            config.max_event_bytes = n;
-        }
-        let engine = if form.record {
-            Engine::new_recording(config, time(now_us))
-        } else {
-            Engine::new(config, time(now_us))
-        };
+        let form: engine_core::HostConfig = json(config, len, "The configuration")?;
+        let engine = form
+            .engine(time(now_us))
+            .map_err(|e| Failure::new(AE_ERR_CONFIG, e.to_string()))?;
         let boxed = Box::new(AeEngine {
             engine,
             intent: None,

@@ -9,8 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 use engine_core::{
-    Config, Engine, Event, Input, Intent, RequestId, ResponseHead, StreamDelta, Time,
-    TransportFailure,
+    Engine, Event, Input, Intent, RequestId, ResponseHead, StreamDelta, Time, TransportFailure,
 };
 
 create_exception!(
@@ -20,42 +19,16 @@ create_exception!(
     "A value the engine refused: malformed JSON, a bad configuration, no current intent."
 );
 
-/// The configuration, as JSON (camelCase), as `engine-ffi` takes it.
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ConfigForm {
-    platform_base_url: String,
-    #[serde(default)]
-    seed: u64,
-    #[serde(default)]
-    start_unix_ms: u64,
-    max_body_bytes: Option<usize>,
-    max_answer_bytes: Option<usize>,
-    max_event_bytes: Option<usize>,
-    #[serde(default)]
-    record: bool,
-}
-
 fn refused(what: &str, e: impl std::fmt::Display) -> PyErr {
     EngineError::new_err(format!("{what}: {e}"))
 }
 
 /// Reads JSON; an error says what kind and where, never the values it saw (they may be a
 /// credential).
+/// Reads JSON; an error says what kind and where, never the values it saw.
 fn parse<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> PyResult<T> {
-    serde_json::from_str(json).map_err(|e| {
-        let kind = match e.classify() {
-            serde_json::error::Category::Io => "could not be read",
-            serde_json::error::Category::Syntax => "is not JSON",
-            serde_json::error::Category::Data => "does not have the expected form",
-            serde_json::error::Category::Eof => "ends too early",
-        };
-        EngineError::new_err(format!(
-            "{what} {kind} (line {}, column {}).",
-            e.line(),
-            e.column()
-        ))
-    })
+    serde_json::from_str(json)
+        .map_err(|e| EngineError::new_err(engine_core::json_error_text(what, &e)))
 }
 
 /// An HTTP intent: ("http", id, method, url, headers, body or None, streamed).
@@ -146,26 +119,10 @@ impl NativeEngine {
     /// A new engine from its JSON configuration, at the host's time `now_us`.
     #[new]
     fn new(config: &str, now_us: u64) -> PyResult<NativeEngine> {
-        let form: ConfigForm = parse(config, "The configuration")?;
-        let mut config = Config::new(&form.platform_base_url)
-            .map_err(|e| refused("The configuration", e))?
-            .with_seed(form.seed);
-        config.start_unix_ms = form.start_unix_ms;
-        if let Some(n) = form.max_body_bytes {
-            config.max_body_bytes = n;
-        }
-        if let Some(n) = form.max_answer_bytes {
-            config.max_answer_bytes = n;
-        }
-        if let Some(n) = form.max_event_bytes {
-            config.max_event_bytes = n;
-        }
-        let now = Time::from_micros(now_us);
-        let engine = if form.record {
-            Engine::new_recording(config, now)
-        } else {
-            Engine::new(config, now)
-        };
+        let form: engine_core::HostConfig = parse(config, "The configuration")?;
+        let engine = form
+            .engine(Time::from_micros(now_us))
+            .map_err(|e| refused("The configuration", e))?;
         Ok(NativeEngine {
             engine,
             intent: None,
