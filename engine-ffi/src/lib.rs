@@ -700,14 +700,7 @@ pub unsafe extern "C" fn ae_run_status(engine: *mut AeEngine, out: *mut AeBuf) -
 pub unsafe extern "C" fn ae_thread(engine: *mut AeEngine, out: *mut AeBuf) -> i32 {
     with_engine(engine, |e| {
         let out = self::out(out, "The out buffer")?;
-        let thread = e.engine.thread();
-        let mut messages: Vec<&engine_core::message::Message> = thread
-            .history
-            .iter()
-            .chain(thread.local)
-            .map(|m| &**m)
-            .collect();
-        messages.extend(thread.streaming);
+        let messages: Vec<_> = e.engine.thread().iter().collect();
         *out = owned(to_json(&messages)?);
         Ok(AE_OK)
     })

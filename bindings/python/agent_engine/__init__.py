@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, Union
+from typing import Any, Iterable, Literal, Optional, Union
 
-from ._native import AnswerDelta, EngineError, NativeEngine, __version__
+from ._native import AnswerDelta, EngineError, EnginePoisoned, NativeEngine, __version__
+from .forms import EventData, StorageRequest
 from .snapshot import Snapshot
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "AnswerDelta",
     "Engine",
     "EngineError",
+    "EnginePoisoned",
+    "EventData",
     "HttpIntent",
     "Intent",
     "OtherEvent",
@@ -35,6 +38,7 @@ __all__ = [
     "Revisions",
     "Snapshot",
     "StorageIntent",
+    "StorageRequest",
     "__version__",
 ]
 
@@ -65,12 +69,12 @@ class AbortIntent:
 
 @dataclass(frozen=True)
 class StorageIntent:
-    """A request to the host's storage: ``request["op"]`` is ``load``, ``save``,
-    ``load_queue``, ``save_queue``, ``remove_queue``, ``load_selection`` or
-    ``save_selection``; a load is answered with an input (``stored_sessions_loaded``,
-    ``stored_queue_loaded``, ``stored_selection_loaded``)."""
+    """A request to the host's storage, to carry out in the order given: ``request["op"]`` is
+    ``load``, ``save``, ``load_queue``, ``save_queue``, ``remove_queue``, ``load_selection`` or
+    ``save_selection`` (``agent_engine.forms`` types each); a load is answered with an input
+    (``stored_sessions_loaded``, ``stored_queue_loaded``, ``stored_selection_loaded``)."""
 
-    request: dict[str, Any]
+    request: StorageRequest
 
 
 Intent = Union[HttpIntent, AbortIntent, StorageIntent]
@@ -79,9 +83,11 @@ Intent = Union[HttpIntent, AbortIntent, StorageIntent]
 @dataclass(frozen=True)
 class OtherEvent:
     """Any other event, as JSON: ``data["event"]`` is ``notify``, ``request_visible``,
-    ``message_not_sent``, ``run_failed``, ``answer`` (a delta other than the three above), ..."""
+    ``requested_session_removed``, ``message_not_sent``, ``run_failed``,
+    ``queued_message_returned`` or ``answer`` (a delta other than text, reasoning and tool
+    input); ``agent_engine.forms`` types each."""
 
-    data: dict[str, Any]
+    data: EventData
 
 
 Event = Union[AnswerDelta, OtherEvent]
@@ -102,7 +108,9 @@ class Revisions:
 
 
 class Engine:
-    """One engine. Use it from one thread (the event loop's)."""
+    """One engine. Use it from one thread (the event loop's). A value it refuses raises
+    ``EngineError``; a panic inside it (a defect) raises ``EnginePoisoned``, and the engine
+    takes no more calls."""
 
     def __init__(
         self,
@@ -161,6 +169,21 @@ class Engine:
         return [
             raw if type(raw) is AnswerDelta else OtherEvent(json.loads(raw))
             for raw in self._native.feed_body_chunk(id, chunk, now_us)
+        ]
+
+    def feed_body_chunks(
+        self, id: int, pieces: Union[bytes, Iterable[bytes]], now_us: int
+    ) -> list[Event]:
+        """Several pieces of the body of the answer to request ``id`` (or one, as bytes), in
+        order, and every event they gave, in one call into the engine: the hot path for a host
+        that has several pieces at hand, or pieces with many deltas each. Text, reasoning and
+        tool-input deltas that follow one another in the same part of the same answer come
+        merged into one ``AnswerDelta`` (its text is theirs, in order); any other event ends a
+        merge. Every piece is checked before any is fed: a refused call changes nothing. The
+        intents still follow with ``poll_intent``."""
+        return [
+            raw if type(raw) is AnswerDelta else OtherEvent(json.loads(raw))
+            for raw in self._native.feed_body_chunks(id, pieces, now_us)
         ]
 
     def handle_body_end(self, id: int, now_us: int) -> None:
@@ -229,6 +252,12 @@ class Engine:
     def revisions(self) -> Revisions:
         """What changed: compare with the counters last seen."""
         return Revisions(*self._native.revisions())
+
+    @property
+    def poisoned(self) -> bool:
+        """The engine panicked in a call (a defect): every call now raises
+        ``EnginePoisoned``; make a new engine."""
+        return self._native.poisoned
 
     def trace(self) -> Optional[str]:
         """The recorded trace (JSON Lines, credentials redacted), when made with

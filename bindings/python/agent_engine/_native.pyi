@@ -1,6 +1,6 @@
 """Type stubs of the compiled module (``bindings/python/src/lib.rs``)."""
 
-from typing import Literal, Optional, Union
+from typing import Iterable, Literal, Optional, Union
 
 __version__: str
 
@@ -10,6 +10,10 @@ class EngineError(Exception):
 _Http = tuple[str, int, str, str, list[tuple[str, str]], Optional[bytes], bool]
 _Abort = tuple[str, int]
 _Storage = tuple[str, str]
+
+class EnginePoisoned(EngineError):
+    """The engine panicked (a defect): the call that did raises this, and so does every later
+    call on that engine; make a new one."""
 
 class AnswerDelta:
     """A piece of a streamed answer: ``text`` appended to part ``index`` of the answer in
@@ -26,6 +30,8 @@ class AnswerDelta:
 
 class NativeEngine:
     def __init__(self, config: str, now_us: int) -> None: ...
+    @property
+    def poisoned(self) -> bool: ...
     def handle_input(self, input: str, now_us: int) -> None: ...
     def handle_response(
         self,
@@ -46,9 +52,13 @@ class NativeEngine:
     def feed_body_chunk(
         self, id: int, chunk: bytes, now_us: int
     ) -> list[Union[AnswerDelta, str]]: ...
+    def feed_body_chunks(
+        self, id: int, pieces: Union[bytes, Iterable[bytes]], now_us: int
+    ) -> list[Union[AnswerDelta, str]]: ...
     def poll_timeout(self) -> Optional[int]: ...
     def snapshot(self) -> str: ...
     def thread(self) -> str: ...
     def run_status(self) -> str: ...
     def revisions(self) -> tuple[int, int, int, int]: ...
     def trace(self) -> Optional[str]: ...
+    def _panic_for_test(self) -> None: ...

@@ -28,7 +28,16 @@ from typing import Any, AsyncIterator, Callable, Optional
 
 import httpx
 
-from . import AbortIntent, Engine, EngineError, Event, HttpIntent, Revisions, StorageIntent
+from . import (
+    AbortIntent,
+    Engine,
+    EngineError,
+    EnginePoisoned,
+    Event,
+    HttpIntent,
+    Revisions,
+    StorageIntent,
+)
 
 __all__ = ["MemoryStorage", "Shell"]
 
@@ -225,11 +234,19 @@ class Shell:
 
     def _take(self, step: Callable[[], None]) -> None:
         """One input; one the engine refuses (a malformed value from the host) is kept in
-        ``errors`` and the loop goes on."""
+        ``errors`` and the loop goes on. A poisoned engine stops the loop."""
         try:
             step()
+        except EnginePoisoned:
+            raise  # a defect in the engine: the loop stops, and the host is told (``failure``)
         except (EngineError, TypeError, ValueError) as e:
             self.errors.append(e)
+
+    def _feed(self, id: int, chunk: bytes) -> None:
+        """A body piece, in the one call that also takes its events: a piece read from a fast
+        stream holds many deltas, and they come merged (``Engine.feed_body_chunks``)."""
+        for event in self.engine.feed_body_chunks(id, chunk, self._now()):
+            self._events.put_nowait(event)
 
     def _drain(self) -> None:
         engine = self.engine
@@ -333,9 +350,7 @@ class Shell:
             try:
                 # Decoded bytes: httpx asks for gzip and deflate, and undoes them here.
                 async for chunk in response.aiter_bytes():
-                    self._post(
-                        lambda chunk=chunk: self.engine.handle_body_chunk(id, chunk, self._now())
-                    )
+                    self._post(lambda chunk=chunk: self._feed(id, chunk))
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001

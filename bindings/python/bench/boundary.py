@@ -5,6 +5,8 @@ baseline). Best of 5 each way.
 
     cargo bench -p engine-ffi --bench boundary --no-run
     python bindings/python/bench/boundary.py [--rust target/release/deps/boundary-HASH]
+
+Instruction counts (repeatable, whatever else the machine runs): `bench/callgrind.sh`.
 """
 
 from __future__ import annotations
@@ -72,15 +74,23 @@ def to_streaming() -> tuple[Engine, int]:
     raise SystemExit("the turn never went out")
 
 
-def stream(pieces: list[bytes]) -> float:
+def stream(pieces: list[bytes], batch: int = 0) -> float:
+    """``feed_body_chunks`` (the shell's path) with ``batch`` pieces a call (one goes as
+    bytes), adjacent deltas of a part merged; or, with ``batch=0``, ``feed_body_chunk``: one
+    call per piece, every delta its own ``AnswerDelta``."""
     engine, id = to_streaming()
-    native = engine._native  # the drain a host writes: one call per piece, no JSON
+    native = engine._native  # the drain a host writes: no JSON
     text = 0
     start = time.perf_counter()
     now = 1_000_000
-    for piece in pieces:
+    if batch == 0:
+        feed, inputs = native.feed_body_chunk, pieces
+    else:
+        feed = native.feed_body_chunks
+        inputs = pieces if batch == 1 else [pieces[at : at + batch] for at in range(0, len(pieces), batch)]
+    for piece_or_pieces in inputs:
         now += 10
-        for event in native.feed_body_chunk(id, piece, now):
+        for event in feed(id, piece_or_pieces, now):
             if type(event) is AnswerDelta:
                 text += len(event.text)
         while native.poll_intent() is not None:
@@ -126,7 +136,25 @@ def rust_baseline(binary: str, mode: str) -> float:
     return best
 
 
+def one_case(case: str) -> None:
+    """``BOUNDARY_CASE=<feed|typed|merged-N>:<slices|events>[:setup]`` runs one case once, for
+    callgrind; ``:setup`` stops before the answer streams (subtract it to count the stream)."""
+    way, mode, *setup = case.split(":")
+    pieces = body(mode == "events")
+    if setup:
+        to_streaming()
+    elif way == "feed":
+        stream(pieces)
+    elif way == "typed":
+        stream_typed(pieces)
+    else:
+        stream(pieces, int(way.removeprefix("merged-")))
+
+
 def main() -> None:
+    if case := os.environ.get("BOUNDARY_CASE"):
+        one_case(case)
+        return
     parser = argparse.ArgumentParser()
     parser.add_argument("--rust", help="the engine-ffi boundary bench binary (release)")
     args = parser.parse_args()
@@ -137,17 +165,20 @@ def main() -> None:
             key=os.path.getmtime,
         )
         binary = found[-1] if found else None
-    print(f"decode + assemble of a {DELTAS}-delta answer, best of 5 (ns per delta)")
+    print(f"decode + assemble of a {DELTAS}-delta answer, best of 5 (ns per delta, and / rust)")
     for label, mode, per_event in (("16 KiB slices", "slices", False), ("one event per chunk", "events", True)):
         pieces = body(per_event)
-        py = min(stream(pieces) for _ in range(5))
-        typed = min(stream_typed(pieces) for _ in range(5))
-        line = f"{label:>20}: python {py / DELTAS * 1e9:7.1f}  typed {typed / DELTAS * 1e9:7.1f}"
-        if binary:
-            rust = rust_baseline(binary, mode)
-            line += f"  rust {rust / DELTAS * 1e9:7.1f}  python / rust {py / rust:.2f}x  typed / rust {typed / rust:.2f}x"
-        print(line)
-
+        cases = {
+            "feed_body_chunks": min(stream(pieces, 1) for _ in range(5)),
+            "feed_body_chunks x4": min(stream(pieces, 4) for _ in range(5)),
+            "feed_body_chunk": min(stream(pieces) for _ in range(5)),
+            "typed": min(stream_typed(pieces) for _ in range(5)),
+        }
+        rust = rust_baseline(binary, mode) if binary else None
+        print(f"{label}:" + (f" rust {rust / DELTAS * 1e9:.1f}" if rust else ""))
+        for name, took in cases.items():
+            ratio = f"  {took / rust:.2f}x" if rust else ""
+            print(f"    {name:>20} {took / DELTAS * 1e9:7.1f}{ratio}")
 
 if __name__ == "__main__":
     main()

@@ -3,6 +3,8 @@
 //! this one; this module keeps to plain values (ints, strings, bytes, tuples) so that nothing
 //! is made that the host does not read.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -18,6 +20,16 @@ create_exception!(
     PyException,
     "A value the engine refused: malformed JSON, a bad configuration, no current intent."
 );
+
+create_exception!(
+    _native,
+    EnginePoisoned,
+    EngineError,
+    "The engine panicked (a defect): the call that did raises this, and so does every later \
+     call on that engine; make a new one."
+);
+
+const PANICKED: &str = "The engine panicked; it is poisoned and takes no more calls.";
 
 fn refused(what: &str, e: impl std::fmt::Display) -> PyErr {
     EngineError::new_err(format!("{what}: {e}"))
@@ -62,6 +74,45 @@ impl AnswerDelta {
     }
 }
 
+/// A text, reasoning or tool-input delta (on its way to become an [`AnswerDelta`], perhaps
+/// merged with the ones that follow it).
+struct Pending {
+    session_uid: String,
+    kind: &'static str,
+    index: usize,
+    text: String,
+}
+
+impl Pending {
+    /// The delta an event carries, or the event itself when it is not one.
+    #[allow(
+        clippy::result_large_err,
+        reason = "moved once on its way to Python; boxing would allocate for every event"
+    )]
+    fn from_event(event: Event) -> Result<Pending, Event> {
+        let Event::Answer { session_uid, delta } = event else {
+            return Err(event);
+        };
+        let (kind, index, text) = match delta {
+            StreamDelta::TextDelta { index, delta } => ("text", index, delta),
+            StreamDelta::ReasoningDelta { index, delta } => ("reasoning", index, delta),
+            StreamDelta::ToolInputDelta { index, delta, .. } => ("tool_input", index, delta),
+            delta => return Err(Event::Answer { session_uid, delta }),
+        };
+        Ok(Pending {
+            session_uid,
+            kind,
+            index,
+            text,
+        })
+    }
+
+    /// `next` appends to the same part of the same answer.
+    fn continues(&self, next: &Pending) -> bool {
+        self.kind == next.kind && self.index == next.index && self.session_uid == next.session_uid
+    }
+}
+
 /// One engine (used from one thread: the host's event loop).
 #[pyclass(unsendable, module = "agent_engine._native")]
 pub struct NativeEngine {
@@ -70,42 +121,112 @@ pub struct NativeEngine {
     /// The session uid of the last delta, as a Python str made once (every delta of an
     /// answer names the same session).
     last_session: Option<(String, Py<PyString>)>,
+    /// A panic was caught in a call: the engine takes no more.
+    poisoned: bool,
 }
 
 impl NativeEngine {
+    /// Runs `f` with a panic caught: the call raises `EnginePoisoned` and the engine takes no
+    /// more calls (its state may be half-changed), as the C ABI's `AE_ERR_POISONED`.
+    fn guard<R>(&mut self, f: impl FnOnce(&mut Self) -> PyResult<R>) -> PyResult<R> {
+        if self.poisoned {
+            return Err(EnginePoisoned::new_err(
+                "The engine panicked in an earlier call; make a new one.",
+            ));
+        }
+        match catch_unwind(AssertUnwindSafe(|| f(&mut *self))) {
+            Ok(result) => result,
+            Err(_) => {
+                self.poisoned = true;
+                Err(EnginePoisoned::new_err(PANICKED))
+            }
+        }
+    }
+
+    fn chunk(&mut self, id: u64, chunk: &[u8], now_us: u64) {
+        self.engine.handle_body_chunk(
+            RequestId(id),
+            bytes::Bytes::copy_from_slice(chunk),
+            Time::from_micros(now_us),
+        );
+    }
+
+    fn drain<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let mut out = Vec::new();
+        while let Some(event) = self.engine.poll_event() {
+            out.push(self.event_value(py, event)?);
+        }
+        Ok(out)
+    }
+
     /// An event for Python: an answer delta as an [`AnswerDelta`], anything else as its JSON.
     fn event_value<'py>(&mut self, py: Python<'py>, event: Event) -> PyResult<Bound<'py, PyAny>> {
-        let event = match event {
-            Event::Answer { session_uid, delta } => {
-                let (kind, index, text) = match delta {
-                    StreamDelta::TextDelta { index, delta } => ("text", index, delta),
-                    StreamDelta::ReasoningDelta { index, delta } => ("reasoning", index, delta),
-                    StreamDelta::ToolInputDelta { index, delta, .. } => {
-                        ("tool_input", index, delta)
-                    }
-                    delta => {
-                        return self.json_value(py, &Event::Answer { session_uid, delta });
-                    }
-                };
-                let session = match &self.last_session {
-                    Some((uid, py_uid)) if *uid == session_uid => py_uid.clone_ref(py),
-                    _ => {
-                        let py_uid = PyString::new(py, &session_uid).unbind();
-                        self.last_session = Some((session_uid, py_uid.clone_ref(py)));
-                        py_uid
-                    }
-                };
-                let delta = AnswerDelta {
-                    kind,
-                    index,
-                    session_uid: session,
-                    text: PyString::new(py, &text).unbind(),
-                };
-                return Ok(Bound::new(py, delta)?.into_any());
-            }
-            other => other,
+        match Pending::from_event(event) {
+            Ok(delta) => self.delta_value(py, delta),
+            Err(other) => self.json_value(py, &other),
+        }
+    }
+
+    /// A text, reasoning or tool-input delta as an [`AnswerDelta`].
+    fn delta_value<'py>(&mut self, py: Python<'py>, d: Pending) -> PyResult<Bound<'py, PyAny>> {
+        let delta = AnswerDelta {
+            kind: d.kind,
+            index: d.index,
+            session_uid: self.session_str(py, d.session_uid),
+            text: PyString::new(py, &d.text).unbind(),
         };
-        self.json_value(py, &event)
+        Ok(Bound::new(py, delta)?.into_any())
+    }
+
+    /// The session uid as a Python str, made once per answer (every delta of an answer names
+    /// the same session).
+    fn session_str(&mut self, py: Python<'_>, session_uid: String) -> Py<PyString> {
+        match &self.last_session {
+            Some((uid, py_uid)) if *uid == session_uid => py_uid.clone_ref(py),
+            _ => {
+                let py_uid = PyString::new(py, &session_uid).unbind();
+                self.last_session = Some((session_uid, py_uid.clone_ref(py)));
+                py_uid
+            }
+        }
+    }
+
+    /// Every event waiting, appended to `out`, with the deltas that follow one another in the
+    /// same part of the same answer merged into one (`pending` carries the last one across
+    /// calls, so that a merge can span body pieces).
+    fn drain_merged<'py>(
+        &mut self,
+        py: Python<'py>,
+        pending: &mut Option<Pending>,
+        out: &mut Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        while let Some(event) = self.engine.poll_event() {
+            match (Pending::from_event(event), pending.as_mut()) {
+                (Ok(next), Some(p)) if p.continues(&next) => p.text.push_str(&next.text),
+                (Ok(next), _) => {
+                    self.flush(py, pending, out)?;
+                    *pending = Some(next);
+                }
+                (Err(other), _) => {
+                    self.flush(py, pending, out)?;
+                    out.push(self.json_value(py, &other)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The merged delta waiting, as an [`AnswerDelta`] at the end of `out`.
+    fn flush<'py>(
+        &mut self,
+        py: Python<'py>,
+        pending: &mut Option<Pending>,
+        out: &mut Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        if let Some(p) = pending.take() {
+            out.push(self.delta_value(py, p)?);
+        }
+        Ok(())
     }
 
     fn json_value<'py>(&self, py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyAny>> {
@@ -120,21 +241,30 @@ impl NativeEngine {
     #[new]
     fn new(config: &str, now_us: u64) -> PyResult<NativeEngine> {
         let form: engine_core::HostConfig = parse(config, "The configuration")?;
-        let engine = form
-            .engine(Time::from_micros(now_us))
+        let engine = catch_unwind(AssertUnwindSafe(|| form.engine(Time::from_micros(now_us))))
+            .map_err(|_| EnginePoisoned::new_err(PANICKED))?
             .map_err(|e| refused("The configuration", e))?;
         Ok(NativeEngine {
             engine,
             intent: None,
             last_session: None,
+            poisoned: false,
         })
+    }
+
+    /// A panic inside the engine poisoned it: every call raises `EnginePoisoned`.
+    #[getter]
+    fn poisoned(&self) -> bool {
+        self.poisoned
     }
 
     /// A host input or command, as the trace format's JSON.
     fn handle_input(&mut self, input: &str, now_us: u64) -> PyResult<()> {
         let input: Input = parse(input, "The input")?;
-        self.engine.handle_input(input, Time::from_micros(now_us));
-        Ok(())
+        self.guard(|s| {
+            s.engine.handle_input(input, Time::from_micros(now_us));
+            Ok(())
+        })
     }
 
     /// The head of the answer to request `id`.
@@ -146,28 +276,33 @@ impl NativeEngine {
         content_type: Option<String>,
         agent_session_uid: Option<String>,
         now_us: u64,
-    ) {
+    ) -> PyResult<()> {
         let head = ResponseHead {
             agent_session_uid,
             ..ResponseHead::new(status, content_type)
         };
-        self.engine
-            .handle_response(RequestId(id), head, Time::from_micros(now_us));
+        self.guard(|s| {
+            s.engine
+                .handle_response(RequestId(id), head, Time::from_micros(now_us));
+            Ok(())
+        })
     }
 
     /// A piece of the body of the answer to request `id`.
-    fn handle_body_chunk(&mut self, id: u64, chunk: &[u8], now_us: u64) {
-        self.engine.handle_body_chunk(
-            RequestId(id),
-            bytes::Bytes::copy_from_slice(chunk),
-            Time::from_micros(now_us),
-        );
+    fn handle_body_chunk(&mut self, id: u64, chunk: &[u8], now_us: u64) -> PyResult<()> {
+        self.guard(|s| {
+            s.chunk(id, chunk, now_us);
+            Ok(())
+        })
     }
 
     /// The body of the answer to request `id` is complete.
-    fn handle_body_end(&mut self, id: u64, now_us: u64) {
-        self.engine
-            .handle_body_end(RequestId(id), Time::from_micros(now_us));
+    fn handle_body_end(&mut self, id: u64, now_us: u64) -> PyResult<()> {
+        self.guard(|s| {
+            s.engine
+                .handle_body_end(RequestId(id), Time::from_micros(now_us));
+            Ok(())
+        })
     }
 
     /// Request `id` failed below HTTP: `kind` is `no_answer` or `broken`.
@@ -176,79 +311,84 @@ impl NativeEngine {
             &serde_json::json!({"kind": kind, "message": message}).to_string(),
             "The failure",
         )?;
-        self.engine
-            .handle_failure(RequestId(id), failure, Time::from_micros(now_us));
-        Ok(())
+        self.guard(|s| {
+            s.engine
+                .handle_failure(RequestId(id), failure, Time::from_micros(now_us));
+            Ok(())
+        })
     }
 
     /// A timer tick.
-    fn handle_timeout(&mut self, now_us: u64) {
-        self.engine.handle_timeout(Time::from_micros(now_us));
+    fn handle_timeout(&mut self, now_us: u64) -> PyResult<()> {
+        self.guard(|s| {
+            s.engine.handle_timeout(Time::from_micros(now_us));
+            Ok(())
+        })
     }
 
     /// The next intent: `("http", id, method, url, headers, body, streamed)`, `("abort", id)`,
     /// `("storage", json)`, or None. Header values include the credential.
     fn poll_intent<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.intent = self.engine.poll_intent();
-        let Some(intent) = &self.intent else {
-            return Ok(None);
-        };
-        let value = match intent {
-            Intent::Http { id, request, .. } => {
-                let headers: Vec<(&'static str, String)> = request
-                    .headers
-                    .iter()
-                    .map(|h| (h.name(), h.value().to_owned()))
-                    .collect();
-                let tuple: HttpTuple<'py> = (
-                    "http",
-                    id.0,
-                    request.method.as_str(),
-                    request.url(),
-                    headers,
-                    request.body.as_deref().map(|b| PyBytes::new(py, b)),
-                    request.body_mode == engine_core::BodyMode::Streamed,
-                );
-                tuple.into_pyobject(py)?.into_any()
-            }
-            Intent::Abort { id } => ("abort", id.0).into_pyobject(py)?.into_any(),
-            Intent::Storage(request) => {
-                let json = serde_json::to_string(request).map_err(|e| refused("Storage", e))?;
-                ("storage", json).into_pyobject(py)?.into_any()
-            }
-        };
-        Ok(Some(value))
+        self.guard(|s| {
+            s.intent = s.engine.poll_intent();
+            let Some(intent) = &s.intent else {
+                return Ok(None);
+            };
+            let value = match intent {
+                Intent::Http { id, request, .. } => {
+                    let headers: Vec<(&'static str, String)> = request
+                        .headers
+                        .iter()
+                        .map(|h| (h.name(), h.value().to_owned()))
+                        .collect();
+                    let tuple: HttpTuple<'py> = (
+                        "http",
+                        id.0,
+                        request.method.as_str(),
+                        request.url(),
+                        headers,
+                        request.body.as_deref().map(|b| PyBytes::new(py, b)),
+                        request.body_mode == engine_core::BodyMode::Streamed,
+                    );
+                    tuple.into_pyobject(py)?.into_any()
+                }
+                Intent::Abort { id } => ("abort", id.0).into_pyobject(py)?.into_any(),
+                Intent::Storage(request) => {
+                    let json = serde_json::to_string(request).map_err(|e| refused("Storage", e))?;
+                    ("storage", json).into_pyobject(py)?.into_any()
+                }
+            };
+            Ok(Some(value))
+        })
     }
 
     /// The current intent as the trace format writes it (credentials redacted).
-    fn intent_json(&self) -> PyResult<String> {
-        let intent = self
-            .intent
-            .as_ref()
-            .ok_or_else(|| EngineError::new_err("No intent is current."))?;
-        serde_json::to_string(intent).map_err(|e| refused("The intent", e))
+    fn intent_json(&mut self) -> PyResult<String> {
+        self.guard(|s| {
+            let intent = s
+                .intent
+                .as_ref()
+                .ok_or_else(|| EngineError::new_err("No intent is current."))?;
+            serde_json::to_string(intent).map_err(|e| refused("The intent", e))
+        })
     }
 
     /// The next event: an answer delta as an `AnswerDelta`, any other event as its JSON
     /// (a str), or None.
     fn poll_event<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match self.engine.poll_event() {
-            Some(event) => self.event_value(py, event).map(Some),
+        self.guard(|s| match s.engine.poll_event() {
+            Some(event) => s.event_value(py, event).map(Some),
             None => Ok(None),
-        }
+        })
     }
 
     /// Every event waiting, in order (as `poll_event` gives them), in one call.
     fn drain_events<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let mut out = Vec::new();
-        while let Some(event) = self.engine.poll_event() {
-            out.push(self.event_value(py, event)?);
-        }
-        Ok(out)
+        self.guard(|s| s.drain(py))
     }
 
-    /// `handle_body_chunk`, then `drain_events`, in one call (the hot path of a streamed
-    /// answer); the intents still follow with `poll_intent`.
+    /// `handle_body_chunk`, then `drain_events`, in one call; the intents still follow with
+    /// `poll_intent`.
     fn feed_body_chunk<'py>(
         &mut self,
         py: Python<'py>,
@@ -256,47 +396,95 @@ impl NativeEngine {
         chunk: &[u8],
         now_us: u64,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        self.handle_body_chunk(id, chunk, now_us);
-        self.drain_events(py)
+        self.guard(|s| {
+            s.chunk(id, chunk, now_us);
+            s.drain(py)
+        })
+    }
+
+    /// Several pieces of the body of the answer to request `id` (any iterable of bytes, or one
+    /// piece as bytes), each handed to the engine in order as `handle_body_chunk` would, then
+    /// every event they gave, in one call: the hot path of a streamed answer (a piece read from
+    /// a fast stream holds many deltas). Text, reasoning and tool-input deltas that follow one
+    /// another in the same part of the same answer come merged into one `AnswerDelta`
+    /// (appending its text is appending theirs, in order); any other event ends a merge. Every
+    /// piece is checked before any is handed over: a refused call changes nothing. The intents
+    /// still follow with `poll_intent`.
+    fn feed_body_chunks<'py>(
+        &mut self,
+        py: Python<'py>,
+        id: u64,
+        pieces: &Bound<'py, PyAny>,
+        now_us: u64,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let pieces: Vec<Bound<'py, PyBytes>> = match pieces.cast::<PyBytes>() {
+            Ok(piece) => vec![piece.clone()],
+            Err(_) => pieces
+                .try_iter()?
+                .map(|piece| {
+                    piece?
+                        .cast_into::<PyBytes>()
+                        .map_err(|_| EngineError::new_err("A body piece is not bytes."))
+                })
+                .collect::<PyResult<_>>()?,
+        };
+        self.guard(|s| {
+            let mut out = Vec::new();
+            let mut pending = None;
+            for piece in &pieces {
+                s.chunk(id, piece.as_bytes(), now_us);
+                s.drain_merged(py, &mut pending, &mut out)?;
+            }
+            s.flush(py, &mut pending, &mut out)?;
+            Ok(out)
+        })
     }
 
     /// When to call `handle_timeout` next (microseconds on the host's clock), or None.
-    fn poll_timeout(&self) -> Option<u64> {
-        self.engine.poll_timeout().map(Time::as_micros)
+    fn poll_timeout(&mut self) -> PyResult<Option<u64>> {
+        self.guard(|s| Ok(s.engine.poll_timeout().map(Time::as_micros)))
     }
 
     /// The snapshot as JSON.
-    fn snapshot(&self) -> PyResult<String> {
-        serde_json::to_string(&self.engine.snapshot()).map_err(|e| refused("The snapshot", e))
+    fn snapshot(&mut self) -> PyResult<String> {
+        self.guard(|s| {
+            serde_json::to_string(&s.engine.snapshot()).map_err(|e| refused("The snapshot", e))
+        })
     }
 
     /// The thread alone (history, this engine's turns, the answer streaming) as a JSON array.
-    fn thread(&self) -> PyResult<String> {
-        let thread = self.engine.thread();
-        let mut messages: Vec<&engine_core::message::Message> = thread
-            .history
-            .iter()
-            .chain(thread.local)
-            .map(|m| &**m)
-            .collect();
-        messages.extend(thread.streaming);
-        serde_json::to_string(&messages).map_err(|e| refused("The thread", e))
+    fn thread(&mut self) -> PyResult<String> {
+        self.guard(|s| {
+            let messages: Vec<_> = s.engine.thread().iter().collect();
+            serde_json::to_string(&messages).map_err(|e| refused("The thread", e))
+        })
     }
 
     /// The run-status channel as JSON.
-    fn run_status(&self) -> PyResult<String> {
-        serde_json::to_string(&self.engine.run_status()).map_err(|e| refused("The run status", e))
+    fn run_status(&mut self) -> PyResult<String> {
+        self.guard(|s| {
+            serde_json::to_string(&s.engine.run_status()).map_err(|e| refused("The run status", e))
+        })
     }
 
     /// The revision counters: (state, run, thread, streaming).
-    fn revisions(&self) -> (u64, u64, u64, u64) {
-        let r = self.engine.revisions();
-        (r.state, r.run, r.thread, r.streaming)
+    fn revisions(&mut self) -> PyResult<(u64, u64, u64, u64)> {
+        self.guard(|s| {
+            let r = s.engine.revisions();
+            Ok((r.state, r.run, r.thread, r.streaming))
+        })
     }
 
     /// The recorded trace (credentials redacted), when recording.
-    fn trace(&self) -> Option<String> {
-        self.engine.trace().map(str::to_owned)
+    fn trace(&mut self) -> PyResult<Option<String>> {
+        self.guard(|s| Ok(s.engine.trace().map(str::to_owned)))
+    }
+
+    /// A test hook: panics inside the guard, as a defect in the engine would, so that the tests
+    /// can check that the engine is then poisoned.
+    #[allow(clippy::panic, reason = "the hook's whole purpose")]
+    fn _panic_for_test(&mut self) -> PyResult<()> {
+        self.guard(|_| -> PyResult<()> { std::panic::panic_any("a panic the test asked for") })
     }
 }
 
@@ -306,6 +494,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeEngine>()?;
     m.add_class::<AnswerDelta>()?;
     m.add("EngineError", m.py().get_type::<EngineError>())?;
+    m.add("EnginePoisoned", m.py().get_type::<EnginePoisoned>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

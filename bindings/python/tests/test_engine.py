@@ -89,8 +89,9 @@ def test_refused_values_raise_engine_error() -> None:
     assert agent_engine.__version__ == "0.1.0"
 
 
-def test_a_streamed_answer_comes_as_text_deltas() -> None:
-    engine = Engine(BASE, 0, seed=1, record=True)
+def streaming_turn(engine: Engine) -> HttpIntent:
+    """Drives a fresh engine with a local source to its first message's streamed POST, answers
+    that POST's head, and returns it."""
     engine.handle_input({"input": "source", "value": {"baseUrl": BASE, "displayName": "A"}}, 1)
     engine.handle_input({"input": "is_visible", "value": True}, 1)
     engine.handle_input(
@@ -125,6 +126,12 @@ def test_a_streamed_answer_comes_as_text_deltas() -> None:
             engine.handle_body_end(i.id, now)
     assert turn is not None and turn.streamed
     engine.handle_response(turn.id, 200, "text/event-stream", 100, agent_session_uid="local-1")
+    return turn
+
+
+def test_a_streamed_answer_comes_as_text_deltas() -> None:
+    engine = Engine(BASE, 0, seed=1, record=True)
+    turn = streaming_turn(engine)
     frames = [
         b'data: {"type":"start","messageId":"m-1"}\n\n',
         b'data: {"type":"text-start","id":"t"}\n\n',
@@ -196,3 +203,113 @@ def test_no_credential_in_json_traces_snapshots_or_reprs() -> None:
     with pytest.raises(EngineError) as refused:
         engine.handle_input({"input": "person", "value": f"Bearer {token}"}, 3)
     assert token not in str(refused.value)
+
+
+def sse(*events: str) -> list[bytes]:
+    return [f"data: {e}\n\n".encode() for e in events]
+
+
+#: An answer with two text parts and a reasoning part between them: every kind of boundary a
+#: merge must respect.
+ANSWER = sse(
+    '{"type":"start","messageId":"m-1"}',
+    '{"type":"text-start","id":"a"}',
+    '{"type":"text-delta","id":"a","delta":"Hel"}',
+    '{"type":"text-delta","id":"a","delta":"lo"}',
+    '{"type":"reasoning-start","id":"r"}',
+    '{"type":"reasoning-delta","id":"r","delta":"thinking "}',
+    '{"type":"reasoning-delta","id":"r","delta":"hard"}',
+    '{"type":"reasoning-end","id":"r"}',
+    '{"type":"text-delta","id":"a","delta":", "}',
+    '{"type":"text-delta","id":"a","delta":"world"}',
+    '{"type":"text-end","id":"a"}',
+    '{"type":"text-start","id":"b"}',
+    '{"type":"text-delta","id":"b","delta":"P.S."}',
+    '{"type":"text-end","id":"b"}',
+    '{"type":"finish"}',
+) + [b"data: [DONE]\n\n"]
+
+
+def deltas(events: list) -> list[tuple[str, int, str]]:
+    return [(e.kind, e.index, e.text) for e in events if isinstance(e, agent_engine.AnswerDelta)]
+
+
+def per_part(seen: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
+    out: dict[tuple[str, int], str] = {}
+    for kind, index, text in seen:
+        out[(kind, index)] = out.get((kind, index), "") + text
+    return out
+
+
+def test_feed_body_chunks_merges_the_deltas_of_one_part_and_nothing_else() -> None:
+    """Issue 15 (the crossing's cost): several pieces in one call, their adjacent deltas of one
+    part merged; a delta of another part or another kind ends the merge, in order."""
+    one_by_one = Engine(BASE, 0, seed=1)
+    turn = streaming_turn(one_by_one)
+    separate = []
+    for piece in ANSWER:
+        separate += one_by_one.feed_body_chunk(turn.id, piece, 101)
+    assert len(deltas(separate)) == 7
+
+    merged = Engine(BASE, 0, seed=1)
+    turn = streaming_turn(merged)
+    events = merged.feed_body_chunks(turn.id, ANSWER, 101)
+    reasoning = deltas(events)[1][1]
+    assert deltas(events) == [
+        ("text", 0, "Hello"),
+        ("reasoning", reasoning, "thinking hard"),
+        ("text", 0, ", world"),
+        ("text", deltas(events)[3][1], "P.S."),
+    ]
+    assert deltas(events)[3][1] not in (0, reasoning)
+    assert all(e.session_uid == "local-1" for e in events if isinstance(e, agent_engine.AnswerDelta))
+    # The events that are not deltas come through, in the same places.
+    others = lambda evs: [e.data for e in evs if isinstance(e, agent_engine.OtherEvent)]  # noqa: E731
+    assert others(events) == others(separate)
+    assert per_part(deltas(events)) == per_part(deltas(separate))
+    merged.handle_body_end(turn.id, 102)
+    one_by_one.handle_body_end(turn.id, 102)
+    assert merged.thread() == one_by_one.thread()
+    assert merged.snapshot()["runStatus"] == "complete"
+
+
+def test_feed_body_chunks_gives_the_same_answer_for_any_split_and_batching() -> None:
+    """The pieces' boundaries (inside an event, between events) and how many go in a call change
+    nothing but the number of deltas: the text of every part and the thread are the same.
+    Seeded, so every run checks the same 40 splits."""
+    import random
+
+    body = b"".join(ANSWER)
+    reference = Engine(BASE, 0, seed=1)
+    turn = streaming_turn(reference)
+    expected = per_part(deltas(reference.feed_body_chunks(turn.id, [body], 101)))
+    reference.handle_body_end(turn.id, 102)
+    rng = random.Random(15)
+    for _ in range(40):
+        cuts = sorted(rng.sample(range(1, len(body)), rng.randint(1, 30)))
+        pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)])]
+        engine = Engine(BASE, 0, seed=1)
+        turn = streaming_turn(engine)
+        seen: list[tuple[str, int, str]] = []
+        at = 0
+        while at < len(pieces):
+            n = rng.randint(1, 5)
+            batch = pieces[at : at + n] if n > 1 else pieces[at]  # one piece may go as bytes
+            seen += deltas(engine.feed_body_chunks(turn.id, batch, 101))
+            at += n
+        engine.handle_body_end(turn.id, 102)
+        assert per_part(seen) == expected, cuts
+        assert engine.thread() == reference.thread()
+
+
+def test_feed_body_chunks_refuses_a_piece_that_is_not_bytes_and_feeds_none() -> None:
+    """A refused call changes nothing: the good pieces before the bad one are not fed either,
+    so feeding them again gives each delta once."""
+    engine = Engine(BASE, 0, seed=1)
+    turn = streaming_turn(engine)
+    for bad in ([ANSWER[0], "text-delta"], [ANSWER[0], None], 42):
+        with pytest.raises((EngineError, TypeError)):
+            engine.feed_body_chunks(turn.id, bad, 101)
+    assert engine.poll_event() is None
+    events = engine.feed_body_chunks(turn.id, tuple(ANSWER), 101)
+    assert per_part(deltas(events))[("text", 0)] == "Hello, world"

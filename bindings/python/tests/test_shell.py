@@ -133,3 +133,86 @@ def test_stop_ends_the_run_and_a_queued_message_goes_next(start_sim) -> None:
             assert all(n.get("event") != "message_not_sent" for n in notices), notices
 
     asyncio.run(run())
+
+
+
+def test_a_piece_with_many_deltas_reaches_the_host_as_one_delta() -> None:
+    """Issue 15 (the crossing's cost): each body piece goes into the engine in the call that
+    takes its events, and the deltas a piece holds (a read from a fast stream holds many) come
+    merged, so the host handles one object per piece, not per delta; the answer is whole and
+    read once. A local Agent played by httpx's MockTransport (no network) sends 200 deltas in
+    4 pieces."""
+    import httpx
+
+    base = "http://127.0.0.1:9"
+    words = [f"w{i} " for i in range(200)]
+    events = ['{"type":"start","messageId":"m-1"}', '{"type":"text-start","id":"t"}']
+    events += [f'{{"type":"text-delta","id":"t","delta":"{w}"}}' for w in words]
+    events += ['{"type":"text-end","id":"t"}', '{"type":"finish"}', "[DONE]"]
+    body = "".join(f"data: {e}\n\n" for e in events).encode()
+    # Four pieces, cut inside events: the decoder carries the partial event across.
+    cuts = [0, len(body) // 4 + 3, len(body) // 2 + 7, 3 * len(body) // 4 + 11, len(body)]
+    pieces = [body[a:b] for a, b in zip(cuts, cuts[1:])]
+    posts = []
+
+    async def stream():
+        for piece in pieces:
+            yield piece
+
+    def runtime(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if request.method == "POST" and path == "/api/chat":
+            posts.append(request)
+            return httpx.Response(
+                200,
+                headers={"content-type": "text/event-stream", "x-agent-session-uid": "local-1"},
+                content=stream(),
+            )
+        if path in ("/ready", "/health") or (path == "/api/chat" and request.method == "GET"):
+            return httpx.Response(200, json={"ok": True, "mode": "local"})
+        return httpx.Response(404, json={})
+
+    async def run() -> None:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(runtime))
+        async with Shell(base, seed=1, client=client) as shell:
+            shell.input({"input": "source", "value": {"baseUrl": base, "displayName": "A"}})
+            shell.input({"input": "is_visible", "value": True})
+            await shell.wait_for(lambda s: s["composerAdmission"])
+            shell.command({"command": "send_message", "text": "go"})
+            s = await shell.wait_for(answered)
+            deltas = [e for e in shell.drain_events() if isinstance(e, AnswerDelta)]
+            assert not shell.errors and shell.failure is None
+        await client.aclose()
+        assert s["runStatus"] == "complete", s["runStatusDetail"]
+        assert len(posts) == 1
+        assert "".join(e.text for e in deltas) == "".join(words)
+        assert 1 <= len(deltas) <= len(pieces), [e.text for e in deltas]
+        assert thread_text(s)[-1] == "".join(words)
+
+    asyncio.run(run())
+
+
+def test_a_poisoned_engine_stops_the_loop_and_the_host_is_told() -> None:
+    """A panic inside the engine (a defect) is not a refused input: the loop stops, `failure`
+    holds the EnginePoisoned, and a host waiting is woken with an error, not left hanging."""
+    import httpx
+
+    from agent_engine import EnginePoisoned
+
+    async def run() -> None:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(404)))
+        async with Shell("http://127.0.0.1:9", client=client) as shell:
+            shell.input({"input": "is_visible", "value": True})
+            await shell.wait_for(lambda s: s["isVisible"])
+            shell._post(shell.engine._native._panic_for_test)
+            try:
+                await shell.wait_for(lambda s: False, timeout=10)
+            except RuntimeError as e:
+                assert isinstance(e.__cause__, EnginePoisoned)
+            else:
+                raise AssertionError("wait_for returned")
+            assert isinstance(shell.failure, EnginePoisoned)
+            assert shell.errors == []
+        await client.aclose()
+
+    asyncio.run(run())
