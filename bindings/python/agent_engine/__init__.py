@@ -109,8 +109,9 @@ class Revisions:
 
 class Engine:
     """One engine. Use it from one thread (the event loop's). A value it refuses raises
-    ``EngineError``; a panic inside it (a defect) raises ``EnginePoisoned``, and the engine
-    takes no more calls."""
+    ``EngineError`` (a body piece that is not bytes, ``TypeError``); a panic inside it (a
+    defect) raises ``EnginePoisoned``, which is not an ``EngineError``, and the engine takes
+    no more calls."""
 
     def __init__(
         self,
@@ -179,8 +180,9 @@ class Engine:
         that has several pieces at hand, or pieces with many deltas each. Text, reasoning and
         tool-input deltas that follow one another in the same part of the same answer come
         merged into one ``AnswerDelta`` (its text is theirs, in order); any other event ends a
-        merge. Every piece is checked before any is fed: a refused call changes nothing. The
-        intents still follow with ``poll_intent``."""
+        merge. Every piece is checked (and a generator consumed) before any is fed: a call
+        refused with ``TypeError`` changes nothing. The intents still follow with
+        ``poll_intent``."""
         return [
             raw if type(raw) is AnswerDelta else OtherEvent(json.loads(raw))
             for raw in self._native.feed_body_chunks(id, pieces, now_us)

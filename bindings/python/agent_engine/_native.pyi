@@ -11,9 +11,10 @@ _Http = tuple[str, int, str, str, list[tuple[str, str]], Optional[bytes], bool]
 _Abort = tuple[str, int]
 _Storage = tuple[str, str]
 
-class EnginePoisoned(EngineError):
+class EnginePoisoned(Exception):
     """The engine panicked (a defect): the call that did raises this, and so does every later
-    call on that engine; make a new one."""
+    call on that engine; make a new one. Not an ``EngineError``: a host that logs refused
+    values and goes on must not go on with a poisoned engine."""
 
 class AnswerDelta:
     """A piece of a streamed answer: ``text`` appended to part ``index`` of the answer in

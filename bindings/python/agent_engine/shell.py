@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import json
 import time
-from typing import Any, AsyncIterator, Callable, Optional
+from typing import Any, AsyncIterator, Callable, Mapping, Optional
 
 import httpx
 
@@ -32,7 +32,6 @@ from . import (
     AbortIntent,
     Engine,
     EngineError,
-    EnginePoisoned,
     Event,
     HttpIntent,
     Revisions,
@@ -234,11 +233,10 @@ class Shell:
 
     def _take(self, step: Callable[[], None]) -> None:
         """One input; one the engine refuses (a malformed value from the host) is kept in
-        ``errors`` and the loop goes on. A poisoned engine stops the loop."""
+        ``errors`` and the loop goes on. ``EnginePoisoned`` (not an ``EngineError``) stops the
+        loop: the host is told through ``failure``."""
         try:
             step()
-        except EnginePoisoned:
-            raise  # a defect in the engine: the loop stops, and the host is told (``failure``)
         except (EngineError, TypeError, ValueError) as e:
             self.errors.append(e)
 
@@ -263,7 +261,7 @@ class Shell:
             self._events.put_nowait(event)
         self._changed.set()
 
-    def _storage(self, request: dict[str, Any]) -> None:
+    def _storage(self, request: Mapping[str, Any]) -> None:
         """Carries a storage request out now, in the order the engine gave them (a read sees
         what was there before a later write); a read's answer is the engine's next input."""
         op, key = request["op"], request.get("key", "")

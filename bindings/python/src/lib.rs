@@ -6,9 +6,9 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyString};
 
 use engine_core::{
     Engine, Event, Input, Intent, RequestId, ResponseHead, StreamDelta, Time, TransportFailure,
@@ -24,9 +24,10 @@ create_exception!(
 create_exception!(
     _native,
     EnginePoisoned,
-    EngineError,
+    PyException,
     "The engine panicked (a defect): the call that did raises this, and so does every later \
-     call on that engine; make a new one."
+     call on that engine; make a new one. Not an `EngineError`: a host that logs refused \
+     values and goes on must not go on with a poisoned engine."
 );
 
 const PANICKED: &str = "The engine panicked; it is poisoned and takes no more calls.";
@@ -37,7 +38,6 @@ fn refused(what: &str, e: impl std::fmt::Display) -> PyErr {
 
 /// Reads JSON; an error says what kind and where, never the values it saw (they may be a
 /// credential).
-/// Reads JSON; an error says what kind and where, never the values it saw.
 fn parse<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> PyResult<T> {
     serde_json::from_str(json)
         .map_err(|e| EngineError::new_err(engine_core::json_error_text(what, &e)))
@@ -66,11 +66,14 @@ pub struct AnswerDelta {
 
 #[pymethods]
 impl AnswerDelta {
-    fn __repr__(&self) -> String {
-        format!(
-            "AnswerDelta(kind={:?}, index={}, session_uid={:?}, text={:?})",
-            self.kind, self.index, self.session_uid, self.text
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "AnswerDelta(kind='{}', index={}, session_uid={}, text={})",
+            self.kind,
+            self.index,
+            self.session_uid.bind(py).repr()?,
+            self.text.bind(py).repr()?
+        ))
     }
 }
 
@@ -260,8 +263,8 @@ impl NativeEngine {
 
     /// A host input or command, as the trace format's JSON.
     fn handle_input(&mut self, input: &str, now_us: u64) -> PyResult<()> {
-        let input: Input = parse(input, "The input")?;
         self.guard(|s| {
+            let input: Input = parse(input, "The input")?;
             s.engine.handle_input(input, Time::from_micros(now_us));
             Ok(())
         })
@@ -307,11 +310,11 @@ impl NativeEngine {
 
     /// Request `id` failed below HTTP: `kind` is `no_answer` or `broken`.
     fn handle_failure(&mut self, id: u64, kind: &str, message: &str, now_us: u64) -> PyResult<()> {
-        let failure: TransportFailure = parse(
-            &serde_json::json!({"kind": kind, "message": message}).to_string(),
-            "The failure",
-        )?;
         self.guard(|s| {
+            let failure: TransportFailure = parse(
+                &serde_json::json!({"kind": kind, "message": message}).to_string(),
+                "The failure",
+            )?;
             s.engine
                 .handle_failure(RequestId(id), failure, Time::from_micros(now_us));
             Ok(())
@@ -417,24 +420,17 @@ impl NativeEngine {
         pieces: &Bound<'py, PyAny>,
         now_us: u64,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let pieces: Vec<Bound<'py, PyBytes>> = match pieces.cast::<PyBytes>() {
-            Ok(piece) => vec![piece.clone()],
-            Err(_) => pieces
-                .try_iter()?
-                .map(|piece| {
-                    piece?
-                        .cast_into::<PyBytes>()
-                        .map_err(|_| EngineError::new_err("A body piece is not bytes."))
-                })
-                .collect::<PyResult<_>>()?,
-        };
         self.guard(|s| {
+            let pieces = body_pieces(pieces)?;
             let mut out = Vec::new();
             let mut pending = None;
             for piece in &pieces {
                 s.chunk(id, piece.as_bytes(), now_us);
                 s.drain_merged(py, &mut pending, &mut out)?;
             }
+            // Events waiting from before (none are, in a host that drains) come out too, also
+            // when no piece was given.
+            s.drain_merged(py, &mut pending, &mut out)?;
             s.flush(py, &mut pending, &mut out)?;
             Ok(out)
         })
@@ -486,6 +482,35 @@ impl NativeEngine {
     fn _panic_for_test(&mut self) -> PyResult<()> {
         self.guard(|_| -> PyResult<()> { std::panic::panic_any("a panic the test asked for") })
     }
+}
+
+/// The pieces of `feed_body_chunks`: one `bytes`, or an iterable of them, every one checked
+/// (and a generator consumed) before any is fed. Anything else, `bytearray` and `memoryview`
+/// included (as `handle_body_chunk`), is a `TypeError` naming its type.
+fn body_pieces<'py>(pieces: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    let not_bytes = |value: &Bound<'py, PyAny>| {
+        let name = value
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        PyTypeError::new_err(format!("A body piece must be bytes, not {name}."))
+    };
+    if let Ok(piece) = pieces.cast::<PyBytes>() {
+        return Ok(vec![piece.clone()]);
+    }
+    if pieces.is_instance_of::<PyString>() || pieces.is_instance_of::<PyByteArray>() {
+        return Err(not_bytes(pieces));
+    }
+    pieces
+        .try_iter()
+        .map_err(|_| not_bytes(pieces))?
+        .map(|piece| {
+            let piece = piece?;
+            piece
+                .cast_into::<PyBytes>()
+                .map_err(|e| not_bytes(e.into_inner().as_any()))
+        })
+        .collect()
 }
 
 /// The module.

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+import typing
+
 import pytest
+
+import agent_engine
+from agent_engine import OtherEvent, StorageIntent, forms
 
 ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "py-shell-token"
@@ -76,3 +81,41 @@ def start_sim(sim_binary: Path) -> Iterator[Callable[..., Sim]]:
     for proc in started:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def typed_forms(union: object, tag: str) -> dict[str, tuple[set[str], set[str]]]:
+    """A union of tagged TypedDicts: tag value -> (required keys, optional keys)."""
+    out = {}
+    for form in typing.get_args(union):
+        (value,) = typing.get_args(typing.get_type_hints(form)[tag])
+        out[value] = (set(form.__required_keys__), set(form.__optional_keys__))
+    return out
+
+
+def conforms(value: typing.Mapping, union: object, tag: str) -> None:
+    """`value` has exactly the keys of the form its tag names."""
+    required, optional = typed_forms(union, tag)[value[tag]]
+    assert required <= set(value) <= required | optional, (value, required, optional)
+
+
+@pytest.fixture(autouse=True)
+def every_event_and_storage_request_has_its_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In every test, each OtherEvent and StorageIntent the engine gives has the keys of its
+    form in agent_engine.forms (the shell tests give many kinds)."""
+
+    def check(value: object) -> None:
+        if isinstance(value, OtherEvent):
+            conforms(value.data, forms.EventData, "event")
+        elif isinstance(value, StorageIntent):
+            conforms(value.request, forms.StorageRequest, "op")
+
+    for name in ("poll_intent", "poll_event", "drain_events", "feed_body_chunk", "feed_body_chunks"):
+        original = getattr(agent_engine.Engine, name)
+
+        def checked(self, *args, _original=original, **kwargs):  # type: ignore[no-untyped-def]
+            result = _original(self, *args, **kwargs)
+            for value in result if isinstance(result, list) else [result]:
+                check(value)
+            return result
+
+        monkeypatch.setattr(agent_engine.Engine, name, checked)

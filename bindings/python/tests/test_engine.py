@@ -8,7 +8,7 @@ import json
 import pytest
 
 import agent_engine
-from agent_engine import AbortIntent, Engine, EngineError, HttpIntent, StorageIntent
+from agent_engine import AbortIntent, Engine, EngineError, EnginePoisoned, HttpIntent, StorageIntent
 
 BASE = "http://127.0.0.1:8787"
 
@@ -209,8 +209,9 @@ def sse(*events: str) -> list[bytes]:
     return [f"data: {e}\n\n".encode() for e in events]
 
 
-#: An answer with two text parts and a reasoning part between them: every kind of boundary a
-#: merge must respect.
+#: An answer with every boundary a merge must respect: a text part and a reasoning part whose
+#: deltas alternate, two tool calls whose input deltas alternate, a data part and message
+#: metadata between two deltas of one part, a second text part.
 ANSWER = sse(
     '{"type":"start","messageId":"m-1"}',
     '{"type":"text-start","id":"a"}',
@@ -218,98 +219,202 @@ ANSWER = sse(
     '{"type":"text-delta","id":"a","delta":"lo"}',
     '{"type":"reasoning-start","id":"r"}',
     '{"type":"reasoning-delta","id":"r","delta":"thinking "}',
-    '{"type":"reasoning-delta","id":"r","delta":"hard"}',
-    '{"type":"reasoning-end","id":"r"}',
     '{"type":"text-delta","id":"a","delta":", "}',
+    '{"type":"reasoning-delta","id":"r","delta":"hard"}',
+    '{"type":"reasoning-delta","id":"r","delta":"er"}',
     '{"type":"text-delta","id":"a","delta":"world"}',
+    '{"type":"data-weather","data":{"t":1}}',
+    '{"type":"text-delta","id":"a","delta":"!"}',
+    '{"type":"message-metadata","messageMetadata":{"k":1}}',
+    '{"type":"text-delta","id":"a","delta":"!"}',
+    '{"type":"reasoning-end","id":"r"}',
     '{"type":"text-end","id":"a"}',
+    '{"type":"tool-input-start","toolCallId":"c1","toolName":"f"}',
+    '{"type":"tool-input-start","toolCallId":"c2","toolName":"g"}',
+    '{"type":"tool-input-delta","toolCallId":"c1","inputTextDelta":"{\\"a\\":"}',
+    '{"type":"tool-input-delta","toolCallId":"c2","inputTextDelta":"{\\"b\\":"}',
+    '{"type":"tool-input-delta","toolCallId":"c1","inputTextDelta":"1}"}',
+    '{"type":"tool-input-delta","toolCallId":"c2","inputTextDelta":"2"}',
+    '{"type":"tool-input-delta","toolCallId":"c2","inputTextDelta":"}"}',
     '{"type":"text-start","id":"b"}',
-    '{"type":"text-delta","id":"b","delta":"P.S."}',
+    '{"type":"text-delta","id":"b","delta":"P."}',
+    '{"type":"text-delta","id":"b","delta":"S."}',
     '{"type":"text-end","id":"b"}',
     '{"type":"finish"}',
 ) + [b"data: [DONE]\n\n"]
+
+
+def seq(events: list) -> list[tuple]:
+    """Events as comparable values, in order: deltas by (kind, index, session, text)."""
+    return [
+        ("delta", e.kind, e.index, e.session_uid, e.text)
+        if isinstance(e, agent_engine.AnswerDelta)
+        else ("other", e.data)
+        for e in events
+    ]
+
+
+def merged(events: list[tuple]) -> list[tuple]:
+    """The reference: deltas that follow one another with the same kind, part and session
+    joined; nothing else moves."""
+    out: list[tuple] = []
+    for e in events:
+        if e[0] == "delta" and out and out[-1][:4] == e[:4]:
+            out[-1] = (*e[:4], out[-1][4] + e[4])
+        else:
+            out.append(e)
+    return out
 
 
 def deltas(events: list) -> list[tuple[str, int, str]]:
     return [(e.kind, e.index, e.text) for e in events if isinstance(e, agent_engine.AnswerDelta)]
 
 
-def per_part(seen: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
-    out: dict[tuple[str, int], str] = {}
-    for kind, index, text in seen:
-        out[(kind, index)] = out.get((kind, index), "") + text
-    return out
+def in_lockstep(pieces_per_call: list[list[bytes]]) -> tuple[Engine, Engine, list, list]:
+    """Two engines fed the same pieces: one with `feed_body_chunks` a call at a time, the other
+    piece by piece with `feed_body_chunk`; the first's events, and the reference made from the
+    second's (merged within each call)."""
+    got_engine, ref_engine = Engine(BASE, 0, seed=1), Engine(BASE, 0, seed=1)
+    got_turn, ref_turn = streaming_turn(got_engine), streaming_turn(ref_engine)
+    got: list = []
+    want: list = []
+    for call in pieces_per_call:
+        out = got_engine.feed_body_chunks(got_turn.id, call if len(call) != 1 else call[0], 101)
+        # No two deltas side by side in one call's result could have been merged.
+        assert merged(seq(out)) == seq(out)
+        got += seq(out)
+        separate: list = []
+        for piece in call:
+            separate += seq(ref_engine.feed_body_chunk(ref_turn.id, piece, 101))
+        want += merged(separate)
+    got_engine.handle_body_end(got_turn.id, 102)
+    ref_engine.handle_body_end(ref_turn.id, 102)
+    assert got_engine.thread() == ref_engine.thread()
+    return got_engine, ref_engine, got, want
 
 
 def test_feed_body_chunks_merges_the_deltas_of_one_part_and_nothing_else() -> None:
-    """Issue 15 (the crossing's cost): several pieces in one call, their adjacent deltas of one
-    part merged; a delta of another part or another kind ends the merge, in order."""
-    one_by_one = Engine(BASE, 0, seed=1)
-    turn = streaming_turn(one_by_one)
-    separate = []
-    for piece in ANSWER:
-        separate += one_by_one.feed_body_chunk(turn.id, piece, 101)
-    assert len(deltas(separate)) == 7
-
-    merged = Engine(BASE, 0, seed=1)
-    turn = streaming_turn(merged)
-    events = merged.feed_body_chunks(turn.id, ANSWER, 101)
-    reasoning = deltas(events)[1][1]
-    assert deltas(events) == [
-        ("text", 0, "Hello"),
-        ("reasoning", reasoning, "thinking hard"),
-        ("text", 0, ", world"),
-        ("text", deltas(events)[3][1], "P.S."),
-    ]
-    assert deltas(events)[3][1] not in (0, reasoning)
-    assert all(e.session_uid == "local-1" for e in events if isinstance(e, agent_engine.AnswerDelta))
-    # The events that are not deltas come through, in the same places.
-    others = lambda evs: [e.data for e in evs if isinstance(e, agent_engine.OtherEvent)]  # noqa: E731
-    assert others(events) == others(separate)
-    assert per_part(deltas(events)) == per_part(deltas(separate))
-    merged.handle_body_end(turn.id, 102)
-    one_by_one.handle_body_end(turn.id, 102)
-    assert merged.thread() == one_by_one.thread()
-    assert merged.snapshot()["runStatus"] == "complete"
+    """Issue 15 (the crossing's cost): several pieces in one call, the deltas that follow one
+    another in one part merged; a delta of another part or kind, or any other event, ends the
+    merge, and every event keeps its place."""
+    engine, _, got, want = in_lockstep([ANSWER])
+    assert got == want
+    text = [(kind, text) for _, kind, _, _, text in (e for e in got if e[0] == "delta")]
+    assert text == [
+        ("text", "Hello"),
+        ("reasoning", "thinking "),
+        ("text", ", "),
+        ("reasoning", "harder"),
+        ("text", "world"),
+        ("text", "!"),
+        ("text", "!"),
+        ("tool_input", '{"a":'),
+        ("tool_input", '{"b":'),
+        ("tool_input", "1}"),
+        ("tool_input", "2}"),
+        ("text", "P.S."),
+    ], text
+    assert all(e[3] == "local-1" for e in got if e[0] == "delta")
+    # The two "!" are apart: the data part and the metadata stand between them, in place.
+    between = got[[e[0] == "delta" and e[4] == "!" for e in got].index(True) + 1]
+    assert between[0] == "other", between
+    # One piece alone as bytes merges within the piece too.
+    _, _, got, want = in_lockstep([[b"".join(ANSWER)]])
+    assert got == want and len([e for e in got if e[0] == "delta"]) == 12
+    assert engine.snapshot()["runStatus"] == "complete"
 
 
 def test_feed_body_chunks_gives_the_same_answer_for_any_split_and_batching() -> None:
-    """The pieces' boundaries (inside an event, between events) and how many go in a call change
-    nothing but the number of deltas: the text of every part and the thread are the same.
-    Seeded, so every run checks the same 40 splits."""
+    """The pieces' boundaries (inside an event, between events) and how many go in a call
+    change nothing but where merges stop: each call's events are exactly the piece-by-piece
+    events with that call's adjacent deltas merged, and the thread is the same. Seeded, so
+    every run checks the same 60 splits."""
     import random
 
     body = b"".join(ANSWER)
-    reference = Engine(BASE, 0, seed=1)
-    turn = streaming_turn(reference)
-    expected = per_part(deltas(reference.feed_body_chunks(turn.id, [body], 101)))
-    reference.handle_body_end(turn.id, 102)
     rng = random.Random(15)
-    for _ in range(40):
-        cuts = sorted(rng.sample(range(1, len(body)), rng.randint(1, 30)))
+    for _ in range(60):
+        cuts = sorted(rng.sample(range(1, len(body)), rng.randint(1, 40)))
         pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)])]
-        engine = Engine(BASE, 0, seed=1)
-        turn = streaming_turn(engine)
-        seen: list[tuple[str, int, str]] = []
-        at = 0
-        while at < len(pieces):
+        calls = []
+        while pieces:
             n = rng.randint(1, 5)
-            batch = pieces[at : at + n] if n > 1 else pieces[at]  # one piece may go as bytes
-            seen += deltas(engine.feed_body_chunks(turn.id, batch, 101))
-            at += n
-        engine.handle_body_end(turn.id, 102)
-        assert per_part(seen) == expected, cuts
-        assert engine.thread() == reference.thread()
+            calls.append(pieces[:n])
+            pieces = pieces[n:]
+        _, _, got, want = in_lockstep(calls)
+        assert got == want, cuts
 
 
-def test_feed_body_chunks_refuses_a_piece_that_is_not_bytes_and_feeds_none() -> None:
-    """A refused call changes nothing: the good pieces before the bad one are not fed either,
-    so feeding them again gives each delta once."""
+def test_feed_body_chunks_refuses_what_is_not_bytes_and_feeds_none() -> None:
+    """A refused call changes nothing: the good pieces before the bad one (deltas among them)
+    are not fed either, so feeding them again gives each delta once; with no piece, the events
+    waiting still come out."""
     engine = Engine(BASE, 0, seed=1)
     turn = streaming_turn(engine)
-    for bad in ([ANSWER[0], "text-delta"], [ANSWER[0], None], 42):
-        with pytest.raises((EngineError, TypeError)):
+    before = (engine.revisions(), engine.thread())
+
+    def broken():
+        yield ANSWER[0]
+        yield ANSWER[2]
+        raise ValueError("the source broke")
+
+    for bad, error in (
+        ([*ANSWER[:4], "text-delta"], TypeError),
+        ([*ANSWER[:4], None], TypeError),
+        ([*ANSWER[:4], bytearray(b"x")], TypeError),
+        (bytearray(ANSWER[2]), TypeError),
+        (memoryview(ANSWER[2]), TypeError),
+        ("data: x\n\n", TypeError),
+        (42, TypeError),
+        (broken(), ValueError),
+    ):
+        with pytest.raises(error):
             engine.feed_body_chunks(turn.id, bad, 101)
+    assert (engine.revisions(), engine.thread()) == before
     assert engine.poll_event() is None
     events = engine.feed_body_chunks(turn.id, tuple(ANSWER), 101)
-    assert per_part(deltas(events))[("text", 0)] == "Hello, world"
+    assert [t for k, i, t in deltas(events) if k == "text" and i == 0] == ["Hello", ", ", "world", "!", "!"]
+    engine.handle_body_chunk(turn.id, b"", 102)
+    engine.handle_body_end(turn.id, 102)
+    waiting = engine.feed_body_chunks(turn.id, [], 103)
+    assert waiting and all(isinstance(e, agent_engine.OtherEvent) for e in waiting), waiting
+    assert engine.poll_event() is None
+
+
+def test_a_panic_poisons_the_engine_for_every_later_call() -> None:
+    """As the C ABI (AE_ERR_PANIC, then AE_ERR_POISONED): the call that panicked raises
+    EnginePoisoned, and so does every later call of every method, even one whose arguments are
+    malformed; EnginePoisoned is not an EngineError; another engine is not touched."""
+    import inspect
+
+    from agent_engine import NativeEngine
+
+    engine = Engine(BASE, 0)
+    other = Engine(BASE, 0)
+    assert not engine.poisoned
+    assert not issubclass(EnginePoisoned, EngineError)
+    with pytest.raises(EnginePoisoned, match="panicked; it is poisoned"):
+        engine._native._panic_for_test()
+    assert engine.poisoned
+    arguments = {
+        "handle_input": ("not json", 1),
+        "handle_response": (1, 200, None, None, 1),
+        "handle_body_chunk": (1, b"x", 1),
+        "handle_body_end": (1, 1),
+        "handle_failure": (1, "no_such_kind", "m", 1),
+        "handle_timeout": (1,),
+        "feed_body_chunk": (1, b"x", 1),
+        "feed_body_chunks": (1, ["not bytes"], 1),
+        "_panic_for_test": (),
+    }
+    methods = [
+        name
+        for name, _ in inspect.getmembers(NativeEngine, callable)
+        if not name.startswith("__")
+    ]
+    assert len(methods) >= 18, methods
+    for name in methods:
+        with pytest.raises(EnginePoisoned, match="earlier call"):
+            getattr(engine._native, name)(*arguments.get(name, ()))
+    other.handle_input({"input": "is_visible", "value": True}, 1)
+    assert other.snapshot()["isVisible"] is True and not other.poisoned

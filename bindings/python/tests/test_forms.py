@@ -8,9 +8,8 @@ import re
 import typing
 from pathlib import Path
 
-import pytest
-
-from agent_engine import Engine, EnginePoisoned, HttpIntent, OtherEvent, StorageIntent, forms
+from agent_engine import Engine, HttpIntent, OtherEvent, StorageIntent, forms
+from conftest import conforms, typed_forms
 
 SRC = Path(__file__).resolve().parents[3] / "engine-core" / "src"
 BASE = "http://127.0.0.1:8787"
@@ -21,13 +20,30 @@ def snake(name: str) -> str:
 
 
 def block(source: str, opening: str) -> str:
+    """The item that opens with `opening`, up to its closing brace. It must use no serde
+    attribute this reader does not model (a rename, a skip, a flatten...), nor a struct variant
+    on one line: the reader would misread it, so it refuses it."""
     start = source.index(opening)
-    return source[start : source.index("\n}\n", start)]
+    end = source.index("\n}\n", start)
+    before = source.rfind("\n\n", 0, start)
+    attributes = source[before:start]
+    assert re.findall(r"#\[serde\(([^)]*)\)\]", attributes) in (
+        [],
+        ['tag = "event", rename_all = "snake_case"'],
+        ['tag = "op", rename_all = "snake_case"'],
+    ), attributes
+    body = source[start:end]
+    for line in body.splitlines():
+        if "#[serde(" in line:
+            assert re.fullmatch(r'\s*#\[serde\(skip_serializing_if = "Option::is_none"\)\]', line), line
+        assert not re.match(r"    [A-Z]\w* \{.*\}", line), line
+    return body
 
 
 def struct_keys(source: str, name: str) -> tuple[set[str], set[str]]:
     """A struct's serialized keys: (always there, left out when None)."""
     body = block(source, f"pub struct {name} {{")
+    assert "#[serde(" not in source[source.rfind("\n\n", 0, source.index(f"pub struct {name} {{")) : source.index(f"pub struct {name} {{")]
     required, optional = set(), set()
     skip = False
     for line in body.splitlines()[1:]:
@@ -55,30 +71,22 @@ def enum_forms(source: str, name: str, tag: str) -> dict[str, tuple[set[str], se
     return out
 
 
-def typed_forms(union: object, tag: str) -> dict[str, tuple[set[str], set[str]]]:
-    out = {}
-    for form in typing.get_args(union):
-        (value,) = typing.get_args(typing.get_type_hints(form)[tag])
-        out[value] = (set(form.__required_keys__), set(form.__optional_keys__))
-    return out
-
-
 def test_the_event_forms_are_the_engines() -> None:
-    rust = enum_forms((SRC / "event.rs").read_text(), "Event", "event")
+    source = (SRC / "event.rs").read_text()
+    rust = enum_forms(source, "Event", "event")
     assert "notify" in rust and "description" in rust["notify"][1]
     python = typed_forms(forms.EventData, "event")
     assert python == rust
+    # The failure a run_failed event carries.
+    failure = struct_keys((SRC / "failure.rs").read_text(), "RunFailure")
+    assert failure == (set(forms.FailureData.__required_keys__), set())
+    assert typing.get_type_hints(forms.RunFailedEvent)["failure"] is forms.FailureData
 
 
 def test_the_storage_forms_are_the_engines() -> None:
     rust = enum_forms((SRC / "intent.rs").read_text(), "StorageRequest", "op")
     assert rust["save_selection"][0] == {"op", "key", "session_uid"}
     assert typed_forms(forms.StorageRequest, "op") == rust
-
-
-def conforms(value: dict, union: object, tag: str) -> None:
-    required, optional = typed_forms(union, tag)[value[tag]]
-    assert required <= set(value) <= required | optional, (value, required, optional)
 
 
 def test_real_events_and_storage_requests_have_their_forms() -> None:
@@ -105,28 +113,3 @@ def test_real_events_and_storage_requests_have_their_forms() -> None:
     not_sent = [e for e in events if e["event"] == "message_not_sent"]
     assert len(not_sent) == 1 and not_sent[0]["text"] == "kept", events
     assert not_sent[0]["code"] == "no_session_selected"
-
-
-def test_a_panic_poisons_the_engine() -> None:
-    """As the C ABI's AE_ERR_POISONED: the call that panicked raises EnginePoisoned (an
-    EngineError), and so does every later call; another engine is not touched."""
-    engine = Engine(BASE, 0)
-    other = Engine(BASE, 0)
-    assert not engine.poisoned
-    with pytest.raises(EnginePoisoned, match="panicked; it is poisoned"):
-        engine._native._panic_for_test()
-    assert engine.poisoned
-    for call in (
-        lambda: engine.handle_input({"input": "is_visible", "value": True}, 1),
-        lambda: engine.handle_timeout(2),
-        lambda: engine.poll_intent(),
-        lambda: engine.poll_event(),
-        lambda: engine.feed_body_chunks(1, [b"data: x\n\n"], 3),
-        lambda: engine.snapshot(),
-        lambda: engine.revisions(),
-        lambda: engine.trace(),
-    ):
-        with pytest.raises(EnginePoisoned, match="earlier call"):
-            call()
-    other.handle_input({"input": "is_visible", "value": True}, 1)
-    assert other.snapshot()["isVisible"] is True and not other.poisoned
