@@ -393,8 +393,9 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
                     quit = true;
                 } else if running {
                     // The stop shows as the run status ("Run cancelled."); a held queue says so.
-                    let _ = handle.command(Command::CancelActiveSession);
+                    // Said before the stop is asked, so it comes before the engine's notice.
                     screen.notice("(stopping the answer: Ctrl-C again leaves)");
+                    let _ = handle.command(Command::CancelActiveSession);
                 } else {
                     screen.notice("(nothing is running: Ctrl-C again, Ctrl-D or /quit leaves)");
                 }
