@@ -349,6 +349,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
         match Editor::start(tx.clone()) {
             Ok((e, above_prompt)) => {
                 screen.take_over(above_prompt);
+                e.go_on();
                 editor = Some(e);
             }
             Err(e) => {
@@ -366,6 +367,8 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     // The thread's length before the last message: its turn is over once the thread grew, no
     // message runs, nothing waits in the queue and the Agent is idle.
     let mut last_sent: Option<usize> = None;
+    // The line editor waits to be told to go on (it read the last thing handled).
+    let mut editor_waiting = false;
     while !quit {
         let (typed_now, from_editor) = match pending.pop_front() {
             Some(line) => (Typed::Line(line), false),
@@ -403,16 +406,18 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
             }
             Typed::End => ended = true,
         }
+        editor_waiting = from_editor;
         if from_editor
             && !quit
             && !ended
             && let Some(e) = &editor
         {
             e.go_on();
+            editor_waiting = false;
         }
     }
     if let Some(e) = editor.take() {
-        e.stop();
+        e.stop(editor_waiting);
     }
 
     if !quit && let Some(before) = last_sent {

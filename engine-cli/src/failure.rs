@@ -180,6 +180,7 @@ impl Preflight<'_> {
             ],
         );
         let (status, body) = self.get(&client, sessions).await?;
+        tracing::debug!(status, "pre-flight: the session list answered");
         match status {
             200..=299 => {}
             401 | 403 => {
@@ -278,7 +279,11 @@ impl Preflight<'_> {
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|e| self.classify(&e))?;
+            .map_err(|e| {
+                let cause = self.classify(&e);
+                tracing::debug!(error = %chain(&e), ?cause, "pre-flight: no answer");
+                cause
+            })?;
         let status = response.status().as_u16();
         let bytes = response.bytes().await.unwrap_or_default();
         let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| {

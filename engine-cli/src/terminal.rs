@@ -100,7 +100,8 @@ type Printer = Box<dyn ExternalPrinter + Send>;
 
 impl Editor {
     /// Starts the line editor (history kept for this run only: messages can be private, so
-    /// nothing is written to disk), and the printer that prints above its prompt.
+    /// nothing is written to disk), and the printer that prints above its prompt. It shows its
+    /// first prompt on the first [`Editor::go_on`].
     pub fn start(tx: Sender) -> Result<(Editor, Screen), String> {
         let (go_on, wait) = std::sync::mpsc::channel::<bool>();
         let (ready_tx, ready) = std::sync::mpsc::channel::<Result<Printer, String>>();
@@ -124,6 +125,12 @@ impl Editor {
                     let _ = ready_tx.send(Err(e.to_string()));
                     return;
                 }
+            }
+            // The first prompt only once everything is printed above it (the screen has
+            // taken over the printer): a line printed straight to the terminal after the
+            // prompt would leave the person without one.
+            if !matches!(wait.recv(), Ok(true)) {
+                return;
             }
             loop {
                 let typed = match editor.readline(PROMPT) {
@@ -161,11 +168,15 @@ impl Editor {
         let _ = self.go_on.send(true);
     }
 
-    /// Ends the editor; waits for its thread (not reading then), so the terminal is back in its
-    /// ordinary mode.
-    pub fn stop(mut self) {
+    /// Ends the editor. `waiting`: it is waiting to be told to go on (the chat ends on what it
+    /// read), so its thread ends at once and is waited for: the terminal is back in its
+    /// ordinary mode. Otherwise it is still reading a line (the chat ends for another reason,
+    /// such as a SIGINT sent by another process) and its thread is left to end with the process.
+    pub fn stop(mut self, waiting: bool) {
         let _ = self.go_on.send(false);
-        if let Some(thread) = self.thread.take() {
+        if let Some(thread) = self.thread.take()
+            && waiting
+        {
             let _ = thread.join();
         }
     }
