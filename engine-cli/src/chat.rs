@@ -187,6 +187,14 @@ async fn turn(
                     && matches!(s.run_status, RunStatus::Complete | RunStatus::Error);
                 started |= s.is_agent_working || ran;
                 if started && !s.is_agent_working {
+                    // The answer's last pieces may still wait in the event channel (events and
+                    // snapshots travel apart): printed first.
+                    while let Ok(event) = events.try_recv() {
+                        if let Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. } = event {
+                            print!("{}", stripper.clean(&delta));
+                        }
+                    }
+                    let _ = out.flush();
                     // Every answer ends its line, an empty one included.
                     println!();
                     return match s.run_status {
@@ -315,10 +323,15 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     let connected = Arc::new(AtomicBool::new(false));
     let printer = tokio::spawn(print_answers(handle.clone(), screen.clone()));
     let spinner = !on_terminal && std::io::stderr().is_terminal();
+    // Whether the stage line of a ready (or blocked) chat has been printed.
+    let (settled_tx, mut settled_shown) = tokio::sync::watch::channel(false);
     let stages = tokio::spawn(show_stages(
         handle.clone(),
         screen.clone(),
-        connected.clone(),
+        Shown {
+            connected: connected.clone(),
+            settled: settled_tx,
+        },
         spinner,
     ));
 
@@ -342,6 +355,12 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
                 },
             }
         }
+    }
+    if !quit {
+        // "Connected to ..." before the first answer or prompt (the stage line comes from its
+        // own task); not worth waiting long for.
+        let shown = settled_shown.wait_for(|shown| *shown);
+        let _ = tokio::time::timeout(Duration::from_secs(1), shown).await;
     }
 
     let mut editor: Option<Editor> = None;
@@ -455,17 +474,25 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     }
 
     stages.abort();
-    printer.abort();
-    // Both stopped for sure before the line is closed.
-    let _ = printer.await;
     let _ = stages.await;
-    screen.end_answer();
     if spinner {
         eprint!("\r\x1b[2K");
     }
     save_trace(&handle, record).await;
     let last = stage::of(&handle.snapshots().borrow());
     handle.shutdown().await;
+    // The engine has stopped: the printer prints the events still in its channel (the end of
+    // the last answer, "Run completed.") and ends at the channel's end; then the line is
+    // closed.
+    let mut printer = printer;
+    if tokio::time::timeout(Duration::from_secs(2), &mut printer)
+        .await
+        .is_err()
+    {
+        printer.abort();
+        let _ = printer.await;
+    }
+    screen.end_answer();
     if connected.load(Ordering::Acquire) {
         ExitCode::SUCCESS
     } else if quit && !matches!(last, Stage::Blocked(_)) {
@@ -487,6 +514,7 @@ async fn print_answers(handle: Handle, screen: Arc<Screen>) {
     // What was last shown of the run status and of the queue's hold.
     let mut status_line = rx.borrow().run_status_detail.clone();
     let mut hold_line = rx.borrow().message_queue_texts.hold.clone();
+    let mut snapshots_open = true;
     loop {
         tokio::select! {
             event = events.recv() => match event {
@@ -521,9 +549,11 @@ async fn print_answers(handle: Handle, screen: Arc<Screen>) {
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => return,
             },
-            changed = rx.changed() => {
+            changed = rx.changed(), if snapshots_open => {
                 if changed.is_err() {
-                    return;
+                    // The engine stopped: the events left are still printed.
+                    snapshots_open = false;
+                    continue;
                 }
                 let s = rx.borrow_and_update().clone();
                 // adr-notes 8: the run status line, as it changes. The ends of runs come from
@@ -553,14 +583,17 @@ async fn print_answers(handle: Handle, screen: Arc<Screen>) {
     }
 }
 
-/// Shows where the chat stands whenever it changes (a spinner while waiting, when asked: stderr
-/// is a terminal but the chat reads a pipe); marks `connected` once the person could write.
-async fn show_stages(
-    handle: Handle,
-    screen: Arc<Screen>,
+/// What [`show_stages`] tells the chat.
+struct Shown {
+    /// Set once the person could write.
     connected: Arc<AtomicBool>,
-    spinner: bool,
-) {
+    /// True once a stage that is not a wait was printed.
+    settled: tokio::sync::watch::Sender<bool>,
+}
+
+/// Shows where the chat stands whenever it changes (a spinner while waiting, when asked: stderr
+/// is a terminal but the chat reads a pipe).
+async fn show_stages(handle: Handle, screen: Arc<Screen>, shown: Shown, spinner: bool) {
     let mut rx = handle.snapshots();
     let frames = ['|', '/', '-', '\\'];
     let mut last: Option<Stage> = None;
@@ -569,7 +602,7 @@ async fn show_stages(
         let snapshot = rx.borrow_and_update().clone();
         let stage = stage::of(&snapshot);
         if matches!(stage, Stage::Ready(_)) {
-            connected.store(true, Ordering::Release);
+            shown.connected.store(true, Ordering::Release);
         }
         let streaming = snapshot.has_active_chat_stream;
         if last.as_ref() != Some(&stage) {
@@ -581,6 +614,9 @@ async fn show_stages(
             }
             if let Some(hint) = stage.hint(&snapshot) {
                 screen.notice(hint);
+            }
+            if !matches!(stage, Stage::Waiting(_)) {
+                shown.settled.send_replace(true);
             }
             last = Some(stage.clone());
         }

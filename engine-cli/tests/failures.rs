@@ -320,6 +320,9 @@ fn answers_are_printed_without_control_characters_each_on_its_line() {
         stdout, "You said: red text and a bell here\nYou said: second\n",
         "{stdout:?}"
     );
+    // Each answer's end is shown, the last one's too (the input ended before it came).
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.matches("· Run completed.\n").count(), 2, "{stderr}");
 }
 
 /// `RUST_LOG=trace` logs to stderr, and the token appears nowhere: not in a run that answers,
