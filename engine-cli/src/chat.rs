@@ -15,7 +15,7 @@ use engine_core::{
 use engine_io_tokio::{Handle, ShellConfig, spawn};
 use tokio::sync::broadcast;
 
-use crate::commands::{self, Listed};
+use crate::commands::{self, Done, Listed};
 use crate::record::Record;
 use crate::stage::{self, Stage};
 use crate::target::Target;
@@ -402,10 +402,12 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
                 let line = line.trim();
                 if !line.is_empty() {
                     interrupts = 0;
-                    if !line.starts_with('/') {
-                        last_sent = Some(handle.snapshots().borrow().thread.len());
+                    let before = handle.snapshots().borrow().thread.len();
+                    match commands::command(&handle, &screen, line, &mut listed).await {
+                        Done::Sent => last_sent = Some(before),
+                        Done::Quit => quit = true,
+                        Done::Command | Done::NotSent => {}
                     }
-                    quit = !commands::command(&handle, &screen, line, &mut listed).await;
                 }
             }
             Typed::Interrupt => {

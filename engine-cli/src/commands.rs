@@ -163,8 +163,21 @@ fn nth(rest: &str, list: &[String]) -> Option<String> {
     list.get(n.checked_sub(1)?).cloned()
 }
 
-/// Carries out one line; false for `/quit`.
-pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut Listed) -> bool {
+/// What a line did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Done {
+    /// A command ran (or said why it did not).
+    Command,
+    /// The line went to the engine as a message.
+    Sent,
+    /// The line was a message the chat could not take: not sent.
+    NotSent,
+    /// `/quit`.
+    Quit,
+}
+
+/// Carries out one line.
+pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut Listed) -> Done {
     let (word, rest) = text.split_once(' ').unwrap_or((text, ""));
     let rest = rest.trim();
     let send = |c: Command| {
@@ -172,7 +185,7 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
     };
     let snapshot = || handle.snapshots().borrow().clone();
     match word {
-        "/quit" | "/exit" => return false,
+        "/quit" | "/exit" => return Done::Quit,
         "/help" => screen.say(HELP),
         "/sessions" => {
             let s = snapshot();
@@ -345,15 +358,16 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
                 // Sent, it would only come back with the engine's guard text ("Choose or start
                 // a session before writing."): the reason and the way out instead.
                 screen.notice(&format!("(not sent: {why})"));
-            } else {
-                if s.is_agent_working {
-                    screen.notice("(queued: it goes when the agent finishes)");
-                }
-                send(Command::SendMessage { text: text.into() });
+                return Done::NotSent;
             }
+            if s.is_agent_working {
+                screen.notice("(queued: it goes when the agent finishes)");
+            }
+            send(Command::SendMessage { text: text.into() });
+            return Done::Sent;
         }
     }
-    true
+    Done::Command
 }
 
 /// Why a message cannot be sent at all now (the session failed to open, or is gone), with what
