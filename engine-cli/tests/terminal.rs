@@ -244,3 +244,33 @@ fn switch_shows_the_history() {
     p.exp_eof().unwrap();
     assert_eq!(exit_code(&p), 0);
 }
+
+/// In a terminal too, a platform nothing listens on is named in one sentence, no prompt is
+/// offered, and the exit status is 1.
+#[test]
+fn an_unreachable_platform_in_a_terminal_exits_1_with_its_cause() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-chat"));
+    cmd.env("AGENT_CHAT_TOKEN", "t")
+        .env_remove("RUST_LOG")
+        .env("TERM", "xterm")
+        .args(["--platform", &format!("http://127.0.0.1:{port}")])
+        .args(["--environment", "e", "--agent", "a", "--user", "u"]);
+    let options = rexpect::reader::Options::new()
+        .timeout_ms(Some(EXPECT_LIMIT_MS))
+        .strip_ansi_escape_codes(true);
+    let mut p = rexpect::spawn_with_options(cmd, options).unwrap();
+    let out = p.exp_eof().unwrap();
+    assert_eq!(
+        out.trim_end(),
+        format!(
+            "agent-chat: Nothing is listening at 127.0.0.1:{port} (connection refused): check the --platform address and that the platform is running."
+        )
+    );
+    assert!(!out.contains("> "), "a prompt: {out:?}");
+    assert_eq!(exit_code(&p), 1);
+}
