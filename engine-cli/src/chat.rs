@@ -297,7 +297,8 @@ async fn save_trace(handle: &Handle, record: Option<&mut Record>) {
 /// The interactive chat. On a terminal (stdin and stdout both), a line editor with a prompt and
 /// history, everything else printed above the prompt; from a pipe, plain lines. Commands
 /// (`/cancel`, `/quit`) work while an answer streams. Ctrl-C stops the running answer, a second
-/// one leaves; the answer's line is closed and the trace written however the chat ends.
+/// one leaves (the first one, before the chat ever connected); the answer's line is closed and
+/// the trace written however the chat ends.
 ///
 /// Exit status: 0 when the chat ended after it connected, 1 when it never connected (the last
 /// thing it said is repeated), 130 when it was interrupted before it connected.
@@ -413,7 +414,8 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
             Typed::Interrupt => {
                 let s = handle.snapshots().borrow().clone();
                 let running = s.is_agent_working || s.has_active_chat_stream;
-                if interrupts > 0 {
+                // Before the chat ever connected there is nothing to stop or lose: leave.
+                if interrupts > 0 || !connected.load(Ordering::Acquire) {
                     quit = true;
                 } else if running {
                     // The stop shows as the run status ("Run cancelled."); a held queue says so.

@@ -420,3 +420,58 @@ fn help_shows_examples_and_exit_statuses() {
         assert!(help.contains(line), "missing {line:?} in:\n{help}");
     }
 }
+
+/// Ctrl-C (SIGINT) while the piped chat waits for a waking Agent: it leaves at once with 130,
+/// says what it was waiting for, and writes the trace.
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_before_the_chat_is_ready_exits_130() {
+    use platform_sim::RuntimeBehaviour;
+    let mut config = SimConfig::default();
+    for agent in &mut config.agents {
+        agent.runtime = RuntimeBehaviour::Waking { checks: 100_000 };
+    }
+    let sim = Sim::start(config).await.unwrap();
+    let trace = std::env::temp_dir().join(format!("agent-chat-wait-{}.jsonl", std::process::id()));
+    let mut cmd = against(
+        &sim.url(),
+        "env-demo",
+        "agent-demo",
+        DEFAULT_PLATFORM_TOKEN,
+        &["--record", trace.to_str().unwrap()],
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut seen = String::new();
+        // The wake is shown: the chat is waiting.
+        while !seen.contains("is starting now") {
+            let mut line = String::new();
+            assert!(stderr.read_line(&mut line).unwrap() > 0, "{seen}");
+            seen.push_str(&line);
+        }
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        stderr.read_to_string(&mut seen).unwrap();
+        let status = child.wait().unwrap();
+        (status, seen)
+    })
+    .await
+    .unwrap();
+    let (status, stderr) = out;
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("agent-chat: interrupted before the chat was ready (")
+            && last.contains("is starting now"),
+        "{stderr}"
+    );
+    let written = std::fs::read_to_string(&trace).unwrap();
+    let _ = std::fs::remove_file(&trace);
+    assert!(written.lines().count() > 3, "{written}");
+    sim.shutdown().await;
+}
