@@ -64,7 +64,7 @@ Ctrl-D, or /quit) leaves.
 
 Exit status: 0 answered (or the chat ended after it connected), 1 failed, refused, or the chat
 never connected, 2 bad usage (a bad URL, an unwritable --record file), 3 timed out, 130
-interrupted (Ctrl-C during `send`).";
+interrupted (Ctrl-C during `send`, or before the chat was ready).";
 
 /// A non-interactive action.
 #[derive(Debug, Subcommand)]
