@@ -357,6 +357,7 @@ async fn rust_log_trace_never_shows_the_token() {
 
 /// Ctrl-C (SIGINT) while `send` streams its answer: the answer stops, its line is closed, the
 /// trace is written, exit 130.
+#[cfg(unix)]
 #[test]
 fn ctrl_c_during_send_stops_the_answer() {
     let trace = std::env::temp_dir().join(format!("agent-chat-int-{}.jsonl", std::process::id()));
@@ -423,6 +424,7 @@ fn help_shows_examples_and_exit_statuses() {
 
 /// Ctrl-C (SIGINT) while the piped chat waits for a waking Agent: it leaves at once with 130,
 /// says what it was waiting for, and writes the trace.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_before_the_chat_is_ready_exits_130() {
     use platform_sim::RuntimeBehaviour;
