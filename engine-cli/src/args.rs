@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 /// With no `--platform` it starts an embedded platform simulator and opens the default session
 /// of its demo Agent.
 #[derive(Debug, Parser)]
-#[command(name = "agent-chat", version, about)]
+#[command(name = "agent-chat", version, about, after_help = EXAMPLES)]
 pub struct Args {
     /// The platform's base URL (absolute http or https). Without it, an embedded simulator runs.
     #[arg(long, global = true)]
@@ -33,13 +33,38 @@ pub struct Args {
     /// How long to wait for the session and for an answer, in seconds.
     #[arg(long, global = true, default_value_t = 120)]
     pub timeout: u64,
-    /// Record a trace of the session into this file (JSON Lines, tokens redacted).
+    /// Record a trace of the session into this file (JSON Lines, tokens redacted). The file is
+    /// created at start (exit 2 when it cannot be) and written when the chat ends, Ctrl-C
+    /// included.
     #[arg(long, global = true)]
     pub record: Option<PathBuf>,
+    /// The embedded simulator's pause between streamed answer pieces, in milliseconds (as
+    /// `platform-sim --answer-delay-ms`): a slow answer, to try `/stop` or Ctrl-C on.
+    #[arg(long, global = true, value_name = "MS", conflicts_with_all = ["platform", "local"])]
+    pub answer_delay_ms: Option<u64>,
     /// What to do; without one, an interactive chat.
     #[command(subcommand)]
     pub command: Option<Action>,
 }
+
+/// Examples shown under `--help`.
+const EXAMPLES: &str = "\
+Examples:
+  agent-chat                          chat with the embedded simulator's demo Agent
+  agent-chat send \"hello\"             one message, its answer on stdout, then exit
+  agent-chat --answer-delay-ms 300    a slowly streamed answer, to try Ctrl-C or /stop
+  AGENT_CHAT_TOKEN=... agent-chat --platform https://platform.example \\
+      --environment ENV --agent AGENT_UID --user USER_UID
+  agent-chat --local http://127.0.0.1:8787 send hello
+  agent-chat --record session.jsonl send hi && agent-chat replay session.jsonl
+  RUST_LOG=engine_io_tokio=debug agent-chat send hi   log to stderr (tokens never appear)
+
+In the chat: /help lists the commands; Ctrl-C stops the running answer, a second Ctrl-C (or
+Ctrl-D, or /quit) leaves.
+
+Exit status: 0 answered (or the chat ended after it connected), 1 failed, refused, or the chat
+never connected, 2 bad usage (a bad URL, an unwritable --record file), 3 timed out, 130
+interrupted (Ctrl-C during `send`, or before the chat was ready).";
 
 /// A non-interactive action.
 #[derive(Debug, Subcommand)]

@@ -1,8 +1,10 @@
 //! The chat itself: the engine on the tokio shell, the person's lines in, the answers out.
 
+use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use engine_core::message::MessageStatus;
@@ -13,8 +15,15 @@ use engine_core::{
 use engine_io_tokio::{Handle, ShellConfig, spawn};
 use tokio::sync::broadcast;
 
+use crate::commands::{self, Done, Listed};
+use crate::record::Record;
 use crate::stage::{self, Stage};
 use crate::target::Target;
+use crate::terminal::{self, Editor, FromPerson, Screen, Typed};
+use crate::text::{Stripper, one_line};
+
+/// The exit status of a command the person interrupted (Ctrl-C): 128 + SIGINT, as shells do.
+pub const INTERRUPTED: u8 = 130;
 
 /// The default session's handle for this client.
 const HANDLE: &str = "agent-chat";
@@ -105,9 +114,11 @@ enum TurnEnd {
     Answered,
     Failed(String),
     TimedOut,
+    Interrupted,
 }
 
-/// Sends `text` and prints the answer as it streams, until the turn is over.
+/// Sends `text` and prints the answer as it streams (control characters stripped), until the
+/// turn is over; Ctrl-C stops it.
 async fn turn(
     handle: &Handle,
     events: &mut broadcast::Receiver<Event>,
@@ -130,26 +141,43 @@ async fn turn(
     let deadline = tokio::time::Instant::now() + timeout;
     let mut started = false;
     let mut out = std::io::stdout();
+    let mut stripper = Stripper::default();
+    let mut mid_line = false;
+    let end_line = |mid_line: &mut bool| {
+        if std::mem::take(mid_line) {
+            println!();
+        }
+    };
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
     loop {
         tokio::select! {
             event = events.recv() => match event {
                 Ok(Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. }) => {
-                    print!("{delta}");
-                    let _ = out.flush();
+                    let clean = stripper.clean(&delta);
+                    if !clean.is_empty() {
+                        print!("{clean}");
+                        let _ = out.flush();
+                        mid_line = !clean.ends_with('\n');
+                    }
                 }
                 Ok(Event::MessageNotSent { reason, code, .. }) => {
-                    return TurnEnd::Failed(format!("[{code}] {reason}"));
+                    end_line(&mut mid_line);
+                    return TurnEnd::Failed(format!("[{code}] {}", one_line(&reason)));
                 }
                 Ok(Event::Notify(n)) => {
-                    eprintln!("[{}] {}", n.title, n.description.unwrap_or_default());
+                    end_line(&mut mid_line);
+                    eprintln!("[{}] {}", one_line(&n.title), one_line(&n.description.unwrap_or_default()));
                 }
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => {
+                    end_line(&mut mid_line);
                     return TurnEnd::Failed("the engine has stopped".into());
                 }
             },
             changed = rx.changed() => {
                 if changed.is_err() {
+                    end_line(&mut mid_line);
                     return TurnEnd::Failed("the engine has stopped".into());
                 }
                 let s: Snapshot = rx.borrow_and_update().clone();
@@ -159,6 +187,15 @@ async fn turn(
                     && matches!(s.run_status, RunStatus::Complete | RunStatus::Error);
                 started |= s.is_agent_working || ran;
                 if started && !s.is_agent_working {
+                    // The answer's last pieces may still wait in the event channel (events and
+                    // snapshots travel apart): printed first.
+                    while let Ok(event) = events.try_recv() {
+                        if let Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. } = event {
+                            print!("{}", stripper.clean(&delta));
+                        }
+                    }
+                    let _ = out.flush();
+                    // Every answer ends its line, an empty one included.
                     println!();
                     return match s.run_status {
                         RunStatus::Error => TurnEnd::Failed(failure_line(&s)),
@@ -166,17 +203,29 @@ async fn turn(
                     };
                 }
             }
-            _ = tokio::time::sleep_until(deadline) => return TurnEnd::TimedOut,
+            _ = &mut interrupted => {
+                end_line(&mut mid_line);
+                let _ = handle.command(Command::CancelActiveSession);
+                // The stop goes out before the engine is shut down (at most a moment).
+                let stopped = |s: &Snapshot| !s.is_agent_working && !s.has_active_chat_stream;
+                let _ = handle.wait_for(stopped, Duration::from_secs(2)).await;
+                return TurnEnd::Interrupted;
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                end_line(&mut mid_line);
+                return TurnEnd::TimedOut;
+            }
         }
     }
 }
 
-/// `agent-chat send "text"`: 0 answered, 1 failed or refused, 2 bad usage (an empty message), 3 timed out.
+/// `agent-chat send "text"`: 0 answered, 1 failed or refused, 2 bad usage (an empty message), 3
+/// timed out, 130 interrupted (Ctrl-C stops the answer; the trace is written all the same).
 pub async fn send_once(
     target: &Target,
     text: &str,
     timeout_s: u64,
-    record: Option<&Path>,
+    record: Option<&mut Record>,
 ) -> ExitCode {
     if text.trim().is_empty() {
         // The engine ignores a blank message: there is nothing to wait for.
@@ -192,16 +241,24 @@ pub async fn send_once(
         }
     };
     let mut events = handle.subscribe();
-    let code = match until_settled(&handle, timeout, true).await {
-        Err(waiting) => {
+    let settled = tokio::select! {
+        settled = until_settled(&handle, timeout, true) => Some(settled),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    let code = match settled {
+        None => {
+            eprintln!("agent-chat: interrupted");
+            ExitCode::from(INTERRUPTED)
+        }
+        Some(Err(waiting)) => {
             eprintln!("agent-chat: timed out waiting for the session ({waiting})");
             ExitCode::from(3)
         }
-        Ok(Stage::Blocked(reason)) => {
+        Some(Ok(Stage::Blocked(reason))) => {
             eprintln!("agent-chat: {reason}");
             ExitCode::from(1)
         }
-        Ok(_) => match turn(&handle, &mut events, text, timeout).await {
+        Some(Ok(_)) => match turn(&handle, &mut events, text, timeout).await {
             TurnEnd::Answered => ExitCode::SUCCESS,
             TurnEnd::Failed(reason) => {
                 eprintln!("agent-chat: {reason}");
@@ -211,6 +268,10 @@ pub async fn send_once(
                 eprintln!("agent-chat: timed out waiting for the answer");
                 ExitCode::from(3)
             }
+            TurnEnd::Interrupted => {
+                eprintln!("agent-chat: interrupted: the answer was stopped");
+                ExitCode::from(INTERRUPTED)
+            }
         },
     };
     save_trace(&handle, record).await;
@@ -219,46 +280,29 @@ pub async fn send_once(
 }
 
 /// Writes the recorded trace, when asked to record.
-async fn save_trace(handle: &Handle, record: Option<&Path>) {
-    let Some(path) = record else {
+async fn save_trace(handle: &Handle, record: Option<&mut Record>) {
+    let Some(record) = record else {
         return;
     };
     match handle.trace().await {
         Some(trace) => {
-            if let Err(e) = std::fs::write(path, trace) {
-                eprintln!("agent-chat: cannot write the trace {}: {e}", path.display());
+            if let Err(e) = record.write(&trace) {
+                eprintln!("agent-chat: {e}");
             }
         }
         None => eprintln!("agent-chat: no trace was recorded"),
     }
 }
 
-const HELP: &str = "\
-Commands:
-  /sessions          list the sessions
-  /refresh           read the session list again
-  /search TEXT       search your conversations
-  /switch N          show session N of /sessions or /search
-  /archive N         archive session N of the last /sessions or /search
-  /archived [LIMIT]  list this Agent's archived sessions
-  /unarchive N       restore session N of /archived
-  /default           back to the default session
-  /new               start a new session with this Agent
-  /models            list the models
-  /model ID          use model ID (provider::model) for this session
-  /effort LEVEL      set the reasoning effort
-  /choose ID [LEVEL] create the waiting session with model ID
-  /cancel, /stop     stop the Agent's current run
-  /clear             stop a running answer here and clear the thread (the session stays)
-  /check             check the Agent again
-  /next              release a held queue: its first message goes next
-  /retry             open the default session again
-  /quit              leave
-Anything else is sent as a message.";
-
-/// The interactive chat. Lines are read on their own thread, so a command (`/cancel`, `/quit`)
-/// works while an answer streams; answers are printed as they arrive, whatever the person types.
-pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&Path>) -> ExitCode {
+/// The interactive chat. On a terminal (stdin and stdout both), a line editor with a prompt and
+/// history, everything else printed above the prompt; from a pipe, plain lines. Commands
+/// (`/cancel`, `/quit`) work while an answer streams. Ctrl-C stops the running answer, a second
+/// one leaves (the first one, before the chat ever connected); the answer's line is closed and
+/// the trace written however the chat ends.
+///
+/// Exit status: 0 when the chat ended after it connected, 1 when it never connected (the last
+/// thing it said is repeated), 130 when it was interrupted before it connected.
+pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Record>) -> ExitCode {
     let timeout = Duration::from_secs(timeout_s);
     let handle = match open(target, record.is_some()) {
         Ok(h) => h,
@@ -267,421 +311,274 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&Path>)
             return ExitCode::from(2);
         }
     };
-    if target.is_embedded() {
-        eprintln!("(embedded platform simulator at {})", target.base);
+    let on_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let screen = Arc::new(Screen::direct());
+    let (tx, mut typed) = tokio::sync::mpsc::unbounded_channel::<FromPerson>();
+    terminal::forward_interrupts(tx.clone());
+    if !on_terminal {
+        terminal::read_pipe(tx.clone());
     }
-    let mid_line = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let printer = tokio::spawn(print_answers(handle.clone(), mid_line.clone()));
-    let spinner = tokio::spawn(spin(handle.clone()));
-    let mut lines = read_lines();
-    let _ = until_settled(&handle, timeout, false).await;
-    let mut listed = Listed::default();
+    if target.is_embedded() {
+        screen.notice(&format!("(embedded platform simulator at {})", target.base));
+    }
+    let connected = Arc::new(AtomicBool::new(false));
+    let printer = tokio::spawn(print_answers(handle.clone(), screen.clone()));
+    let spinner = !on_terminal && std::io::stderr().is_terminal();
+    // Whether the stage line of a ready (or blocked) chat has been printed.
+    let (settled_tx, mut settled_shown) = tokio::sync::watch::channel(false);
+    let stages = tokio::spawn(show_stages(
+        handle.clone(),
+        screen.clone(),
+        Shown {
+            connected: connected.clone(),
+            settled: settled_tx,
+        },
+        spinner,
+    ));
+
+    // Until the chat is ready (or blocked): lines from a pipe wait, Ctrl-C leaves.
+    let mut pending: VecDeque<String> = VecDeque::new();
+    let mut ended = false;
     let mut quit = false;
+    {
+        let settled = until_settled(&handle, timeout, false);
+        tokio::pin!(settled);
+        loop {
+            tokio::select! {
+                _ = &mut settled => break,
+                from = typed.recv(), if !ended => match from.map(|f| f.typed) {
+                    Some(Typed::Line(line)) => pending.push_back(line),
+                    Some(Typed::Interrupt) => {
+                        quit = true;
+                        break;
+                    }
+                    Some(Typed::End) | None => ended = true,
+                },
+            }
+        }
+    }
+    if !quit {
+        // "Connected to ..." before the first answer or prompt (the stage line comes from its
+        // own task); not worth waiting long for.
+        let shown = settled_shown.wait_for(|shown| *shown);
+        let _ = tokio::time::timeout(Duration::from_secs(1), shown).await;
+    }
+
+    let mut editor: Option<Editor> = None;
+    if on_terminal && !quit {
+        match Editor::start(tx.clone()) {
+            Ok((e, above_prompt)) => {
+                screen.take_over(above_prompt);
+                e.go_on();
+                editor = Some(e);
+            }
+            Err(e) => {
+                screen.notice(&format!(
+                    "agent-chat: no line editor ({e}); reading plain lines"
+                ));
+                terminal::read_pipe(tx.clone());
+            }
+        }
+    }
+
+    let mut listed = Listed::default();
+    // Ctrl-C since the last line: the second one leaves.
+    let mut interrupts = 0u32;
     // The thread's length before the last message: its turn is over once the thread grew, no
     // message runs, nothing waits in the queue and the Agent is idle.
     let mut last_sent: Option<usize> = None;
-    while let Some(line) = lines.recv().await {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
+    // The line editor waits to be told to go on (it read the last thing handled).
+    let mut editor_waiting = false;
+    while !quit {
+        let (typed_now, from_editor) = match pending.pop_front() {
+            Some(line) => (Typed::Line(line), false),
+            None if ended => break,
+            None => match typed.recv().await {
+                Some(f) => (f.typed, f.from_editor),
+                None => break,
+            },
+        };
+        match typed_now {
+            Typed::Line(line) => {
+                let line = line.trim();
+                if !line.is_empty() {
+                    interrupts = 0;
+                    let before = handle.snapshots().borrow().thread.len();
+                    match commands::command(&handle, &screen, line, &mut listed).await {
+                        Done::Sent => last_sent = Some(before),
+                        Done::Quit => quit = true,
+                        Done::Command | Done::NotSent => {}
+                    }
+                }
+            }
+            Typed::Interrupt => {
+                let s = handle.snapshots().borrow().clone();
+                let running = s.is_agent_working || s.has_active_chat_stream;
+                // Before the chat ever connected there is nothing to stop or lose: leave.
+                if interrupts > 0 || !connected.load(Ordering::Acquire) {
+                    quit = true;
+                } else if running {
+                    // The stop shows as the run status ("Run cancelled."); a held queue says so.
+                    // Said before the stop is asked, so it comes before the engine's notice.
+                    screen.notice("(stopping the answer: Ctrl-C again leaves)");
+                    let _ = handle.command(Command::CancelActiveSession);
+                } else {
+                    screen.notice("(nothing is running: Ctrl-C again, Ctrl-D or /quit leaves)");
+                }
+                interrupts += 1;
+            }
+            Typed::End => ended = true,
         }
-        if !line.starts_with('/') {
-            last_sent = Some(handle.snapshots().borrow().thread.len());
-        }
-        if !command(&handle, line, &mut listed).await {
-            quit = true;
-            break;
+        editor_waiting = from_editor;
+        if from_editor
+            && !quit
+            && !ended
+            && let Some(e) = &editor
+        {
+            e.go_on();
+            editor_waiting = false;
         }
     }
+    if let Some(e) = editor.take() {
+        e.stop(editor_waiting);
+    }
+
     if !quit && let Some(before) = last_sent {
-        // The input ended (a pipe): let the last answer come before leaving.
-        // A held queue sends nothing on its own: it does not keep the chat waiting.
+        // The input ended (a pipe, Ctrl-D): let the last answer come before leaving, unless
+        // Ctrl-C says not to. A held queue sends nothing on its own: it does not keep the chat
+        // waiting.
         let over = |s: &Snapshot| {
             s.thread.len() > before
                 && !s.is_agent_working
                 && (s.message_queue.is_empty() || s.message_queue_hold.is_some())
                 && s.thread.iter().all(|m| m.status != MessageStatus::Running)
         };
-        let _ = handle.wait_for(over, timeout).await;
+        let interrupted = async {
+            loop {
+                match typed.recv().await {
+                    Some(FromPerson {
+                        typed: Typed::Interrupt,
+                        ..
+                    })
+                    | None => return,
+                    Some(_) => {}
+                }
+            }
+        };
+        tokio::select! {
+            _ = handle.wait_for(over, timeout) => {}
+            _ = interrupted => {}
+        }
         let held = handle.snapshots().borrow().message_queue.len();
         if held > 0 {
-            eprintln!("({held} queued message(s) not sent: the queue is held)");
+            screen.notice(&format!(
+                "({held} queued message(s) not sent: the queue is held)"
+            ));
         }
     }
 
-    spinner.abort();
-    printer.abort();
-    // Stopped for sure before looking at what it left on the line.
-    let _ = printer.await;
-    if mid_line.load(std::sync::atomic::Ordering::Acquire) {
-        println!();
+    stages.abort();
+    let _ = stages.await;
+    if spinner {
+        eprint!("\r\x1b[2K");
     }
     save_trace(&handle, record).await;
+    let last = stage::of(&handle.snapshots().borrow());
     handle.shutdown().await;
-    ExitCode::SUCCESS
-}
-
-/// The person's lines, read on a thread of their own.
-fn read_lines() -> tokio::sync::mpsc::UnboundedReceiver<String> {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// What the last listing commands showed, by number.
-#[derive(Default)]
-struct Listed {
-    /// `/sessions` or `/search`, for `/switch N`.
-    sessions: Vec<String>,
-    /// `/archived`, for `/unarchive N`.
-    archived: Vec<String>,
-}
-
-/// How long `/search` and `/archived` wait for their answer.
-const EXPLORER_WAIT: Duration = Duration::from_secs(10);
-
-/// Asks `clear`, waits until it shows (`cleared`), then asks `read` and waits until its answer
-/// (or refusal) shows (`answered`): the snapshot found is the read's own, never an older one.
-async fn explore(
-    handle: &Handle,
-    clear: Command,
-    read: Command,
-    cleared: impl Fn(&Snapshot) -> bool,
-    answered: impl Fn(&Snapshot) -> bool,
-) -> Option<Snapshot> {
-    handle.command(clear).ok()?;
-    handle.wait_for(cleared, EXPLORER_WAIT).await?;
-    handle.command(read).ok()?;
-    handle.wait_for(answered, EXPLORER_WAIT).await
-}
-
-/// Prints numbered session rows.
-fn print_rows<'a>(rows: impl Iterator<Item = (&'a str, &'a str, Option<&'a str>)>) -> Vec<String> {
-    let mut uids = Vec::new();
-    for (i, (title, uid, note)) in rows.enumerate() {
-        let note = note.map(|n| format!("  ({n})")).unwrap_or_default();
-        println!(" {:>3}  {title}  {uid}{note}", i + 1);
-        uids.push(uid.to_owned());
+    // The engine has stopped: the printer prints the events still in its channel (the end of
+    // the last answer, "Run completed.") and ends at the channel's end; then the line is
+    // closed.
+    let mut printer = printer;
+    if tokio::time::timeout(Duration::from_secs(2), &mut printer)
+        .await
+        .is_err()
+    {
+        printer.abort();
+        let _ = printer.await;
     }
-    uids
-}
-
-/// `/search TEXT`: the platform's search of the person's active sessions.
-async fn search(handle: &Handle, text: &str, listed: &mut Listed) {
-    let query = text.trim().to_owned();
-    if query.is_empty() {
-        println!("Use /search TEXT.");
-        return;
-    }
-    let blank = Command::SearchAgentSessions {
-        query: String::new(),
-        limit: None,
-    };
-    let read = Command::SearchAgentSessions {
-        query: query.clone(),
-        limit: None,
-    };
-    let cleared = |s: &Snapshot| s.session_search_query.is_none() && !s.is_searching_sessions;
-    let answered = |s: &Snapshot| {
-        s.session_search_query.as_deref() == Some(query.as_str()) && !s.is_searching_sessions
-    };
-    let Some(s) = explore(handle, blank, read, cleared, answered).await else {
-        println!("The search did not answer in time.");
-        return;
-    };
-    if let Some(e) = &s.session_search_error {
-        println!("The search failed: {e}");
-    } else if s.session_search_results.is_empty() {
-        println!("No conversations found.");
+    screen.end_answer();
+    if connected.load(Ordering::Acquire) {
+        ExitCode::SUCCESS
+    } else if quit && !matches!(last, Stage::Blocked(_)) {
+        eprintln!(
+            "agent-chat: interrupted before the chat was ready ({})",
+            last.text()
+        );
+        ExitCode::from(INTERRUPTED)
     } else {
-        let rows = s
-            .session_search_results
-            .iter()
-            .map(|x| (x.title.as_str(), x.uid.as_str(), None));
-        listed.sessions = print_rows(rows);
+        eprintln!("agent-chat: the chat never connected: {}", last.text());
+        ExitCode::from(1)
     }
-}
-
-/// `/archived [LIMIT]`: the archived sessions of the shown session's Agent.
-async fn archived(handle: &Handle, rest: &str, listed: &mut Listed) {
-    let limit = match rest {
-        "" => None,
-        n => match n.parse::<u32>() {
-            Ok(n) => Some(n),
-            Err(_) => {
-                println!("Use /archived [LIMIT].");
-                return;
-            }
-        },
-    };
-    let read = Command::FetchArchivedAgentSessions {
-        agent_uid: None,
-        limit,
-    };
-    let cleared = |s: &Snapshot| {
-        s.archived_sessions_agent_uid.is_none()
-            && s.archived_sessions_error.is_none()
-            && !s.is_loading_archived_sessions
-    };
-    let answered = |s: &Snapshot| !cleared(s) && !s.is_loading_archived_sessions;
-    let clear = Command::ClearArchivedSessions;
-    let Some(s) = explore(handle, clear, read, cleared, answered).await else {
-        println!("The archived sessions did not answer in time.");
-        return;
-    };
-    if let Some(e) = &s.archived_sessions_error {
-        println!("The archived sessions could not be loaded: {e}");
-    } else if s.archived_sessions.is_empty() {
-        println!("No archived sessions.");
-    } else {
-        let rows = s.archived_sessions.iter().map(|x| {
-            let at = x.archived_at.as_deref();
-            (x.session.title.as_str(), x.session.uid.as_str(), at)
-        });
-        listed.archived = print_rows(rows);
-    }
-}
-
-/// Entry N (counted from 1) of a listing.
-fn nth(rest: &str, list: &[String]) -> Option<String> {
-    let n = rest.parse::<usize>().ok()?;
-    list.get(n.checked_sub(1)?).cloned()
-}
-
-/// Carries out one line; false for `/quit`.
-async fn command(handle: &Handle, line: &str, listed: &mut Listed) -> bool {
-    let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
-    let rest = rest.trim();
-    let send = |c: Command| {
-        let _ = handle.command(c);
-    };
-    let snapshot = || handle.snapshots().borrow().clone();
-    match word {
-        "/quit" | "/exit" => return false,
-        "/help" => println!("{HELP}"),
-        "/sessions" => {
-            let s = snapshot();
-            listed.sessions = s.agent_sessions.iter().map(|x| x.uid.clone()).collect();
-            for (i, x) in s.agent_sessions.iter().enumerate() {
-                let mark = if Some(&x.uid) == s.current_session_id.as_ref() {
-                    "*"
-                } else {
-                    " "
-                };
-                println!("{mark}{:>3}  {}  {}", i + 1, x.title, x.uid);
-            }
-        }
-        "/switch" => match nth(rest, &listed.sessions) {
-            Some(uid) => {
-                let _ = handle.input(Input::ShowsDefaultSession(false));
-                let _ = handle.input(Input::RequestedSessionId(Some(uid.clone())));
-                println!("(switching to {uid})");
-            }
-            None => println!("Use /sessions or /search, then /switch N."),
-        },
-        "/refresh" => {
-            send(Command::RefreshLatestSessions);
-            println!("(reading the sessions again)");
-        }
-        "/search" => search(handle, rest, listed).await,
-        "/archived" => archived(handle, rest, listed).await,
-        "/archive" => match nth(rest, &listed.sessions) {
-            Some(session_uid) => {
-                println!("(archiving {session_uid})");
-                send(Command::ArchiveAgentSession { session_uid });
-            }
-            None => println!("Use /sessions (or /search), then /archive N."),
-        },
-        "/unarchive" => match nth(rest, &listed.archived) {
-            Some(session_uid) => {
-                println!("(restoring {session_uid})");
-                send(Command::UnarchiveAgentSession { session_uid });
-            }
-            None => println!("Use /archived, then /unarchive N."),
-        },
-        "/default" => {
-            let _ = handle.input(Input::RequestedSessionId(None));
-            let _ = handle.input(Input::ShowsDefaultSession(true));
-            println!("(back to the default session)");
-        }
-        "/new" => {
-            // The default-session surface shows only the default session: leave it first.
-            let _ = handle.input(Input::RequestedSessionId(None));
-            let _ = handle.input(Input::ShowsDefaultSession(false));
-            send(Command::CreateAgentSession);
-            println!("(starting a new session)");
-        }
-        "/models" => {
-            let s = snapshot();
-            if let Some(e) = &s.available_models_error {
-                println!("The models could not be loaded: {e}");
-            }
-            for m in s.available_models.iter().filter(|m| m.selectable) {
-                let mark = if Some(&m.id) == s.selected_model_value.as_ref() {
-                    "*"
-                } else {
-                    " "
-                };
-                let levels: Vec<&str> = m
-                    .reasoning_options
-                    .iter()
-                    .map(|o| o.value.as_str())
-                    .collect();
-                println!("{mark} {}  {}  [{}]", m.id, m.label, levels.join(", "));
-            }
-        }
-        "/model" => {
-            let known = snapshot().available_models.iter().any(|m| m.id == rest);
-            if known {
-                send(Command::SetSelectedModelValue {
-                    value: Some(rest.into()),
-                });
-                println!("(model: {rest})");
-            } else {
-                println!("Unknown model {rest:?}; /models lists them.");
-            }
-        }
-        "/effort" => {
-            let offered: Vec<String> = snapshot()
-                .available_reasoning_efforts
-                .iter()
-                .map(|o| o.value.clone())
-                .collect();
-            if offered.iter().any(|v| v == rest) {
-                send(Command::SetSelectedReasoningEffortValue {
-                    value: Some(rest.into()),
-                });
-                println!("(reasoning effort: {rest})");
-            } else {
-                println!("This model offers: [{}].", offered.join(", "));
-            }
-        }
-        "/choose" => {
-            let mut parts = rest.split_whitespace();
-            let id = parts.next().unwrap_or_default();
-            let thinking = parts.next().map(str::to_owned);
-            match id.split_once("::") {
-                Some((provider, model)) => send(Command::ResolveSessionModelSelection {
-                    choice: engine_core::api::ModelChoice {
-                        provider: provider.into(),
-                        model: model.into(),
-                        thinking,
-                    },
-                }),
-                None => println!("Use /choose provider::model [level]."),
-            }
-        }
-        "/cancel" | "/stop" => send(Command::CancelActiveSession),
-        "/clear" => {
-            send(Command::ClearThread);
-            eprintln!("(thread cleared: its answer, if one ran, is stopped here)");
-        }
-        "/check" => {
-            send(Command::RefreshActiveSessionRuntimeAccess);
-            println!("(checking again)");
-        }
-        "/next" => {
-            let waiting = snapshot().message_queue.len();
-            if waiting == 0 {
-                println!("(nothing is queued)");
-            } else {
-                send(Command::SendNextQueuedMessage);
-                println!("(the first of {waiting} queued message(s) goes once the agent is idle)");
-            }
-        }
-        "/retry" => send(Command::RetryDefaultSession),
-        w if w.starts_with('/') => println!("Unknown command {w}. /help lists them."),
-        _ => {
-            if snapshot().is_agent_working {
-                eprintln!("(queued: it goes when the agent finishes)");
-            }
-            send(Command::SendMessage { text: line.into() });
-        }
-    }
-    true
 }
 
 /// Prints answers as they stream, and how each run ends.
-async fn print_answers(handle: Handle, mid_line: std::sync::Arc<std::sync::atomic::AtomicBool>) {
-    use std::sync::atomic::Ordering;
+async fn print_answers(handle: Handle, screen: Arc<Screen>) {
     let mut events = handle.subscribe();
     let mut rx = handle.snapshots();
     // What was last shown of the run status and of the queue's hold.
     let mut status_line = rx.borrow().run_status_detail.clone();
     let mut hold_line = rx.borrow().message_queue_texts.hold.clone();
-    let mut out = std::io::stdout();
-    let end_line = |out: &mut std::io::Stdout| {
-        if mid_line.swap(false, Ordering::AcqRel) {
-            println!();
-            let _ = out.flush();
-        }
-    };
+    let mut snapshots_open = true;
     loop {
         tokio::select! {
             event = events.recv() => match event {
                 Ok(Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. }) => {
-                    print!("{delta}");
-                    let _ = out.flush();
-                    mid_line.store(true, Ordering::Release);
+                    screen.answer(&delta);
                 }
                 // Each answer ends on its own line, with its own ending: events are not
                 // coalesced, so a queued turn that starts at once still shows the one before.
                 Ok(Event::Answer { delta: StreamDelta::Ended { outcome, .. }, .. }) => {
-                    end_line(&mut out);
+                    screen.end_answer();
                     if matches!(
                         outcome,
                         StreamOutcome::Finished { .. } | StreamOutcome::Aborted { .. }
                     ) {
-                        eprintln!("· Run completed.");
+                        screen.notice("· Run completed.");
                     }
                 }
                 Ok(Event::RunFailed { failure, .. }) => {
-                    end_line(&mut out);
-                    eprintln!("(failed [{}] {})", failure.code, failure.message);
+                    screen.end_answer();
+                    screen.notice(&format!("(failed [{}] {})", failure.code, one_line(&failure.message)));
                 }
                 Ok(Event::MessageNotSent { reason, code, .. }) => {
-                    end_line(&mut out);
-                    eprintln!("(not sent [{code}]: {reason})");
+                    screen.notice(&format!("(not sent [{code}]: {})", one_line(&reason)));
                 }
                 Ok(Event::Notify(n)) => {
-                    end_line(&mut out);
-                    eprintln!("[{}] {}", n.title, n.description.unwrap_or_default());
+                    screen.notice(&format!(
+                        "[{}] {}",
+                        one_line(&n.title),
+                        one_line(&n.description.unwrap_or_default())
+                    ));
                 }
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => return,
             },
-            changed = rx.changed() => {
+            changed = rx.changed(), if snapshots_open => {
                 if changed.is_err() {
-                    return;
+                    // The engine stopped: the events left are still printed.
+                    snapshots_open = false;
+                    continue;
                 }
                 let s = rx.borrow_and_update().clone();
-                // adr-notes 8: the run status line, as it changes between answer texts. The
-                // ends of runs come from the events above ("Run completed.", failures).
+                // adr-notes 8: the run status line, as it changes. The ends of runs come from
+                // the events above ("Run completed.", failures); a stop ("Run cancelled.") ends
+                // the answer's line first.
                 if s.run_status_detail != status_line
                     && !matches!(s.run_status, RunStatus::Complete | RunStatus::Error)
                     && let Some(detail) = &s.run_status_detail
                 {
-                    if s.run_status == RunStatus::Idle {
-                        end_line(&mut out);
-                    }
-                    if !mid_line.load(Ordering::Acquire) {
-                        eprintln!("· {detail}");
-                    }
+                    let ends = s.run_status == RunStatus::Idle;
+                    screen.status(&format!("· {}", one_line(detail)), ends);
                 }
                 status_line = s.run_status_detail.clone();
                 // ADR 087: a held queue says so, and how to release it.
                 if s.message_queue_texts.hold != hold_line {
                     if let Some(hold) = &s.message_queue_texts.hold {
-                        end_line(&mut out);
                         let n = s.message_queue.len();
-                        eprintln!("· {hold} ({n} waiting; /next sends the first)");
+                        screen.notice(&format!(
+                            "· {} ({n} waiting; /next sends the first)",
+                            one_line(hold)
+                        ));
                     }
                     hold_line = s.message_queue_texts.hold.clone();
                 }
@@ -690,9 +587,17 @@ async fn print_answers(handle: Handle, mid_line: std::sync::Arc<std::sync::atomi
     }
 }
 
-/// Shows where the chat stands whenever it changes; a spinner while waiting, on a terminal.
-async fn spin(handle: Handle) {
-    let terminal = std::io::stderr().is_terminal();
+/// What [`show_stages`] tells the chat.
+struct Shown {
+    /// Set once the person could write.
+    connected: Arc<AtomicBool>,
+    /// True once a stage that is not a wait was printed.
+    settled: tokio::sync::watch::Sender<bool>,
+}
+
+/// Shows where the chat stands whenever it changes (a spinner while waiting, when asked: stderr
+/// is a terminal but the chat reads a pipe).
+async fn show_stages(handle: Handle, screen: Arc<Screen>, shown: Shown, spinner: bool) {
     let mut rx = handle.snapshots();
     let frames = ['|', '/', '-', '\\'];
     let mut last: Option<Stage> = None;
@@ -700,31 +605,37 @@ async fn spin(handle: Handle) {
     loop {
         let snapshot = rx.borrow_and_update().clone();
         let stage = stage::of(&snapshot);
+        if matches!(stage, Stage::Ready(_)) {
+            shown.connected.store(true, Ordering::Release);
+        }
         let streaming = snapshot.has_active_chat_stream;
         if last.as_ref() != Some(&stage) {
-            if terminal {
+            if spinner {
                 eprint!("\r\x1b[2K");
             }
-            if !matches!(stage, Stage::Waiting(_)) || !terminal {
-                eprintln!("{}", stage.text());
+            if !matches!(stage, Stage::Waiting(_)) || !spinner {
+                screen.notice(&one_line(stage.text()));
             }
             if let Some(hint) = stage.hint(&snapshot) {
-                eprintln!("{hint}");
+                screen.notice(hint);
+            }
+            if !matches!(stage, Stage::Waiting(_)) {
+                shown.settled.send_replace(true);
             }
             last = Some(stage.clone());
         }
-        if terminal
+        if spinner
             && !streaming
             && let Stage::Waiting(text) = &stage
         {
             let frame = frames.get(i % frames.len()).copied().unwrap_or('|');
-            eprint!("\r{frame} {text}");
+            eprint!("\r{frame} {}", one_line(text));
             i = i.wrapping_add(1);
         }
         let tick = tokio::time::sleep(Duration::from_millis(120));
         tokio::select! {
             changed = rx.changed() => if changed.is_err() { return },
-            _ = tick => {}
+            _ = tick, if spinner => {}
         }
     }
 }

@@ -5,9 +5,15 @@
 
 mod args;
 mod chat;
+mod commands;
+mod failure;
+mod logging;
 mod offline;
+mod record;
 mod stage;
 mod target;
+mod terminal;
+mod text;
 
 use std::process::ExitCode;
 
@@ -15,9 +21,13 @@ use clap::Parser;
 
 use crate::args::{Action, Args};
 
+/// The longest the pre-flight check waits for each answer (less when `--timeout` is less).
+const PREFLIGHT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    logging::init();
     match &args.command {
         Some(Action::Replay { file }) => return offline::replay(file),
         Some(Action::DecodeStream { file }) => return offline::decode_stream(file),
@@ -41,6 +51,19 @@ async fn main() -> ExitCode {
         }
         _ => {}
     }
+    // Opened before anything starts: a path that cannot be written is bad usage, said at once.
+    let mut record = match args
+        .record
+        .as_deref()
+        .map(record::Record::create)
+        .transpose()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("agent-chat: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let target = match target::Target::resolve(&args).await {
         Ok(t) => t,
         Err(e) => {
@@ -48,10 +71,25 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let record = args.record.as_deref();
+    let timeout = std::time::Duration::from_secs(args.timeout);
+    // The check may run into a time out; a Ctrl-C meanwhile ends the command at once.
+    let checked = tokio::select! {
+        checked = target.check(timeout.min(PREFLIGHT_TIMEOUT)) => checked,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!();
+            return ExitCode::from(chat::INTERRUPTED);
+        }
+    };
+    if let Err(cause) = checked {
+        eprintln!("agent-chat: {cause}");
+        target.stop().await;
+        return ExitCode::from(1);
+    }
     let code = match &args.command {
-        Some(Action::Send { text }) => chat::send_once(&target, text, args.timeout, record).await,
-        _ => chat::interactive(&target, args.timeout, record).await,
+        Some(Action::Send { text }) => {
+            chat::send_once(&target, text, args.timeout, record.as_mut()).await
+        }
+        _ => chat::interactive(&target, args.timeout, record.as_mut()).await,
     };
     target.stop().await;
     code

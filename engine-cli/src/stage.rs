@@ -70,7 +70,7 @@ pub fn of(s: &Snapshot) -> Stage {
         }
         DefaultSessionStatus::Error => {
             let e = s.default_session_error.clone().unwrap_or_default();
-            return Stage::Blocked(format!("The session could not be opened. {e}"));
+            return Stage::Blocked(crate::failure::session_not_opened(&e));
         }
         DefaultSessionStatus::Loading | DefaultSessionStatus::Opening => {
             return Stage::Waiting("Connecting...".into());

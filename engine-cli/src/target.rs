@@ -7,13 +7,20 @@ use crate::args::{Args, TOKEN_ENV};
 
 /// The platform to talk to, and who talks.
 pub struct Target {
+    /// The engine's platform base.
     pub base: String,
+    /// The person's token (empty for a local runtime).
     pub token: Secret,
+    /// The Environment.
     pub environment: String,
+    /// The Agent.
     pub agent: String,
+    /// The person.
     pub user: String,
     /// A local Agent runtime, when it is the target (ADR 099).
     pub local: Option<engine_core::LocalSource>,
+    /// A real platform's address, when it is the target.
+    platform: Option<url::Url>,
     /// The embedded simulator, when it is the target.
     sim: Option<Sim>,
 }
@@ -41,11 +48,15 @@ impl Target {
                 agent: name.to_owned(),
                 user: args.user.clone().unwrap_or_default(),
                 local: Some(source),
+                platform: None,
                 sim: None,
             });
         }
-        let Some(base) = args.platform.clone() else {
-            let config = SimConfig::default();
+        let Some(platform) = &args.platform else {
+            let mut config = SimConfig::default();
+            if let Some(delay) = args.answer_delay_ms {
+                config.answer_delay_ms = delay;
+            }
             let token = Secret::new(config.platform_token.clone());
             let environment = args
                 .environment
@@ -68,6 +79,7 @@ impl Target {
                 .map_err(|e| format!("the embedded simulator did not start: {e}"))?;
             return Ok(Target {
                 base: sim.url(),
+                platform: None,
                 token,
                 environment,
                 agent,
@@ -76,6 +88,8 @@ impl Target {
                 sim: Some(sim),
             });
         };
+        let url = crate::failure::platform_url(platform)?;
+        let base = url.as_str().trim_end_matches('/').to_owned();
         let token = match &args.token_file {
             Some(path) => std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?,
@@ -100,8 +114,27 @@ impl Target {
             agent: need(&args.agent, "agent")?,
             user: need(&args.user, "user")?,
             local: None,
+            platform: Some(url),
             sim: None,
         })
+    }
+
+    /// For a real platform: whether it answers, takes the token and knows the Environment and
+    /// the Agent ([`crate::failure::Preflight`]); nothing to check otherwise.
+    pub async fn check(&self, timeout: std::time::Duration) -> Result<(), crate::failure::Cause> {
+        let Some(base) = &self.platform else {
+            return Ok(());
+        };
+        crate::failure::Preflight {
+            base,
+            token: &self.token,
+            environment: &self.environment,
+            agent: &self.agent,
+            user: &self.user,
+            timeout,
+        }
+        .run()
+        .await
     }
 
     /// Whether the embedded simulator is the target.

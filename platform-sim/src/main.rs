@@ -10,7 +10,7 @@ const TOKEN_ENV: &str = "PLATFORM_SIM_TOKEN";
 
 /// A simulated platform and Agent runtime on 127.0.0.1, for the chat engine.
 #[derive(Debug, Parser)]
-#[command(name = "platform-sim", version)]
+#[command(name = "platform-sim", version, about, after_help = EXAMPLES)]
 struct Args {
     /// The port to listen on (0: a free one).
     #[arg(long, default_value_t = 0)]
@@ -40,9 +40,35 @@ struct Args {
     local_live_only: bool,
 }
 
+/// Examples shown under `--help`.
+const EXAMPLES: &str = "\
+Examples:
+  platform-sim --port 8080                       the demo platform on 127.0.0.1:8080
+  platform-sim --answer-delay-ms 300             slowly streamed answers
+  platform-sim --waking-checks 3                 an Agent that wakes after three checks
+  platform-sim --needs-model                     session creation needs a model
+  platform-sim --local --port 8787               also a local Agent runtime (ADR 099)
+  PLATFORM_SIM_TOKEN=my-token platform-sim       another platform token
+  RUST_LOG=platform_sim=debug platform-sim       one log line per request on stderr
+                                                 (tokens redacted, headers never logged)";
+
+/// A `tracing` subscriber on stderr filtered by `RUST_LOG`, when it is set.
+fn init_logging() {
+    let Some(filter) = std::env::var_os("RUST_LOG").filter(|v| !v.is_empty()) else {
+        return;
+    };
+    let filter = tracing_subscriber::EnvFilter::builder().parse_lossy(filter.to_string_lossy());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    init_logging();
     let mut config = SimConfig::default();
     let custom_token = std::env::var(TOKEN_ENV)
         .ok()

@@ -310,10 +310,20 @@ pub(crate) async fn handle(
         redact_value(&mut value, &secrets);
         Some(value)
     };
+    let logged_path = redact(&received, &secrets);
+    let logged_query = redact(&raw_query, &secrets);
+    // Redacted as the request log is (`RUST_LOG=platform_sim=debug`); headers never.
+    tracing::debug!(
+        method = req.method.as_str(),
+        path = %logged_path,
+        query = %logged_query,
+        authorized,
+        "request"
+    );
     lock(&shared.log).push(LoggedRequest {
         method: req.method.as_str().to_owned(),
-        path: redact(&received, &secrets),
-        query: redact(&raw_query, &secrets),
+        path: logged_path,
+        query: logged_query,
         body: logged_body,
         authorized,
         at_ms: shared.elapsed_ms(),

@@ -1,0 +1,450 @@
+//! The chat's slash commands (`/help` lists them), each printing what it did, or a word when
+//! it had nothing to do.
+
+use std::time::Duration;
+
+use engine_core::message::{Part, Role};
+use engine_core::{Command, Input, ReadinessStatus, Snapshot};
+use engine_io_tokio::Handle;
+
+use crate::stage::{self, Stage};
+use crate::terminal::Screen;
+use crate::text::one_line as line;
+
+/// What `/help` prints.
+const HELP: &str = "\
+Commands:
+  /sessions          list the sessions
+  /refresh           read the session list again
+  /search TEXT       search your conversations
+  /switch N          show session N of /sessions or /search
+  /archive N         archive session N of the last /sessions or /search
+  /archived [LIMIT]  list this Agent's archived sessions
+  /unarchive N       restore session N of /archived
+  /default           back to the default session
+  /new               start a new session with this Agent
+  /models            list the models
+  /model ID          use model ID (provider::model) for this session
+  /effort LEVEL      set the reasoning effort
+  /choose ID [LEVEL] create the waiting session with model ID
+  /cancel, /stop     stop the Agent's current run
+  /clear             stop a running answer here and clear the thread (the session stays)
+  /check             check the Agent again
+  /next              release a held queue: its first message goes next
+  /retry             open the default session again
+  /quit              leave (also Ctrl-D; Ctrl-C stops a running answer, a second one leaves)
+Anything else is sent as a message.";
+
+/// What the last listing commands showed, by number.
+#[derive(Default)]
+pub struct Listed {
+    /// `/sessions` or `/search`, for `/switch N`.
+    sessions: Vec<String>,
+    /// `/archived`, for `/unarchive N`.
+    archived: Vec<String>,
+}
+
+/// How long `/search` and `/archived` wait for their answer.
+const EXPLORER_WAIT: Duration = Duration::from_secs(10);
+
+/// Asks `clear`, waits until it shows (`cleared`), then asks `read` and waits until its answer
+/// (or refusal) shows (`answered`): the snapshot found is the read's own, never an older one.
+async fn explore(
+    handle: &Handle,
+    clear: Command,
+    read: Command,
+    cleared: impl Fn(&Snapshot) -> bool,
+    answered: impl Fn(&Snapshot) -> bool,
+) -> Option<Snapshot> {
+    handle.command(clear).ok()?;
+    handle.wait_for(cleared, EXPLORER_WAIT).await?;
+    handle.command(read).ok()?;
+    handle.wait_for(answered, EXPLORER_WAIT).await
+}
+
+/// Prints numbered session rows.
+fn print_rows<'a>(
+    screen: &Screen,
+    rows: impl Iterator<Item = (&'a str, &'a str, Option<&'a str>)>,
+) -> Vec<String> {
+    let mut uids = Vec::new();
+    for (i, (title, uid, note)) in rows.enumerate() {
+        let note = note.map(|n| format!("  ({})", line(n))).unwrap_or_default();
+        screen.say(&format!(
+            " {:>3}  {}  {}{note}",
+            i + 1,
+            line(title),
+            line(uid)
+        ));
+        uids.push(uid.to_owned());
+    }
+    uids
+}
+
+/// `/search TEXT`: the platform's search of the person's active sessions.
+async fn search(handle: &Handle, screen: &Screen, text: &str, listed: &mut Listed) {
+    let query = text.trim().to_owned();
+    if query.is_empty() {
+        screen.say("Use /search TEXT.");
+        return;
+    }
+    let blank = Command::SearchAgentSessions {
+        query: String::new(),
+        limit: None,
+    };
+    let read = Command::SearchAgentSessions {
+        query: query.clone(),
+        limit: None,
+    };
+    let cleared = |s: &Snapshot| s.session_search_query.is_none() && !s.is_searching_sessions;
+    let answered = |s: &Snapshot| {
+        s.session_search_query.as_deref() == Some(query.as_str()) && !s.is_searching_sessions
+    };
+    let Some(s) = explore(handle, blank, read, cleared, answered).await else {
+        screen.say("The search did not answer in time.");
+        return;
+    };
+    if let Some(e) = &s.session_search_error {
+        screen.say(&format!("The search failed: {e}"));
+    } else if s.session_search_results.is_empty() {
+        screen.say("No conversations found.");
+    } else {
+        let rows = s
+            .session_search_results
+            .iter()
+            .map(|x| (x.title.as_str(), x.uid.as_str(), None));
+        listed.sessions = print_rows(screen, rows);
+    }
+}
+
+/// `/archived [LIMIT]`: the archived sessions of the shown session's Agent.
+async fn archived(handle: &Handle, screen: &Screen, rest: &str, listed: &mut Listed) {
+    let limit = match rest {
+        "" => None,
+        n => match n.parse::<u32>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                screen.say("Use /archived [LIMIT].");
+                return;
+            }
+        },
+    };
+    let read = Command::FetchArchivedAgentSessions {
+        agent_uid: None,
+        limit,
+    };
+    let cleared = |s: &Snapshot| {
+        s.archived_sessions_agent_uid.is_none()
+            && s.archived_sessions_error.is_none()
+            && !s.is_loading_archived_sessions
+    };
+    let answered = |s: &Snapshot| !cleared(s) && !s.is_loading_archived_sessions;
+    let clear = Command::ClearArchivedSessions;
+    let Some(s) = explore(handle, clear, read, cleared, answered).await else {
+        screen.say("The archived sessions did not answer in time.");
+        return;
+    };
+    if let Some(e) = &s.archived_sessions_error {
+        screen.say(&format!("The archived sessions could not be loaded: {e}"));
+    } else if s.archived_sessions.is_empty() {
+        screen.say("No archived sessions.");
+    } else {
+        let rows = s.archived_sessions.iter().map(|x| {
+            let at = x.archived_at.as_deref();
+            (x.session.title.as_str(), x.session.uid.as_str(), at)
+        });
+        listed.archived = print_rows(screen, rows);
+    }
+}
+
+/// Entry N (counted from 1) of a listing.
+fn nth(rest: &str, list: &[String]) -> Option<String> {
+    let n = rest.parse::<usize>().ok()?;
+    list.get(n.checked_sub(1)?).cloned()
+}
+
+/// What a line did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Done {
+    /// A command ran (or said why it did not).
+    Command,
+    /// The line went to the engine as a message.
+    Sent,
+    /// The line was a message the chat could not take: not sent.
+    NotSent,
+    /// `/quit`.
+    Quit,
+}
+
+/// Carries out one line.
+pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut Listed) -> Done {
+    let (word, rest) = text.split_once(' ').unwrap_or((text, ""));
+    let rest = rest.trim();
+    let send = |c: Command| {
+        let _ = handle.command(c);
+    };
+    let snapshot = || handle.snapshots().borrow().clone();
+    match word {
+        "/quit" | "/exit" => return Done::Quit,
+        "/help" => screen.say(HELP),
+        "/sessions" => {
+            let s = snapshot();
+            listed.sessions = s.agent_sessions.iter().map(|x| x.uid.clone()).collect();
+            if s.agent_sessions.is_empty() {
+                screen.say("(no sessions yet: /new starts one)");
+            }
+            for (i, x) in s.agent_sessions.iter().enumerate() {
+                let mark = if Some(&x.uid) == s.current_session_id.as_ref() {
+                    "*"
+                } else {
+                    " "
+                };
+                screen.say(&format!(
+                    "{mark}{:>3}  {}  {}",
+                    i + 1,
+                    line(&x.title),
+                    line(&x.uid)
+                ));
+            }
+        }
+        "/switch" => match nth(rest, &listed.sessions) {
+            Some(uid) => {
+                let _ = handle.input(Input::ShowsDefaultSession(false));
+                let _ = handle.input(Input::RequestedSessionId(Some(uid.clone())));
+                screen.say(&format!("(switching to {})", line(&uid)));
+                show_history(handle, screen, &uid).await;
+            }
+            None => screen.say("Use /sessions or /search, then /switch N."),
+        },
+        "/refresh" => {
+            send(Command::RefreshLatestSessions);
+            screen.say("(reading the sessions again)");
+        }
+        "/search" => search(handle, screen, rest, listed).await,
+        "/archived" => archived(handle, screen, rest, listed).await,
+        "/archive" => match nth(rest, &listed.sessions) {
+            Some(session_uid) => {
+                screen.say(&format!("(archiving {session_uid})"));
+                send(Command::ArchiveAgentSession { session_uid });
+            }
+            None => screen.say("Use /sessions (or /search), then /archive N."),
+        },
+        "/unarchive" => match nth(rest, &listed.archived) {
+            Some(session_uid) => {
+                screen.say(&format!("(restoring {session_uid})"));
+                send(Command::UnarchiveAgentSession { session_uid });
+            }
+            None => screen.say("Use /archived, then /unarchive N."),
+        },
+        "/default" => {
+            let _ = handle.input(Input::RequestedSessionId(None));
+            let _ = handle.input(Input::ShowsDefaultSession(true));
+            screen.say("(back to the default session)");
+        }
+        "/new" => {
+            // The default-session surface shows only the default session: leave it first.
+            let _ = handle.input(Input::RequestedSessionId(None));
+            let _ = handle.input(Input::ShowsDefaultSession(false));
+            send(Command::CreateAgentSession);
+            screen.say("(starting a new session)");
+        }
+        "/models" => {
+            let s = snapshot();
+            if let Some(e) = &s.available_models_error {
+                screen.say(&format!("The models could not be loaded: {}", line(e)));
+            } else if !s.available_models.iter().any(|m| m.selectable) {
+                screen.say("(no models to choose from)");
+            }
+            for m in s.available_models.iter().filter(|m| m.selectable) {
+                let mark = if Some(&m.id) == s.selected_model_value.as_ref() {
+                    "*"
+                } else {
+                    " "
+                };
+                let levels: Vec<&str> = m
+                    .reasoning_options
+                    .iter()
+                    .map(|o| o.value.as_str())
+                    .collect();
+                screen.say(&format!(
+                    "{mark} {}  {}  [{}]",
+                    line(&m.id),
+                    line(&m.label),
+                    line(&levels.join(", "))
+                ));
+            }
+        }
+        "/model" => {
+            let known = snapshot().available_models.iter().any(|m| m.id == rest);
+            if known {
+                send(Command::SetSelectedModelValue {
+                    value: Some(rest.into()),
+                });
+                screen.say(&format!("(model: {rest})"));
+            } else {
+                screen.say(&format!("Unknown model {rest:?}; /models lists them."));
+            }
+        }
+        "/effort" => {
+            let offered: Vec<String> = snapshot()
+                .available_reasoning_efforts
+                .iter()
+                .map(|o| o.value.clone())
+                .collect();
+            if offered.iter().any(|v| v == rest) {
+                send(Command::SetSelectedReasoningEffortValue {
+                    value: Some(rest.into()),
+                });
+                screen.say(&format!("(reasoning effort: {rest})"));
+            } else {
+                screen.say(&format!("This model offers: [{}].", offered.join(", ")));
+            }
+        }
+        "/choose" => {
+            let mut parts = rest.split_whitespace();
+            let id = parts.next().unwrap_or_default();
+            let thinking = parts.next().map(str::to_owned);
+            match id.split_once("::") {
+                _ if snapshot().session_model_selection_request.is_none() => {
+                    screen.say("(no session is waiting for a model: /model ID changes this one's)");
+                }
+                Some((provider, model)) => {
+                    send(Command::ResolveSessionModelSelection {
+                        choice: engine_core::api::ModelChoice {
+                            provider: provider.into(),
+                            model: model.into(),
+                            thinking,
+                        },
+                    });
+                    screen.say(&format!("(creating the session with {})", line(id)));
+                }
+                None => screen.say("Use /choose provider::model [level]."),
+            }
+        }
+        // With nothing to stop, the engine says so ("Unable to stop session"); a stop shows as
+        // the run status ("Run cancelled.").
+        "/cancel" | "/stop" => send(Command::CancelActiveSession),
+        "/clear" => {
+            send(Command::ClearThread);
+            screen.notice("(thread cleared: its answer, if one ran, is stopped here)");
+        }
+        "/check" => {
+            send(Command::RefreshActiveSessionRuntimeAccess);
+            screen.say("(checking again)");
+        }
+        "/next" => {
+            let waiting = snapshot().message_queue.len();
+            if waiting == 0 {
+                screen.say("(nothing is queued)");
+            } else {
+                send(Command::SendNextQueuedMessage);
+                screen.say(&format!(
+                    "(the first of {waiting} queued message(s) goes once the agent is idle)"
+                ));
+            }
+        }
+        "/retry" => {
+            if snapshot().default_session_status == engine_core::DefaultSessionStatus::Error {
+                send(Command::RetryDefaultSession);
+                screen.say("(opening the default session again)");
+            } else {
+                screen.say("(nothing to retry: the default session is not in error)");
+            }
+        }
+        w if w.starts_with('/') => screen.say(&format!("Unknown command {w}. /help lists them.")),
+        _ => {
+            let s = snapshot();
+            if let Some(why) = cannot_take(&s) {
+                // Sent, it would only come back with the engine's guard text ("Choose or start
+                // a session before writing."): the reason and the way out instead.
+                screen.notice(&format!("(not sent: {why})"));
+                return Done::NotSent;
+            }
+            if s.is_agent_working {
+                screen.notice("(queued: it goes when the agent finishes)");
+            }
+            send(Command::SendMessage { text: text.into() });
+            return Done::Sent;
+        }
+    }
+    Done::Command
+}
+
+/// Why a message cannot be sent at all now (the session failed to open, or is gone), with what
+/// to try; `None` when the engine takes it (to send, to hold through a wake, or to queue).
+fn cannot_take(s: &Snapshot) -> Option<String> {
+    use engine_core::DefaultSessionStatus;
+    let failed_default = matches!(
+        s.default_session_status,
+        DefaultSessionStatus::Error | DefaultSessionStatus::Missing
+    );
+    let failed_session = matches!(
+        s.active_session_readiness.status,
+        ReadinessStatus::Error | ReadinessStatus::NotFound
+    );
+    if !failed_default && !failed_session {
+        return None;
+    }
+    let stage = stage::of(s);
+    let Stage::Blocked(text) = &stage else {
+        return None;
+    };
+    let hint = stage
+        .hint(s)
+        .unwrap_or("Type /default, /sessions or /new to choose a session.");
+    Some(format!("{text} {hint}"))
+}
+
+/// How long `/switch` waits for the session's history.
+const HISTORY_WAIT: Duration = Duration::from_secs(10);
+
+/// After `/switch`: the session's history, once it is loaded (or why it is not).
+async fn show_history(handle: &Handle, screen: &Screen, uid: &str) {
+    let loaded = |s: &Snapshot| {
+        s.current_session_id.as_deref() == Some(uid)
+            && matches!(
+                s.active_session_readiness.status,
+                ReadinessStatus::Ready | ReadinessStatus::Error | ReadinessStatus::NotFound
+            )
+    };
+    let Some(s) = handle.wait_for(loaded, HISTORY_WAIT).await else {
+        screen.say("(the session's history did not load in time)");
+        return;
+    };
+    if s.active_session_readiness.status != ReadinessStatus::Ready {
+        if let Stage::Blocked(text) = stage::of(&s) {
+            screen.notice(&format!("· {text}"));
+        }
+        return;
+    }
+    if s.thread.is_empty() {
+        screen.say("(no messages in this session yet)");
+        return;
+    }
+    for message in &s.thread {
+        let who = match message.role {
+            Role::User => "you",
+            Role::Assistant => "agent",
+            Role::System => "system",
+        };
+        let text: String = message
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("");
+        let text = crate::text::clean(text.trim());
+        if text.is_empty() {
+            continue;
+        }
+        let mut lines = text.lines();
+        screen.say(&format!("{who}: {}", lines.next().unwrap_or_default()));
+        for more in lines {
+            screen.say(&format!("  {more}"));
+        }
+    }
+    screen.say("(end of the history)");
+}
