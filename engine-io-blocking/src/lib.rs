@@ -55,6 +55,13 @@
 //! - Storage intents are answered from the [`Storage`] on the driver thread.
 //! - The shell holds no rule of the spec: no retries, no body parsing.
 //!
+//! # TLS
+//!
+//! The same features as `engine-io-tokio` (whose transport this shell runs) choose the TLS
+//! backend: `rustls` (default; aws-lc-rs crypto), `rustls-ring` (ring crypto, no aws-lc build)
+//! and `native-tls` (OpenSSL on Linux, which needs `libssl-dev` to build); with none, plain HTTP
+//! only. The table and the rules are in `engine-io-tokio`'s crate docs, "TLS".
+//!
 //! # URL rewrite
 //!
 //! [`ShellConfig::rewrite_request_url`] is the reference's `connection.rewriteRequestUrl`: a

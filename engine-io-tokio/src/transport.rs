@@ -70,15 +70,30 @@ pub struct Limits {
 /// that message, no answer).
 pub type Client = Result<reqwest::Client, String>;
 
-/// Builds a shell's client: rustls, this connect timeout, no redirects (the engine sees every
-/// status as sent: a 307 would repeat a message request, and carry a credential elsewhere).
+/// Builds a shell's client: the TLS backend the crate's features chose (see "TLS" in the crate
+/// docs), this connect timeout, no redirects (the engine sees every status as sent: a 307 would
+/// repeat a message request, and carry a credential elsewhere).
 pub fn client(connect_timeout: Duration, user_agent: &str) -> Client {
+    #[cfg(feature = "rustls-ring")]
+    install_ring_provider();
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(user_agent)
         .build()
         .map_err(|e| describe(&e))
+}
+
+/// `rustls-ring`: makes ring the process's default rustls crypto provider, which reqwest's
+/// rustls backend then uses, unless the host (or another library) already installed one: that
+/// one is kept.
+#[cfg(feature = "rustls-ring")]
+fn install_ring_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may install one in between: the first one installed wins, and either
+        // serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
 }
 
 /// Carries `request` out to `url` (its address after the host's rewrite) and hands its answer
@@ -434,6 +449,7 @@ pub fn show(d: Duration) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test fails loudly
 mod tests {
     use super::*;
 
@@ -445,5 +461,39 @@ mod tests {
             strip_url("error sending request for url (http://h/p?q=1)"),
             "error sending request"
         );
+    }
+
+    /// `rustls-ring`: building the client installs ring as the process's rustls provider, and
+    /// the client builds (it would panic without a provider).
+    #[cfg(feature = "rustls-ring")]
+    #[test]
+    fn ring_provider_is_installed() {
+        let built = client(Duration::from_secs(1), "test");
+        assert!(built.is_ok(), "{built:?}");
+        let names = |p: &rustls::crypto::CryptoProvider| -> Vec<String> {
+            p.kx_groups
+                .iter()
+                .map(|g| format!("{:?}", g.name()))
+                .collect()
+        };
+        let installed = rustls::crypto::CryptoProvider::get_default().map(|p| names(p));
+        assert_eq!(
+            installed,
+            Some(names(&rustls::crypto::ring::default_provider()))
+        );
+    }
+
+    /// No TLS feature: the client builds and speaks plain HTTP; an `https` address fails
+    /// without even connecting.
+    #[cfg(not(any(feature = "rustls", feature = "rustls-ring", feature = "native-tls")))]
+    #[tokio::test]
+    async fn without_tls_https_is_refused() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let c = client(Duration::from_secs(1), "test").unwrap();
+        let sent = c.get(format!("https://127.0.0.1:{port}/")).send().await;
+        assert!(sent.is_err());
+        let accepted = tokio::time::timeout(Duration::from_millis(100), listener.accept()).await;
+        assert!(accepted.is_err(), "a connection was made");
     }
 }
