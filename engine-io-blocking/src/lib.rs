@@ -172,7 +172,15 @@ impl std::fmt::Debug for ShellConfig {
     }
 }
 
-/// The shell's driver has stopped: nothing more can be sent to the engine.
+/// The shell's driver has stopped: nothing more can be sent to the engine. It has no cause
+/// behind it ([`source`](std::error::Error::source) is `None`), and goes into any boxed error.
+///
+/// ```
+/// use std::error::Error;
+/// let e: Box<dyn Error + Send + Sync> = engine_io_blocking::Closed.into();
+/// assert_eq!(e.to_string(), "The engine shell has stopped.");
+/// assert!(e.source().is_none());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("The engine shell has stopped.")]
 pub struct Closed;

@@ -485,8 +485,18 @@ mod tests {
     #[tokio::test]
     async fn a_client_that_could_not_be_built_fails_every_request() {
         let r = request("http://127.0.0.1:9", "/", BodyMode::Buffered);
-        let parts = collect(Err("no TLS backend".into()), r, LIMITS).await;
+        let broken = transport::client(Duration::from_secs(1), "bad\nagent");
+        assert!(broken.is_err());
+        let parts = collect(broken, r, LIMITS).await;
         assert_eq!(shape(&parts), ["failed NoAnswer"]);
+        let Some(Part::Failed(f)) = parts.first() else {
+            panic!()
+        };
+        assert!(
+            f.message.starts_with("No HTTP client: builder error"),
+            "{}",
+            f.message
+        );
     }
 
     #[tokio::test]

@@ -15,6 +15,7 @@
 //! refuses the answer and aborts it.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -66,9 +67,47 @@ pub struct Limits {
     pub max_answer_bytes: usize,
 }
 
-/// The HTTP client of a shell, or why it could not be built (every request then fails with
-/// that message, no answer).
-pub type Client = Result<reqwest::Client, String>;
+/// The HTTP client of a shell, or why it could not be built (every request then fails, no
+/// answer, with the reason in its message).
+pub type Client = Result<reqwest::Client, ClientError>;
+
+/// Why a shell's HTTP client could not be built (a TLS backend that cannot start, a user agent
+/// that is not a header value). Its [`source`](std::error::Error::source) is reqwest's error,
+/// stripped of any address, and the causes go on from there.
+///
+/// ```
+/// use std::error::Error;
+/// let e = engine_io_tokio::transport::client(std::time::Duration::from_secs(1), "bad\nagent")
+///     .unwrap_err();
+/// assert_eq!(e.to_string(), "The HTTP client could not be built.");
+/// assert!(e.source().and_then(|s| s.downcast_ref::<reqwest::Error>()).is_some());
+/// ```
+#[derive(Debug, Clone)]
+pub struct ClientError {
+    /// Shared, so that the shell's client (and its error) can be cloned.
+    source: Arc<reqwest::Error>,
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("The HTTP client could not be built.")
+    }
+}
+
+impl std::error::Error for ClientError {
+    /// reqwest's error itself (not its `Arc`), so that it can be downcast.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+impl ClientError {
+    /// The error and its causes on one line, without any address (what a failed request says
+    /// after "No HTTP client: ").
+    pub fn describe(&self) -> String {
+        describe(&self.source)
+    }
+}
 
 /// Builds a shell's client: the TLS backend the crate's features chose (see "TLS" in the crate
 /// docs), this connect timeout, no redirects (the engine sees every status as sent: a 307 would
@@ -81,7 +120,9 @@ pub fn client(connect_timeout: Duration, user_agent: &str) -> Client {
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(user_agent)
         .build()
-        .map_err(|e| describe(&e))
+        .map_err(|e| ClientError {
+            source: Arc::new(e.without_url()),
+        })
 }
 
 /// `rustls-ring`: makes ring the process's default rustls crypto provider, which reqwest's
@@ -114,8 +155,8 @@ pub async fn exchange(
     };
     let client = match client {
         Ok(client) => client,
-        Err(message) => {
-            let message = format!("No HTTP client: {message}");
+        Err(e) => {
+            let message = format!("No HTTP client: {}", e.describe());
             fail(out, FailureKind::NoAnswer, message).await;
             return;
         }
@@ -480,6 +521,33 @@ mod tests {
         assert_eq!(
             installed,
             Some(names(&rustls::crypto::ring::default_provider()))
+        );
+    }
+
+    /// A client that cannot be built says so, and its causes walk down to the header value
+    /// refused, through reqwest's error (which names no address).
+    #[test]
+    fn client_error_keeps_its_causes() {
+        use std::error::Error as _;
+        let e = client(Duration::from_secs(1), "bad\nagent").unwrap_err();
+        assert_eq!(e.to_string(), "The HTTP client could not be built.");
+        let mut chain = Vec::new();
+        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+        while let Some(err) = current {
+            chain.push(err.to_string());
+            current = err.source();
+        }
+        assert!(chain.len() >= 3, "{chain:?}");
+        let reqwest_error = e.source().and_then(|s| s.downcast_ref::<reqwest::Error>());
+        assert!(reqwest_error.is_some_and(|r| r.is_builder() && r.url().is_none()));
+        assert!(
+            chain.last().is_some_and(|c| c.contains("header value")),
+            "{chain:?}"
+        );
+        assert!(
+            e.describe().starts_with("builder error"),
+            "{}",
+            e.describe()
         );
     }
 
