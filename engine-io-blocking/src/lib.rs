@@ -10,11 +10,7 @@
 //!
 //! let shell = Shell::start(ShellConfig::new(Config::new("https://platform.example.test")?));
 //! let events = shell.events();
-//! shell.input(Input::Person(Person {
-//!     user_uid: Some("user-1".into()),
-//!     token: Some(Secret::new("token")),
-//!     token_type: None,
-//! }))?;
+//! shell.input(Input::Person(Person::new("user-1", Secret::new("token"))))?;
 //! shell.input(Input::EnvironmentUid(Some("env-1".into())))?;
 //! shell.input(Input::IsVisible(true))?;
 //! let ready = shell.wait_for(
@@ -109,6 +105,7 @@ pub use engine_io_tokio::Stats;
 const INBOX_CAPACITY: usize = 64;
 
 /// How a [`Shell`] is started. Build with [`ShellConfig::new`] and adjust the fields.
+#[non_exhaustive]
 pub struct ShellConfig {
     /// The engine's configuration. A `start_unix_ms` of 0 is set from the system clock at start.
     pub engine: engine_core::Config,

@@ -15,11 +15,7 @@
 //! let config = ShellConfig::new(Config::new("https://platform.example.test")?);
 //! let (handle, task) = spawn(config);
 //! let mut events = handle.subscribe(); // subscribe before sending inputs
-//! handle.input(Input::Person(Person {
-//!     user_uid: Some("user-1".into()),
-//!     token: Some(Secret::new("platform-token")),
-//!     token_type: None,
-//! }))?;
+//! handle.input(Input::Person(Person::new("user-1", Secret::new("platform-token"))))?;
 //! handle.input(Input::EnvironmentUid(Some("env-1".into())))?;
 //! handle.input(Input::IsVisible(true))?;
 //! // Wait for the level truth: the composer admits a message.
@@ -113,6 +109,7 @@ pub use storage::{MemoryStorage, Storage};
 pub const EVENT_CAPACITY: usize = 1024;
 
 /// How a shell is built. Start from [`ShellConfig::new`] and change fields as needed.
+#[non_exhaustive]
 pub struct ShellConfig {
     /// The engine's configuration.
     pub engine: engine_core::Config,

@@ -106,20 +106,14 @@ mod tests {
     }
 
     fn request(base: &str, path: &str, body_mode: BodyMode) -> HttpRequest {
-        HttpRequest {
-            method: Method::Get,
-            target: Target::Platform,
-            base: base.to_owned(),
-            path: path.to_owned(),
-            query: vec![("q".into(), "a b&c".into())],
-            headers: vec![
-                Header::sensitive("Authorization", "Bearer secret-token"),
-                Header::new("Accept", "application/json"),
-            ],
-            body: None,
-            body_mode,
-            root_relative: false,
-        }
+        let mut request = HttpRequest::new(Method::Get, Target::Platform, base, path);
+        request.query = vec![("q".into(), "a b&c".into())];
+        request.headers = vec![
+            Header::sensitive("Authorization", "Bearer secret-token"),
+            Header::new("Accept", "application/json"),
+        ];
+        request.body_mode = body_mode;
+        request
     }
 
     /// A body that sends these pieces with a pause between them, then ends (or breaks off).

@@ -374,7 +374,7 @@ async fn buffer_body(
 
 async fn fail(out: &impl Sink, kind: FailureKind, message: String) {
     tracing::info!(?kind, %message, "request failed");
-    out.send(Part::Failed(TransportFailure { kind, message }))
+    out.send(Part::Failed(TransportFailure::new(kind, message)))
         .await;
 }
 

@@ -188,6 +188,7 @@ impl ReplayError {
 /// What a timeline entry stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EntryKind {
     /// The engine's start (the header line): what [`Engine::new`] emitted.
     Start,
@@ -201,6 +202,7 @@ pub enum EntryKind {
 
 /// One line of the replay: the record and what the engine did in answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct TimelineEntry {
     /// The trace line (1-based).
     pub line: usize,
@@ -220,6 +222,7 @@ pub struct TimelineEntry {
 
 /// A replay that ran to the end with every expectation met.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ReplayReport {
     /// The trace's header.
     pub header: Header,
@@ -240,6 +243,7 @@ pub struct ReplayReport {
 /// where an `expect` record checks snapshot fields, and at the end: the cost of a replay is then
 /// that of the engine's inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReplayOptions {
     changes: bool,
     entries: bool,
