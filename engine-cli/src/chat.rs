@@ -46,11 +46,7 @@ fn open(target: &Target, record: bool) -> Result<Handle, String> {
         let user = Some(target.user.clone()).filter(|u| !u.trim().is_empty());
         let inputs = [
             Input::Source(Some(source.clone())),
-            Input::Person(Person {
-                user_uid: user,
-                token: None,
-                token_type: None,
-            }),
+            Input::Person(Person::local(user)),
             Input::IsVisible(true),
         ];
         for input in inputs {
@@ -59,11 +55,7 @@ fn open(target: &Target, record: bool) -> Result<Handle, String> {
         return Ok(handle);
     }
     let inputs = [
-        Input::Person(Person {
-            user_uid: Some(target.user.clone()),
-            token: Some(target.token.clone()),
-            token_type: None,
-        }),
+        Input::Person(Person::new(target.user.clone(), target.token.clone())),
         Input::EnvironmentUid(Some(target.environment.clone())),
         Input::DefaultSession(Some(DefaultSession {
             agent_uid: Some(target.agent.clone()),

@@ -426,6 +426,7 @@ async fn show_history(handle: &Handle, screen: &Screen, uid: &str) {
             Role::User => "you",
             Role::Assistant => "agent",
             Role::System => "system",
+            _ => "other",
         };
         let text: String = message
             .parts

@@ -86,6 +86,8 @@ pub fn of(s: &Snapshot) -> Stage {
         }
         ReadinessStatus::Idle => return Stage::Waiting("Choosing a session...".into()),
         ReadinessStatus::Ready => {}
+        // A status newer than this command: not ready yet.
+        _ => return Stage::Waiting("Loading the session...".into()),
     }
     match &s.active_runtime_interaction {
         Some(i) if s.is_assistant_runtime_starting => {

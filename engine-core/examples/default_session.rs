@@ -111,11 +111,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let at = |ms: u64| start + Duration::from_millis(ms);
     let mut engine = Engine::new(Config::new("https://platform.example.test")?, start);
     let inputs = [
-        Input::Person(Person {
-            user_uid: Some("user-1".into()),
-            token: Some(Secret::new("platform-token")),
-            token_type: None,
-        }),
+        Input::Person(Person::new("user-1", Secret::new("platform-token"))),
         Input::EnvironmentUid(Some("env-1".into())),
         Input::DefaultSession(Some(DefaultSession {
             agent_uid: Some("agent-1".into()),

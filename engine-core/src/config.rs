@@ -5,6 +5,7 @@ use serde::Serialize;
 /// How an engine is built. Construct with [`Config::new`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Config {
     /// The platform base address (absolute `http`/`https`, no trailing slash).
     pub platform_base_url: String,
@@ -24,6 +25,7 @@ pub struct Config {
 
 /// Why a configuration was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The platform base is not an absolute `http`/`https` address.
     #[error("The platform base URL must be an absolute http or https URL, got {0:?}.")]
@@ -85,6 +87,7 @@ impl Config {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct HostConfig {
     /// [`Config::platform_base_url`].
     pub platform_base_url: String,
@@ -109,6 +112,25 @@ pub struct HostConfig {
 }
 
 impl HostConfig {
+    /// The form for this platform base, everything else at its default.
+    ///
+    /// ```
+    /// let mut form = engine_core::HostConfig::new("https://platform.example");
+    /// form.seed = 3;
+    /// assert_eq!(form.engine(engine_core::Time::ZERO).map(|e| e.trace().is_none()), Ok(true));
+    /// ```
+    pub fn new(platform_base_url: impl Into<String>) -> HostConfig {
+        HostConfig {
+            platform_base_url: platform_base_url.into(),
+            seed: 0,
+            start_unix_ms: 0,
+            max_body_bytes: None,
+            max_answer_bytes: None,
+            max_event_bytes: None,
+            record: false,
+        }
+    }
+
     /// The engine this form describes, started at `now`.
     pub fn engine(&self, now: crate::Time) -> Result<crate::Engine, ConfigError> {
         let mut config = Config::new(&self.platform_base_url)?.with_seed(self.seed);

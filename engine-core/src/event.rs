@@ -8,6 +8,7 @@ use crate::stream::StreamDelta;
 /// The variant of a `notify` notice (OI-30).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum NoticeVariant {
     /// Information.
     Info,
@@ -19,6 +20,7 @@ pub enum NoticeVariant {
 
 /// A short notice for `notify`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Notice {
     /// The title.
     pub title: String,
@@ -32,6 +34,7 @@ pub struct Notice {
 /// An edge-triggered fact. Drain with [`crate::Engine::poll_event`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Event {
     /// `notify(notice)`.
     Notify(Notice),

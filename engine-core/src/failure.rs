@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 /// The kind of a turn's failure. Serialized in `snake_case`; the set only grows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FailureCode {
     /// Nothing is selected: there is no session to send to.
     NoSessionSelected,
@@ -96,6 +97,7 @@ impl std::fmt::Display for FailureCode {
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunFailure {
     /// The stable code.
     pub code: FailureCode,

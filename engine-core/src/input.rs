@@ -40,6 +40,7 @@ impl Serialize for Secret {
 /// The signed-in person (the spec's `auth`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Person {
     /// The person's public uid, when known.
     pub user_uid: Option<String>,
@@ -49,9 +50,53 @@ pub struct Person {
     pub token_type: Option<String>,
 }
 
+impl Person {
+    /// A signed-in person: their uid and their platform token (sent as `Bearer`).
+    ///
+    /// ```
+    /// use engine_core::{Person, Secret};
+    /// let person = Person::new("user-1", Secret::new("platform-token"));
+    /// assert_eq!(person.user_uid.as_deref(), Some("user-1"));
+    /// assert!(!format!("{person:?}").contains("platform-token"));
+    /// let signed_out = Person::default(); // no uid, no token
+    /// assert!(signed_out.token.is_none());
+    /// ```
+    pub fn new(user_uid: impl Into<String>, token: Secret) -> Person {
+        Person {
+            user_uid: Some(user_uid.into()),
+            token: Some(token),
+            token_type: None,
+        }
+    }
+
+    /// A person without a platform token, known by their uid or not at all: the host of a
+    /// local Agent runtime (ADR 099), which takes no credential.
+    pub fn local(user_uid: Option<String>) -> Person {
+        Person {
+            user_uid,
+            token: None,
+            token_type: None,
+        }
+    }
+
+    /// The same person with this platform token.
+    pub fn with_token(mut self, token: Secret) -> Person {
+        self.token = Some(token);
+        self
+    }
+
+    /// The same person with another token type than `Bearer` (`Authorization: {token_type}
+    /// {token}`).
+    pub fn with_token_type(mut self, token_type: impl Into<String>) -> Person {
+        self.token_type = Some(token_type.into());
+        self
+    }
+}
+
 /// Where the application's source for the default Agent stands (`defaultSession.status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SourceStatus {
     /// Still loading.
     Loading,
@@ -156,6 +201,7 @@ impl From<&crate::api::SessionRecord> for SessionSummary {
 /// new event) and commands (the spec's actions).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "input", content = "value", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Input {
     /// `auth`: the person and their platform token.
     Person(Person),
@@ -211,6 +257,7 @@ pub enum Input {
 /// The spec's actions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Command {
     /// `retryDefaultSession()`.
     RetryDefaultSession,

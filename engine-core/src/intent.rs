@@ -118,6 +118,7 @@ impl AgentFilter {
 
 /// The body of a get-or-create-session call by handle (P8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct GetOrCreateBody {
     /// The stable handle.
     pub handle_unique_id: String,
@@ -405,6 +406,7 @@ impl Serialize for Header {
 
 /// A request as it goes on the wire, without an HTTP client's types.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct HttpRequest {
     /// The method.
     pub method: Method,
@@ -496,6 +498,35 @@ const SEGMENT: &AsciiSet = &CONTROLS
     .add(b';');
 
 impl HttpRequest {
+    /// A request with no query, no header and no body, its answer buffered: what a shell's own
+    /// tests (or a host replaying requests) start from, setting the other fields after.
+    ///
+    /// ```
+    /// use engine_core::{BodyMode, HttpRequest, Method, Target};
+    /// let mut request = HttpRequest::new(Method::Get, Target::Platform, "https://p.example", "/v1/x");
+    /// request.query.push(("q".into(), "a b".into()));
+    /// request.body_mode = BodyMode::Streamed;
+    /// assert_eq!(request.url(), "https://p.example/v1/x?q=a%20b");
+    /// ```
+    pub fn new(
+        method: Method,
+        target: Target,
+        base: impl Into<String>,
+        path: impl Into<String>,
+    ) -> HttpRequest {
+        HttpRequest {
+            method,
+            target,
+            base: base.into(),
+            path: path.into(),
+            query: Vec::new(),
+            headers: Vec::new(),
+            body: None,
+            body_mode: BodyMode::Buffered,
+            root_relative: false,
+        }
+    }
+
     /// The full address: base, path and encoded query.
     pub fn url(&self) -> String {
         let mut url = format!("{}{}", self.base, self.path);

@@ -17,6 +17,7 @@ use crate::Json;
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Role {
     /// The person.
     User,
@@ -29,6 +30,7 @@ pub enum Role {
 /// Where a message stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum MessageStatus {
     /// Finished.
     Complete,
@@ -46,6 +48,7 @@ pub enum MessageStatus {
 /// One message of the thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Message {
     /// The message id (the platform's, the stream's `start.messageId`, or one the engine chose).
     pub id: String,
@@ -119,6 +122,7 @@ impl Message {
 
 /// One part of a message, serialized as the AI SDK's UI message part.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Part {
     /// `{"type":"text"}`: plain text.
     Text(TextPart),
@@ -212,6 +216,7 @@ impl Part {
 /// Whether a text or reasoning part is still streaming.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum PartState {
     /// Deltas may still arrive (or the stream ended before the part's end chunk).
     Streaming,
@@ -223,6 +228,7 @@ pub enum PartState {
 /// A text part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TextPart {
     /// The text.
     pub text: String,
@@ -240,6 +246,7 @@ pub struct TextPart {
 /// A reasoning part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ReasoningPart {
     /// The stream's reasoning id (history reasoning has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -258,6 +265,7 @@ pub struct ReasoningPart {
 /// "toolName": ..}` when `dynamic`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolPart {
     /// The tool's name.
     #[serde(skip)]
@@ -307,6 +315,7 @@ pub struct ToolPart {
 /// The approval of a tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolApproval {
     /// The approval id.
     pub id: String,
@@ -324,6 +333,7 @@ pub struct ToolApproval {
 /// The state of a tool call part (AI SDK names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ToolState {
     /// The input is still streaming.
     #[default]
@@ -344,6 +354,7 @@ pub enum ToolState {
 
 /// A data part: `{"type":"data-<name>","id"?,"data"}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DataPart {
     /// The full type, `data-` included.
     pub data_type: String,
@@ -355,6 +366,7 @@ pub struct DataPart {
 
 /// A part carried as its fields: `{"type": part_type, ...fields}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct OtherPart {
     /// The part's type.
     pub part_type: String,

@@ -14,6 +14,7 @@ pub const QUEUE_LIMIT: usize = 10;
 /// Why a queue is held (OI-20): nothing leaves it until `sendNextQueuedMessage()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum HoldReason {
     /// The person stopped the run of the session on screen.
     Stopped,
@@ -30,6 +31,7 @@ pub enum HoldReason {
 /// A held queue's reason and message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Hold {
     /// Why.
     pub reason: HoldReason,
@@ -41,6 +43,7 @@ pub struct Hold {
 /// One waiting message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct QueuedMessage {
     /// The row id (from the engine's seeded generator).
     pub id: String,
@@ -53,6 +56,7 @@ pub struct QueuedMessage {
 /// Where a queued row stands (ADR 087).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum QueueRowStatus {
     /// Waits for its turn.
     Queued,
@@ -66,6 +70,7 @@ pub enum QueueRowStatus {
 /// (ADR 087). The hold belongs to the queue; every held row carries its reason and message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct QueueRow {
     /// The row id.
     pub id: String,
@@ -103,6 +108,7 @@ impl QueueRow {
 /// The texts of the queue strip and the composer (ADR 087), ready to render.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct QueueTexts {
     /// "{n} queued · will send when {Agent} finishes", while rows wait.
     pub summary: Option<String>,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 /// The status line and the headers the engine reads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResponseHead {
     /// The HTTP status.
     pub status: u16,
@@ -30,6 +31,18 @@ impl ResponseHead {
     pub fn json(status: u16) -> ResponseHead {
         ResponseHead::new(status, Some("application/json".into()))
     }
+
+    /// The same head with the `X-Agent-Session-Uid` the answer carried.
+    ///
+    /// ```
+    /// let head = engine_core::ResponseHead::new(200, Some("text/event-stream".into()))
+    ///     .with_agent_session_uid(Some("conversation-1".into()));
+    /// assert_eq!(head.agent_session_uid.as_deref(), Some("conversation-1"));
+    /// ```
+    pub fn with_agent_session_uid(mut self, agent_session_uid: Option<String>) -> ResponseHead {
+        self.agent_session_uid = agent_session_uid;
+        self
+    }
 }
 
 /// How a request failed below HTTP.
@@ -44,6 +57,7 @@ pub enum FailureKind {
 
 /// A transport-level failure.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TransportFailure {
     /// Which kind.
     pub kind: FailureKind,
@@ -52,11 +66,21 @@ pub struct TransportFailure {
 }
 
 impl TransportFailure {
-    /// A "no answer" failure with this message.
-    pub fn no_answer(message: impl Into<String>) -> TransportFailure {
+    /// A failure of this kind with this message.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> TransportFailure {
         TransportFailure {
-            kind: FailureKind::NoAnswer,
+            kind,
             message: message.into(),
         }
+    }
+
+    /// A "no answer" failure with this message.
+    pub fn no_answer(message: impl Into<String>) -> TransportFailure {
+        TransportFailure::new(FailureKind::NoAnswer, message)
+    }
+
+    /// A "broken" failure (the answer broke off after its head) with this message.
+    pub fn broken(message: impl Into<String>) -> TransportFailure {
+        TransportFailure::new(FailureKind::Broken, message)
     }
 }

@@ -33,6 +33,7 @@ use serde::Serialize;
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Revisions {
     /// Every snapshot value not covered by the other counters.
     pub state: u64,
@@ -106,6 +107,7 @@ pub(crate) fn count_transition<S: PartialEq>(counter: &mut u64, source: &S, targ
 /// engine's turns since, and the streaming answer last. Finished messages are shared (`Arc`):
 /// [`ThreadView::to_vec`] copies pointers, not messages.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct ThreadView<'a> {
     /// The loaded history's messages (empty after `clearThread()`).
     pub history: &'a [std::sync::Arc<crate::message::Message>],

@@ -18,6 +18,7 @@ use crate::message::Message;
 /// `defaultSessionStatus` (OI-23).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DefaultSessionStatus {
     /// The surface does not show the default session (or a launched session is selected).
     Idle,
@@ -36,6 +37,7 @@ pub enum DefaultSessionStatus {
 /// `runStatus` of the selected session (adr-notes section 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunStatus {
     /// No run, or a stopped one.
     #[default]
@@ -55,6 +57,7 @@ pub enum RunStatus {
 /// `activeSessionReadiness.status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ReadinessStatus {
     /// The chat is not visible, or nothing is selected on purpose.
     Idle,
@@ -71,6 +74,7 @@ pub enum ReadinessStatus {
 /// `activeSessionReadiness`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Readiness {
     /// The selected session.
     pub session_id: Option<String>,
@@ -89,6 +93,7 @@ pub struct Readiness {
 /// `activeSessionDetail.status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DetailStatus {
     /// Not requested.
     Idle,
@@ -105,6 +110,7 @@ pub enum DetailStatus {
 /// `activeSessionDetail`: the detail snapshot, with the insights.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct DetailSnapshot {
     /// The session.
     pub session_id: String,
@@ -125,6 +131,7 @@ pub struct DetailSnapshot {
 /// The level truth a surface renders. Read with [`crate::Engine::snapshot`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Snapshot {
     /// `environmentUid` as the engine uses it.
     pub environment_uid: Option<String>,
@@ -267,6 +274,7 @@ pub struct Snapshot {
 /// `capabilities`: the features the Agent source offers (ADR 099). Surfaces hide what is false.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Capabilities {
     /// Sessions can be archived and restored.
     pub archive_sessions: bool,
@@ -306,6 +314,7 @@ impl Capabilities {
 /// One Agent's icon (ADR 090).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AgentIcon {
     /// `mask` (follows the theme's colour) or `color` (drawn as is, never tinted).
     pub rendering: crate::api::IconRendering,
@@ -319,6 +328,7 @@ pub struct AgentIcon {
 /// An icon's bytes as the platform delivered them (at most 512 KiB).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct IconImage {
     /// `Content-Type` of the answer (`image/svg+xml`, `image/png`, ...), when given.
     pub content_type: Option<String>,
@@ -334,6 +344,7 @@ fn bytes_as_base64<S: serde::Serializer>(bytes: &bytes::Bytes, s: S) -> Result<S
 /// One row of `archivedSessions`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ArchivedSession {
     /// The session.
     pub session: SessionSummary,
@@ -344,6 +355,7 @@ pub struct ArchivedSession {
 /// `sessionModelSelectionRequest`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SessionModelSelectionRequest {
     /// Distinguishes successive requests.
     pub id: u64,
@@ -357,6 +369,7 @@ pub struct SessionModelSelectionRequest {
 
 /// The fields a model-required refusal named (`llm_provider`, `llm_model`; at least one).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct MissingModelFields {
     /// `llm_provider` was reported as required.
     pub provider: bool,
@@ -366,6 +379,7 @@ pub struct MissingModelFields {
 
 /// One entry of `sessionModelLastUsed`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct LastUsedModel {
     /// `llm_provider`.
     pub provider: String,
@@ -377,6 +391,7 @@ pub struct LastUsedModel {
 /// [`crate::Engine::run_status`] computes it alone, without the rest of the snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct RunStatusView {
     /// `runStatus`.
     pub run_status: RunStatus,

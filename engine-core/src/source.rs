@@ -47,6 +47,7 @@ impl TryFrom<RawSource> for LocalSource {
 
 /// Why a local source was refused. `Display` is the text a person reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SourceError {
     /// Neither a loopback address nor a path.
     #[error(

@@ -1,9 +1,13 @@
 //! Reading platform ISO-8601 timestamps into Unix milliseconds, to order sessions (OI-13).
 
-/// Parses `YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]` (a space may stand for `T`; no offset means UTC).
-/// Returns `None` for anything else: a wrong separator, a day past its month's end, an hour,
-/// minute or second out of range (a leap second `60` is read), or an offset outside
-/// `±23:59`.
+/// Parses `YYYY-MM-DD[THH:MM:SS[.fff…][Z|±HH:MM]]` (RFC 3339's `date-time`, or a bare date at
+/// midnight UTC). `t` and a space may stand for `T`, and `z` for `Z` (RFC 3339, section 5.6,
+/// note); no offset means UTC; surrounding whitespace is ignored; fraction digits past the
+/// millisecond are dropped. Returns `None` for anything else: a wrong separator, a missing or
+/// extra digit, a month outside 1-12, a day past its month's end (proleptic Gregorian leap
+/// years), an hour above 23, a minute above 59, a second above 60 (a leap second `:60` is read
+/// as the next minute's first second, the Unix time of `:59` plus one second), an offset whose
+/// hours pass 23 or minutes pass 59, or anything after the offset.
 pub(crate) fn unix_ms(s: &str) -> Option<i64> {
     let s = s.trim();
     let b = s.as_bytes();
@@ -21,7 +25,7 @@ pub(crate) fn unix_ms(s: &str) -> Option<i64> {
     }
     let (mut hour, mut minute, mut second, mut millis) = (0, 0, 0, 0);
     let mut rest = s.get(10..)?;
-    if let Some(t) = rest.strip_prefix('T').or_else(|| rest.strip_prefix(' ')) {
+    if let Some(t) = rest.strip_prefix(['T', 't', ' ']) {
         let tb = t.as_bytes();
         let tnum = |from: usize| -> Option<i64> {
             let part = t.get(from..from + 2)?;
@@ -213,6 +217,141 @@ mod tests {
             Some(true)
         );
         assert!(unix_ms("2026-12-31T23:59:60Z").is_some(), "a leap second");
+    }
+
+    /// RFC 3339's alternatives are read (`t`, `z`, a space for `T`); other separators are not.
+    #[test]
+    fn separators_follow_rfc_3339() {
+        let utc = Some(1_790_928_900_000);
+        for good in [
+            "2026-10-02T08:15:00Z",
+            "2026-10-02t08:15:00z",
+            "2026-10-02 08:15:00Z",
+            " 2026-10-02T08:15:00Z\n",
+            "2026-10-02T08:15:00",
+            "2026-10-02T08:15:00+00:00",
+            "2026-10-02T08:15:00-00:00",
+        ] {
+            assert_eq!(unix_ms(good), utc, "{good:?}");
+        }
+        for bad in [
+            "2026/02/01",
+            "2026-02-01X10:00:00Z",
+            "2026-02-01_10:00:00Z",
+            "2026-02-01T10:00:00ZZ",
+            "2026-02-01T10:00:00+02:00Z",
+            "2026-02-01T10:00:00+02",
+            "2026-02-01T10:00:00 +02:00",
+            "2026-02-01T10:00Z",
+            "2026-02-01T1:00:00Z",
+            "2026-2-01T10:00:00Z",
+            "26-02-01T10:00:00Z",
+            "2026-02-01T",
+            "2026-02-01T10:00:00.Z",
+            "2026-02-01T10:00:00,5Z",
+            "+2026-02-01T10:00:00Z",
+            "2026-02-01T10:00:00+9:00",
+            "2026-02-01T10:00:00+99:99",
+            "2026-02-01T10:00:00-24:00",
+            "2026-02-01T10:00:00+23:60",
+        ] {
+            assert_eq!(unix_ms(bad), None, "{bad:?}");
+        }
+        // Trailing whitespace is trimmed like leading whitespace.
+        assert!(unix_ms("2026-02-01T10:00:00Z ").is_some());
+        assert_eq!(
+            unix_ms("2026-02-01T10:00:00+23:59").map(|v| v + 1439 * 60_000),
+            unix_ms("2026-02-01T10:00:00Z")
+        );
+    }
+
+    /// A leap second reads as the first second of the next minute.
+    #[test]
+    fn leap_second_is_the_next_minute() {
+        assert_eq!(
+            unix_ms("2016-12-31T23:59:60Z"),
+            unix_ms("2017-01-01T00:00:00Z")
+        );
+        assert_eq!(unix_ms("2016-12-31T23:59:61Z"), None);
+    }
+
+    /// The day count of every month, leap years and centuries included.
+    #[test]
+    fn month_lengths() {
+        let days = |y, m| super::days_in_month(y, m);
+        assert_eq!(
+            (1..=12).map(|m| days(2026, m)).collect::<Vec<_>>(),
+            [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        );
+        assert_eq!(
+            (days(2024, 2), days(2000, 2), days(1900, 2), days(2100, 2)),
+            (29, 29, 28, 28)
+        );
+    }
+
+    mod properties {
+        use super::super::{days_from_civil, days_in_month, unix_ms};
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Any valid civil date and time, formatted with any offset in range, reads back as
+            /// the instant it names.
+            #[test]
+            fn valid_timestamps_read_back(
+                year in 0i64..=9999,
+                month in 1i64..=12,
+                day_seed in 0i64..31,
+                hour in 0i64..24,
+                minute in 0i64..60,
+                second in 0i64..60,
+                millis in 0i64..1000,
+                offset in -(23 * 60 + 59)..=(23i64 * 60 + 59),
+            ) {
+                let day = day_seed % days_in_month(year, month) + 1;
+                let sign = if offset < 0 { '-' } else { '+' };
+                let text = format!(
+                    "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}\
+                     {sign}{:02}:{:02}",
+                    offset.abs() / 60,
+                    offset.abs() % 60
+                );
+                let expected = ((days_from_civil(year, month, day) * 24 + hour) * 60 + minute
+                    - offset)
+                    * 60_000
+                    + second * 1000
+                    + millis;
+                prop_assert_eq!(unix_ms(&text), Some(expected), "{}", text);
+            }
+
+            /// Any day past its month's end is refused, whatever the rest.
+            #[test]
+            fn days_past_the_month_are_refused(
+                year in 0i64..=9999,
+                month in 1i64..=12,
+                past in 1i64..=9,
+                hour in 0i64..24,
+            ) {
+                let day = days_in_month(year, month) + past;
+                prop_assume!(day <= 99);
+                let text = format!("{year:04}-{month:02}-{day:02}T{hour:02}:00:00Z");
+                prop_assert_eq!(unix_ms(&text), None, "{}", text);
+            }
+
+            /// Offsets outside ±23:59 (hours above 23 or minutes above 59) are refused.
+            #[test]
+            fn offsets_out_of_range_are_refused(h in 0u32..100, m in 0u32..100, minus: bool) {
+                prop_assume!(h > 23 || m > 59);
+                let sign = if minus { '-' } else { '+' };
+                let text = format!("2026-10-02T08:15:00{sign}{h:02}:{m:02}");
+                prop_assert_eq!(unix_ms(&text), None, "{}", text);
+            }
+
+            /// Arbitrary text never panics the reader.
+            #[test]
+            fn arbitrary_text_never_panics(text in "\\PC{0,40}") {
+                let _ = unix_ms(&text);
+            }
+        }
     }
 
     /// A day past its month's end is refused; February has 29 days in leap years only.

@@ -317,11 +317,7 @@ async fn floor(client: &reqwest::Client, base: &str) -> (Duration, usize, usize)
 
 fn inputs() -> Vec<Input> {
     vec![
-        Input::Person(Person {
-            user_uid: Some("user-1".into()),
-            token: Some(Secret::new(TOKEN)),
-            token_type: None,
-        }),
+        Input::Person(Person::new("user-1", Secret::new(TOKEN))),
         Input::EnvironmentUid(Some("env-1".into())),
         Input::IsVisible(true),
     ]

@@ -182,17 +182,8 @@ mod tests {
 
     fn run(url: &str, mode: BodyMode, timeout: Duration) -> Vec<Msg> {
         let (base, path) = url.split_at(url.find("/p").unwrap());
-        let request = HttpRequest {
-            method: Method::Get,
-            target: engine_core::Target::Platform,
-            base: base.to_owned(),
-            path: path.to_owned(),
-            query: Vec::new(),
-            headers: Vec::new(),
-            body: None,
-            body_mode: mode,
-            root_relative: false,
-        };
+        let mut request = HttpRequest::new(Method::Get, engine_core::Target::Platform, base, path);
+        request.body_mode = mode;
         let exchange = Exchange {
             id: RequestId(7),
             url: request.url(),

@@ -10,11 +10,7 @@
 //!
 //! let shell = Shell::start(ShellConfig::new(Config::new("https://platform.example.test")?));
 //! let events = shell.events();
-//! shell.input(Input::Person(Person {
-//!     user_uid: Some("user-1".into()),
-//!     token: Some(Secret::new("token")),
-//!     token_type: None,
-//! }))?;
+//! shell.input(Input::Person(Person::new("user-1", Secret::new("token"))))?;
 //! shell.input(Input::EnvironmentUid(Some("env-1".into())))?;
 //! shell.input(Input::IsVisible(true))?;
 //! let ready = shell.wait_for(
@@ -54,6 +50,13 @@
 //!   still in flight: a hung answer keeps no thread and no socket.
 //! - Storage intents are answered from the [`Storage`] on the driver thread.
 //! - The shell holds no rule of the spec: no retries, no body parsing.
+//!
+//! # TLS
+//!
+//! The same features as `engine-io-tokio` (whose transport this shell runs) choose the TLS
+//! backend: `rustls` (default; aws-lc-rs crypto), `rustls-ring` (ring crypto, no aws-lc build)
+//! and `native-tls` (OpenSSL on Linux, which needs `libssl-dev` to build); with none, plain HTTP
+//! only. The table and the rules are in `engine-io-tokio`'s crate docs, "TLS".
 //!
 //! # URL rewrite
 //!
@@ -102,6 +105,7 @@ pub use engine_io_tokio::Stats;
 const INBOX_CAPACITY: usize = 64;
 
 /// How a [`Shell`] is started. Build with [`ShellConfig::new`] and adjust the fields.
+#[non_exhaustive]
 pub struct ShellConfig {
     /// The engine's configuration. A `start_unix_ms` of 0 is set from the system clock at start.
     pub engine: engine_core::Config,
@@ -165,7 +169,15 @@ impl std::fmt::Debug for ShellConfig {
     }
 }
 
-/// The shell's driver has stopped: nothing more can be sent to the engine.
+/// The shell's driver has stopped: nothing more can be sent to the engine. It has no cause
+/// behind it ([`source`](std::error::Error::source) is `None`), and goes into any boxed error.
+///
+/// ```
+/// use std::error::Error;
+/// let e: Box<dyn Error + Send + Sync> = engine_io_blocking::Closed.into();
+/// assert_eq!(e.to_string(), "The engine shell has stopped.");
+/// assert!(e.source().is_none());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("The engine shell has stopped.")]
 pub struct Closed;

@@ -123,11 +123,10 @@ fn without_the_rewrite_the_prefixed_platform_is_not_reached() {
     let sim = BlockingSim::start(config.clone()).unwrap();
     let shell = Shell::start(ShellConfig::new(Config::new(&sim.url()).unwrap()));
     shell
-        .input(Input::Person(Person {
-            user_uid: Some(config.person_uid.clone()),
-            token: Some(Secret::new(config.platform_token.clone())),
-            token_type: None,
-        }))
+        .input(Input::Person(Person::new(
+            config.person_uid.clone(),
+            Secret::new(config.platform_token.clone()),
+        )))
         .unwrap();
     shell
         .input(Input::EnvironmentUid(Some(config.environment_uid.clone())))

@@ -333,11 +333,7 @@ fn config(base: &str) -> ShellConfig {
 }
 
 fn person() -> Input {
-    Input::Person(Person {
-        user_uid: Some("user-1".into()),
-        token: Some(Secret::new(TOKEN)),
-        token_type: None,
-    })
+    Input::Person(Person::new("user-1", Secret::new(TOKEN)))
 }
 
 /// Person, Environment, visible.

@@ -158,11 +158,10 @@ fn platform(base: &str, frames: usize, pace: Duration) -> Handler {
 
 fn open(shell: &Shell) {
     shell
-        .input(Input::Person(Person {
-            user_uid: Some("user-1".into()),
-            token: Some(Secret::new("platform-token")),
-            token_type: None,
-        }))
+        .input(Input::Person(Person::new(
+            "user-1",
+            Secret::new("platform-token"),
+        )))
         .unwrap();
     shell
         .input(Input::EnvironmentUid(Some("env-1".into())))

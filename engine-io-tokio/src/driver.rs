@@ -385,14 +385,14 @@ impl Driver {
             .remove(&id)
             .is_some_and(|request| request.head_seen);
         tracing::error!(id = id.0, "request task panicked");
-        let failure = TransportFailure {
-            kind: if head_seen {
+        let failure = TransportFailure::new(
+            if head_seen {
                 FailureKind::Broken
             } else {
                 FailureKind::NoAnswer
             },
-            message: "The request failed unexpectedly.".into(),
-        };
+            "The request failed unexpectedly.",
+        );
         let now = self.now();
         self.engine.handle_failure(id, failure, now);
         self.settle(now);

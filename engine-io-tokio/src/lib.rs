@@ -1,5 +1,5 @@
 //! Tokio shell for [`engine_core`]: one task per engine that carries its HTTP intents out with
-//! reqwest (rustls), runs its timer, answers its storage intents, and hands the host snapshots
+//! reqwest (rustls by default: see [TLS](#tls)), runs its timer, answers its storage intents, and hands the host snapshots
 //! (a [`watch`] of the level truth) and events (a [`broadcast`] of edge facts).
 //!
 //! The shell decides nothing: no retries, no parsing of bodies, no interpretation of statuses.
@@ -15,11 +15,7 @@
 //! let config = ShellConfig::new(Config::new("https://platform.example.test")?);
 //! let (handle, task) = spawn(config);
 //! let mut events = handle.subscribe(); // subscribe before sending inputs
-//! handle.input(Input::Person(Person {
-//!     user_uid: Some("user-1".into()),
-//!     token: Some(Secret::new("platform-token")),
-//!     token_type: None,
-//! }))?;
+//! handle.input(Input::Person(Person::new("user-1", Secret::new("platform-token"))))?;
 //! handle.input(Input::EnvironmentUid(Some("env-1".into())))?;
 //! handle.input(Input::IsVisible(true))?;
 //! // Wait for the level truth: the composer admits a message.
@@ -46,6 +42,25 @@
 //! Redirects are not followed: the engine sees every status as sent. Credentials (sensitive
 //! headers) are sent but never logged; each request gets a `tracing` span with its id, method,
 //! target, path and status.
+//!
+//! # TLS
+//!
+//! The crate's features choose the TLS backend of `https` requests (reqwest's):
+//!
+//! | feature | backend | build needs |
+//! | --- | --- | --- |
+//! | `rustls` (default) | rustls, aws-lc-rs crypto, the platform's certificate verifier | a C compiler (aws-lc-sys's build takes about a minute) |
+//! | `rustls-ring` | rustls, ring crypto, the platform's certificate verifier | a C compiler |
+//! | `native-tls` | the platform's library: OpenSSL on Linux, Secure Transport on macOS, SChannel on Windows | OpenSSL's headers on Linux (`libssl-dev`) |
+//!
+//! For another backend, turn the default off:
+//! `engine-io-tokio = { version = "0.1", default-features = false, features = ["native-tls"] }`.
+//! With `rustls-ring`, the shell installs ring as the process's default rustls provider when it
+//! builds its client, unless one is installed already (a host that installs its own first keeps
+//! it). When several are on, reqwest picks native-tls over rustls, and with both rustls features
+//! the installed provider (ring, unless the host chose) is used. With none, the shell speaks
+//! plain HTTP only (a local runtime on loopback, a proxy that terminates TLS): an `https`
+//! request fails as [`FailureKind::NoAnswer`](engine_core::FailureKind::NoAnswer).
 //!
 //! # URL rewrite
 //!
@@ -94,6 +109,7 @@ pub use storage::{MemoryStorage, Storage};
 pub const EVENT_CAPACITY: usize = 1024;
 
 /// How a shell is built. Start from [`ShellConfig::new`] and change fields as needed.
+#[non_exhaustive]
 pub struct ShellConfig {
     /// The engine's configuration.
     pub engine: engine_core::Config,

@@ -28,6 +28,7 @@ pub const DEFAULT_SNAPSHOT_INTERVAL: Duration = Duration::from_millis(50);
 
 /// What a shell has done so far, for diagnostics and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Stats {
     /// Snapshots computed to be compared and published (each costs as much as the thread it
     /// holds).

@@ -106,20 +106,14 @@ mod tests {
     }
 
     fn request(base: &str, path: &str, body_mode: BodyMode) -> HttpRequest {
-        HttpRequest {
-            method: Method::Get,
-            target: Target::Platform,
-            base: base.to_owned(),
-            path: path.to_owned(),
-            query: vec![("q".into(), "a b&c".into())],
-            headers: vec![
-                Header::sensitive("Authorization", "Bearer secret-token"),
-                Header::new("Accept", "application/json"),
-            ],
-            body: None,
-            body_mode,
-            root_relative: false,
-        }
+        let mut request = HttpRequest::new(Method::Get, Target::Platform, base, path);
+        request.query = vec![("q".into(), "a b&c".into())];
+        request.headers = vec![
+            Header::sensitive("Authorization", "Bearer secret-token"),
+            Header::new("Accept", "application/json"),
+        ];
+        request.body_mode = body_mode;
+        request
     }
 
     /// A body that sends these pieces with a pause between them, then ends (or breaks off).
@@ -485,8 +479,18 @@ mod tests {
     #[tokio::test]
     async fn a_client_that_could_not_be_built_fails_every_request() {
         let r = request("http://127.0.0.1:9", "/", BodyMode::Buffered);
-        let parts = collect(Err("no TLS backend".into()), r, LIMITS).await;
+        let broken = transport::client(Duration::from_secs(1), "bad\nagent");
+        assert!(broken.is_err());
+        let parts = collect(broken, r, LIMITS).await;
         assert_eq!(shape(&parts), ["failed NoAnswer"]);
+        let Some(Part::Failed(f)) = parts.first() else {
+            panic!()
+        };
+        assert!(
+            f.message.starts_with("No HTTP client: builder error"),
+            "{}",
+            f.message
+        );
     }
 
     #[tokio::test]

@@ -15,6 +15,7 @@
 //! refuses the answer and aborts it.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -66,19 +67,74 @@ pub struct Limits {
     pub max_answer_bytes: usize,
 }
 
-/// The HTTP client of a shell, or why it could not be built (every request then fails with
-/// that message, no answer).
-pub type Client = Result<reqwest::Client, String>;
+/// The HTTP client of a shell, or why it could not be built (every request then fails, no
+/// answer, with the reason in its message).
+pub type Client = Result<reqwest::Client, ClientError>;
 
-/// Builds a shell's client: rustls, this connect timeout, no redirects (the engine sees every
-/// status as sent: a 307 would repeat a message request, and carry a credential elsewhere).
+/// Why a shell's HTTP client could not be built (a TLS backend that cannot start, a user agent
+/// that is not a header value). Its [`source`](std::error::Error::source) is reqwest's error,
+/// stripped of any address, and the causes go on from there.
+///
+/// ```
+/// use std::error::Error;
+/// let e = engine_io_tokio::transport::client(std::time::Duration::from_secs(1), "bad\nagent")
+///     .unwrap_err();
+/// assert_eq!(e.to_string(), "The HTTP client could not be built.");
+/// assert!(e.source().and_then(|s| s.downcast_ref::<reqwest::Error>()).is_some());
+/// ```
+#[derive(Debug, Clone)]
+pub struct ClientError {
+    /// Shared, so that the shell's client (and its error) can be cloned.
+    source: Arc<reqwest::Error>,
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("The HTTP client could not be built.")
+    }
+}
+
+impl std::error::Error for ClientError {
+    /// reqwest's error itself (not its `Arc`), so that it can be downcast.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+impl ClientError {
+    /// The error and its causes on one line, without any address (what a failed request says
+    /// after "No HTTP client: ").
+    pub fn describe(&self) -> String {
+        describe(&self.source)
+    }
+}
+
+/// Builds a shell's client: the TLS backend the crate's features chose (see "TLS" in the crate
+/// docs), this connect timeout, no redirects (the engine sees every status as sent: a 307 would
+/// repeat a message request, and carry a credential elsewhere).
 pub fn client(connect_timeout: Duration, user_agent: &str) -> Client {
+    #[cfg(feature = "rustls-ring")]
+    install_ring_provider();
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(user_agent)
         .build()
-        .map_err(|e| describe(&e))
+        .map_err(|e| ClientError {
+            source: Arc::new(e.without_url()),
+        })
+}
+
+/// `rustls-ring`: makes ring the process's default rustls crypto provider, which reqwest's
+/// rustls backend then uses, unless the host (or another library) already installed one: that
+/// one is kept.
+#[cfg(feature = "rustls-ring")]
+fn install_ring_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may install one in between: the first one installed wins, and either
+        // serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
 }
 
 /// Carries `request` out to `url` (its address after the host's rewrite) and hands its answer
@@ -99,8 +155,8 @@ pub async fn exchange(
     };
     let client = match client {
         Ok(client) => client,
-        Err(message) => {
-            let message = format!("No HTTP client: {message}");
+        Err(e) => {
+            let message = format!("No HTTP client: {}", e.describe());
             fail(out, FailureKind::NoAnswer, message).await;
             return;
         }
@@ -318,7 +374,7 @@ async fn buffer_body(
 
 async fn fail(out: &impl Sink, kind: FailureKind, message: String) {
     tracing::info!(?kind, %message, "request failed");
-    out.send(Part::Failed(TransportFailure { kind, message }))
+    out.send(Part::Failed(TransportFailure::new(kind, message)))
         .await;
 }
 
@@ -434,6 +490,7 @@ pub fn show(d: Duration) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test fails loudly
 mod tests {
     use super::*;
 
@@ -445,5 +502,66 @@ mod tests {
             strip_url("error sending request for url (http://h/p?q=1)"),
             "error sending request"
         );
+    }
+
+    /// `rustls-ring`: building the client installs ring as the process's rustls provider, and
+    /// the client builds (it would panic without a provider).
+    #[cfg(feature = "rustls-ring")]
+    #[test]
+    fn ring_provider_is_installed() {
+        let built = client(Duration::from_secs(1), "test");
+        assert!(built.is_ok(), "{built:?}");
+        let names = |p: &rustls::crypto::CryptoProvider| -> Vec<String> {
+            p.kx_groups
+                .iter()
+                .map(|g| format!("{:?}", g.name()))
+                .collect()
+        };
+        let installed = rustls::crypto::CryptoProvider::get_default().map(|p| names(p));
+        assert_eq!(
+            installed,
+            Some(names(&rustls::crypto::ring::default_provider()))
+        );
+    }
+
+    /// A client that cannot be built says so, and its causes walk down to the header value
+    /// refused, through reqwest's error (which names no address).
+    #[test]
+    fn client_error_keeps_its_causes() {
+        use std::error::Error as _;
+        let e = client(Duration::from_secs(1), "bad\nagent").unwrap_err();
+        assert_eq!(e.to_string(), "The HTTP client could not be built.");
+        let mut chain = Vec::new();
+        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+        while let Some(err) = current {
+            chain.push(err.to_string());
+            current = err.source();
+        }
+        assert!(chain.len() >= 3, "{chain:?}");
+        let reqwest_error = e.source().and_then(|s| s.downcast_ref::<reqwest::Error>());
+        assert!(reqwest_error.is_some_and(|r| r.is_builder() && r.url().is_none()));
+        assert!(
+            chain.last().is_some_and(|c| c.contains("header value")),
+            "{chain:?}"
+        );
+        assert!(
+            e.describe().starts_with("builder error"),
+            "{}",
+            e.describe()
+        );
+    }
+
+    /// No TLS feature: the client builds and speaks plain HTTP; an `https` address fails
+    /// without even connecting.
+    #[cfg(not(any(feature = "rustls", feature = "rustls-ring", feature = "native-tls")))]
+    #[tokio::test]
+    async fn without_tls_https_is_refused() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let c = client(Duration::from_secs(1), "test").unwrap();
+        let sent = c.get(format!("https://127.0.0.1:{port}/")).send().await;
+        assert!(sent.is_err());
+        let accepted = tokio::time::timeout(Duration::from_millis(100), listener.accept()).await;
+        assert!(accepted.is_err(), "a connection was made");
     }
 }

@@ -303,11 +303,10 @@ fn shell(base: &str) -> ShellConfig {
 
 fn sign_in(handle: &Handle, env: &str) {
     handle
-        .input(Input::Person(Person {
-            user_uid: Some("user-1".into()),
-            token: Some(Secret::new(PLATFORM_TOKEN)),
-            token_type: None,
-        }))
+        .input(Input::Person(Person::new(
+            "user-1",
+            Secret::new(PLATFORM_TOKEN),
+        )))
         .unwrap();
     handle
         .input(Input::EnvironmentUid(Some(env.into())))

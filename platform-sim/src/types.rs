@@ -103,11 +103,10 @@ impl SimConfig {
     pub fn default_session_inputs(&self, handle: &str) -> Vec<engine_core::Input> {
         use engine_core::{DefaultSession, Input, Person, Secret, SourceStatus};
         vec![
-            Input::Person(Person {
-                user_uid: Some(self.person_uid.clone()),
-                token: Some(Secret::new(self.platform_token.clone())),
-                token_type: None,
-            }),
+            Input::Person(Person::new(
+                self.person_uid.clone(),
+                Secret::new(self.platform_token.clone()),
+            )),
             Input::EnvironmentUid(Some(self.environment_uid.clone())),
             Input::DefaultSession(Some(DefaultSession {
                 agent_uid: self.agents.first().map(|a| a.uid.clone()),

@@ -46,11 +46,10 @@ impl Shell {
         let mut engine = Engine::new(Config::new(&sim.url()).unwrap(), now);
         let config = sim.config();
         for input in [
-            Input::Person(Person {
-                user_uid: Some(config.person_uid.clone()),
-                token: Some(Secret::new(DEFAULT_PLATFORM_TOKEN)),
-                token_type: None,
-            }),
+            Input::Person(Person::new(
+                config.person_uid.clone(),
+                Secret::new(DEFAULT_PLATFORM_TOKEN),
+            )),
             Input::EnvironmentUid(Some(config.environment_uid.clone())),
             Input::DefaultSession(Some(DefaultSession {
                 agent_uid: Some(config.agents[0].uid.clone()),
@@ -161,7 +160,7 @@ impl Shell {
                         }
                         Some(Msg::Fail(id, kind, message)) => {
                             self.tasks.remove(&id);
-                            self.engine.handle_failure(id, TransportFailure { kind, message }, now);
+                            self.engine.handle_failure(id, TransportFailure::new(kind, message), now);
                         }
                         None => return false,
                     }

@@ -1114,3 +1114,16 @@ async fn archived_list_and_search_answer_the_explorer_queries() {
     assert!(found(other).is_empty());
     sim.shutdown().await;
 }
+
+/// A simulator that cannot listen says why as the operating system's error, whose kind a host
+/// can test (`AddrInUse`): it is the error itself, with no cause behind it.
+#[test]
+fn a_taken_port_is_the_systems_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let Err(e) = BlockingSim::start_on_port(SimConfig::default(), port) else {
+        panic!("a second listener on port {port}");
+    };
+    assert_eq!(e.kind(), std::io::ErrorKind::AddrInUse, "{e}");
+    assert!(std::error::Error::source(&e).is_none(), "{e:?}");
+}

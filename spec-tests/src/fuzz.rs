@@ -217,11 +217,7 @@ pub fn engine_inputs(data: &[u8]) -> Reached {
     // asked for), so that they reach the deeper states; the rest start from nothing.
     if choices.below(4) != 0 {
         let start = [
-            Input::Person(Person {
-                user_uid: Some(fixtures::USER.to_owned()),
-                token: Some(Secret::new("tok")),
-                token_type: None,
-            }),
+            Input::Person(Person::new(fixtures::USER.to_owned(), Secret::new("tok"))),
             Input::EnvironmentUid(Some(fixtures::ENV.to_owned())),
             Input::IsVisible(true),
             Input::PageVisible(true),
@@ -262,10 +258,7 @@ pub fn engine_inputs(data: &[u8]) -> Reached {
                 } else {
                     FailureKind::Broken
                 };
-                let failure = TransportFailure {
-                    kind,
-                    message: "The connection was reset.".to_owned(),
-                };
+                let failure = TransportFailure::new(kind, "The connection was reset.".to_owned());
                 engine.handle_failure(id, failure, now);
             }
             _ => {
@@ -350,11 +343,7 @@ fn drain(
 fn host_input(choices: &mut Choices<'_>, texts: &mut u32) -> Input {
     let session = |n: usize| format!("s-{}", n % 3 + 1);
     match choices.below(14) {
-        0 => Input::Person(Person {
-            user_uid: Some(fixtures::USER.to_owned()),
-            token: Some(Secret::new("tok")),
-            token_type: None,
-        }),
+        0 => Input::Person(Person::new(fixtures::USER.to_owned(), Secret::new("tok"))),
         1 => Input::EnvironmentUid(match choices.below(3) {
             0 => Some(fixtures::ENV.to_owned()),
             1 => Some(fixtures::ENV2.to_owned()),

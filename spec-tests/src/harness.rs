@@ -280,11 +280,10 @@ impl Harness {
 
     /// Sets the person (with a token).
     pub fn person(&mut self, uid: &str) -> &mut Self {
-        self.input(Input::Person(Person {
-            user_uid: Some(uid.to_owned()),
-            token: Some(Secret::new("platform-token-secret")),
-            token_type: None,
-        }))
+        self.input(Input::Person(Person::new(
+            uid.to_owned(),
+            Secret::new("platform-token-secret"),
+        )))
     }
 
     /// Sets `environmentUid`.
@@ -698,10 +697,7 @@ impl Harness {
     /// A streamed body that breaks off after its head.
     pub fn broken(&mut self, id: RequestId) -> &mut Self {
         self.open.remove(&id);
-        let failure = TransportFailure {
-            kind: engine_core::FailureKind::Broken,
-            message: "connection reset".into(),
-        };
+        let failure = TransportFailure::broken("connection reset");
         self.engine.handle_failure(id, failure, self.at());
         self.step(&format!("<- {id} broken"));
         self

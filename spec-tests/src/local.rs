@@ -95,10 +95,8 @@ pub fn is_local_turn(call: &ApiCall) -> bool {
 
 /// A streamed head naming the conversation (`X-Agent-Session-Uid`).
 pub fn named_head(uid: Option<&str>) -> engine_core::ResponseHead {
-    engine_core::ResponseHead {
-        agent_session_uid: uid.map(str::to_owned),
-        ..engine_core::ResponseHead::new(200, Some("text/event-stream".into()))
-    }
+    engine_core::ResponseHead::new(200, Some("text/event-stream".into()))
+        .with_agent_session_uid(uid.map(str::to_owned))
 }
 
 /// The JSON body of request `id`.

@@ -499,11 +499,7 @@ pub fn run(sim: Sim) -> Result<Report, Box<Failure>> {
         admission: Digest::default(),
     };
     let start = [
-        Input::Person(Person {
-            user_uid: Some(fixtures::USER.to_owned()),
-            token: Some(Secret::new("tok")),
-            token_type: None,
-        }),
+        Input::Person(Person::new(fixtures::USER.to_owned(), Secret::new("tok"))),
         Input::EnvironmentUid(Some(fixtures::ENV.to_owned())),
         Input::IsVisible(true),
         Input::PageVisible(true),
@@ -1000,10 +996,10 @@ impl World {
                     if let Some(text) = turn {
                         self.network_failed.insert(text);
                     }
-                    let failure = TransportFailure {
-                        kind: FailureKind::Broken,
-                        message: "The answer was interrupted before it finished.".to_owned(),
-                    };
+                    let failure = TransportFailure::new(
+                        FailureKind::Broken,
+                        "The answer was interrupted before it finished.".to_owned(),
+                    );
                     self.engine.handle_failure(id, failure, now);
                 } else {
                     if status == 200 && turn.is_some() {
@@ -1016,10 +1012,8 @@ impl World {
                 if let Some(text) = self.calls.get(&id).and_then(sent_text) {
                     self.network_failed.insert(text.to_owned());
                 }
-                let failure = TransportFailure {
-                    kind,
-                    message: "The server closed without answering.".to_owned(),
-                };
+                let failure =
+                    TransportFailure::new(kind, "The server closed without answering.".to_owned());
                 self.engine.handle_failure(id, failure, now);
             }
         }

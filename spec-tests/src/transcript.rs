@@ -90,6 +90,8 @@ pub(crate) fn event_line(event: &Event) -> String {
             id,
             text,
         } => format!("!! queued message returned {session_uid:?} {id:?} {text:?}"),
+        // An event kind newer than this transcript: its JSON form.
+        other => format!("!! {}", serde_json::to_string(other).unwrap_or_default()),
     }
 }
 

@@ -80,11 +80,10 @@ fn raw_three_times(h: &mut Harness, bytes: &[u8]) {
 }
 
 fn person(h: &mut Harness, uid: &str) {
-    h.input(Input::Person(Person {
-        user_uid: Some(uid.to_owned()),
-        token: Some(Secret::new("platform-token-secret")),
-        token_type: None,
-    }));
+    h.input(Input::Person(Person::new(
+        uid.to_owned(),
+        Secret::new("platform-token-secret"),
+    )));
 }
 
 fn model_ids(h: &Harness) -> Vec<String> {
@@ -219,11 +218,9 @@ fn cat_1_stored_model_outside_the_catalog_is_not_offered() {
 #[test]
 fn cat_1_no_request_without_a_public_person_uid() {
     let mut h = Harness::new();
-    h.input(Input::Person(Person {
-        user_uid: None,
-        token: Some(Secret::new("platform-token-secret")),
-        token_type: None,
-    }));
+    h.input(Input::Person(
+        Person::default().with_token(Secret::new("platform-token-secret")),
+    ));
     h.env(Some(ENV));
     h.visible(true);
     assert_eq!(catalogs(&h), 0);

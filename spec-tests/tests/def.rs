@@ -713,11 +713,10 @@ fn def12_no_second_request_for_the_same_combination() {
     h.visible(false).visible(true);
     h.shows_default(false).shows_default(true);
     h.default_session(Some(AGENT));
-    h.input(Input::Person(Person {
-        user_uid: Some(USER.to_owned()),
-        token: Some(Secret::new("a-renewed-token")),
-        token_type: None,
-    }));
+    h.input(Input::Person(Person::new(
+        USER.to_owned(),
+        Secret::new("a-renewed-token"),
+    )));
     // name and unavailableMessage are not part of the combination.
     h.input(Input::DefaultSession(Some(descriptor(
         Some(AGENT),

@@ -84,11 +84,7 @@ fn stored(h: &mut Harness, key: &str, sessions: Option<Vec<SessionSummary>>) {
 }
 
 fn anonymous() -> Input {
-    Input::Person(Person {
-        user_uid: None,
-        token: Some(Secret::new("platform-token-secret")),
-        token_type: None,
-    })
+    Input::Person(Person::default().with_token(Secret::new("platform-token-secret")))
 }
 
 fn query_value<'a>(s: &'a Sent, name: &str) -> Option<&'a str> {
@@ -277,11 +273,10 @@ fn env2_person_change_clears_the_selection() {
     let mut h = Harness::visible_in_env();
     h.answer_list(&[record("s-new", AGENT, ENV, 30)]);
     assert_eq!(h.current().as_deref(), Some("s-new"));
-    h.input(Input::Person(Person {
-        user_uid: Some(USER.to_owned()),
-        token: Some(Secret::new("renewed-token")),
-        token_type: None,
-    }));
+    h.input(Input::Person(Person::new(
+        USER.to_owned(),
+        Secret::new("renewed-token"),
+    )));
     assert_eq!(h.current().as_deref(), Some("s-new"));
     h.person("user-2");
     assert_eq!(h.current(), None);

@@ -519,11 +519,7 @@ fn a_person_or_environment_change_clears_the_explorer() {
     );
     h.reply(id, 500, json!({"detail": "Down."}));
     assert!(h.snapshot().session_search_error.is_some());
-    h.input(Input::Person(Person {
-        user_uid: Some("user-2".into()),
-        token: None,
-        token_type: None,
-    }));
+    h.input(Input::Person(Person::local(Some("user-2".into()))));
     let s = h.snapshot();
     assert_eq!(s.session_search_error, None);
     assert_eq!(s.session_search_query, None);

@@ -55,11 +55,10 @@ impl Direct {
             sent: Vec::new(),
             events: Vec::new(),
         };
-        d.input(Input::Person(Person {
-            user_uid: Some(USER.to_owned()),
-            token: Some(Secret::new("platform-token-secret")),
-            token_type: None,
-        }));
+        d.input(Input::Person(Person::new(
+            USER.to_owned(),
+            Secret::new("platform-token-secret"),
+        )));
         d.input(Input::EnvironmentUid(Some(ENV.to_owned())));
         d.input(Input::IsVisible(true));
         d

@@ -454,11 +454,10 @@ fn hyd_9_detail_refetch_keeps_readiness_ready() {
 #[test]
 fn hyd_9_token_change_refetches_detail_and_stays_ready() {
     let mut h = Harness::ready("s-1");
-    h.input(Input::Person(Person {
-        user_uid: Some(USER.to_owned()),
-        token: Some(Secret::new("a-new-token")),
-        token_type: None,
-    }));
+    h.input(Input::Person(Person::new(
+        USER.to_owned(),
+        Secret::new("a-new-token"),
+    )));
     assert_eq!(details(&h, "s-1"), 2);
     let id = h.detail_request("s-1");
     assert_eq!(

@@ -137,11 +137,7 @@ fn no_icon_request_without_environment_or_credential() {
     h.person("user-1");
     ask(&mut h, &[AGENT]);
     assert_eq!(h.count(is_projection), 0, "no Environment");
-    h.input(Input::Person(Person {
-        user_uid: Some("user-1".into()),
-        token: None,
-        token_type: None,
-    }));
+    h.input(Input::Person(Person::local(Some("user-1".into()))));
     h.env(Some(ENV));
     ask(&mut h, &[AGENT]);
     assert_eq!(h.count(is_projection), 0, "no credential");
@@ -306,27 +302,17 @@ fn person_change_and_sign_out_drop_the_icons() {
     h.reply(id, 200, projection());
     answer_icon(&mut h, AGENT);
     assert!(image_of(&h, AGENT).is_some());
-    h.input(Input::Person(Person {
-        user_uid: Some("user-2".into()),
-        token: None,
-        token_type: None,
-    }));
+    h.input(Input::Person(Person::local(Some("user-2".into()))));
     assert!(h.snapshot().agent_icons.is_empty());
     // A new token alone (same person) keeps them.
-    h.input(Input::Person(Person {
-        user_uid: Some("user-2".into()),
-        token: Some(Secret::new("t-1")),
-        token_type: None,
-    }));
+    h.input(Input::Person(Person::new("user-2", Secret::new("t-1"))));
     ask(&mut h, &[AGENT]);
     let id = projection_request(&h);
     h.reply(id, 200, projection());
     answer_icon(&mut h, AGENT);
-    h.input(Input::Person(Person {
-        user_uid: Some("user-2".into()),
-        token: Some(Secret::new("t-2")),
-        token_type: Some("Token".into()),
-    }));
+    h.input(Input::Person(
+        Person::new("user-2", Secret::new("t-2")).with_token_type("Token"),
+    ));
     assert!(image_of(&h, AGENT).is_some());
 }
 

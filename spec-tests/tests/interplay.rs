@@ -156,11 +156,7 @@ fn requested_id_set_before_person_and_environment_carries_into_them() {
 #[test]
 fn start_action_without_environment_is_refused_before_any_request() {
     let mut h = Harness::new();
-    h.input(Input::Person(Person {
-        user_uid: Some(USER.into()),
-        token: Some(Secret::new("t")),
-        token_type: None,
-    }));
+    h.input(Input::Person(Person::new(USER, Secret::new("t"))));
     h.visible(true);
     h.command(Command::StartAgentSessionById {
         agent_id: AGENT.into(),

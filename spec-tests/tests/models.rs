@@ -1375,11 +1375,10 @@ fn shr_6_default_wait_ended_by_environment_change_asks_again() {
 #[test]
 fn shr_6_person_change_ends_the_wait() {
     let mut h = default_waiting();
-    h.input(Input::Person(Person {
-        user_uid: Some("user-2".into()),
-        token: Some(Secret::new("other-token")),
-        token_type: None,
-    }));
+    h.input(Input::Person(Person::new(
+        "user-2",
+        Secret::new("other-token"),
+    )));
     assert_eq!(request_of(&h), None);
 }
 

@@ -484,11 +484,10 @@ fn refetched(how: Refetch) -> (Harness, engine_core::RequestId) {
             h.visible(false).visible(true);
         }
         Refetch::Token => {
-            h.input(Input::Person(Person {
-                user_uid: Some(USER.to_owned()),
-                token: Some(Secret::new("a-new-token")),
-                token_type: None,
-            }));
+            h.input(Input::Person(Person::new(
+                USER.to_owned(),
+                Secret::new("a-new-token"),
+            )));
         }
         Refetch::Refresh => {
             h.command(Command::RefreshSessionDetail);

@@ -9,7 +9,7 @@
 //! status, hold reason and hold message; the row on its way; the strip's and the composer's
 //! texts; and a queued row that a guard refuses inside its run (SND-2, SND-21, SND-22).
 
-use engine_core::{Command, Event, FailureCode, HoldReason, QueueRowStatus, QueueTexts, RunStatus};
+use engine_core::{Command, Event, FailureCode, HoldReason, QueueRowStatus, RunStatus};
 use serde_json::json;
 use spec_tests::Harness;
 use spec_tests::fixtures::answer;
@@ -46,17 +46,17 @@ fn rows_carry_their_status_and_the_strip_its_texts() {
             ("Third", QueueRowStatus::Queued, None)
         ]
     );
+    let texts = &s.message_queue_texts;
     assert_eq!(
-        s.message_queue_texts,
-        QueueTexts {
-            summary: Some("2 queued · will send when Ledger Helper finishes".into()),
-            hold: None,
-            composer_placeholder: Some(
-                "Ledger Helper is working. Your message will send when it finishes.".into()
-            ),
-            composer_action: Some("Add to queue".into()),
-        }
+        texts.summary.as_deref(),
+        Some("2 queued · will send when Ledger Helper finishes")
     );
+    assert_eq!(texts.hold, None);
+    assert_eq!(
+        texts.composer_placeholder.as_deref(),
+        Some("Ledger Helper is working. Your message will send when it finishes.")
+    );
+    assert_eq!(texts.composer_action.as_deref(), Some("Add to queue"));
     let json = serde_json::to_value(&s.message_queue[0]).unwrap();
     assert_eq!(json["status"], "queued");
     assert!(json.get("holdReason").is_none());

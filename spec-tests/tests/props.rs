@@ -302,11 +302,7 @@ fn is_hydration(call: &ApiCall) -> bool {
 impl Model {
     fn new() -> Model {
         let mut h = Harness::new();
-        h.input(Input::Person(Person {
-            user_uid: Some(USERS[0].into()),
-            token: Some(Secret::new("tok")),
-            token_type: None,
-        }));
+        h.input(Input::Person(Person::new(USERS[0], Secret::new("tok"))));
         Model {
             h,
             scope: (None, 0),
@@ -347,11 +343,8 @@ impl Model {
                     self.scope.1 = *p;
                     self.scope_epoch += 1;
                 }
-                self.h.input(Input::Person(Person {
-                    user_uid: Some(USERS[*p].into()),
-                    token: Some(Secret::new("tok")),
-                    token_type: None,
-                }));
+                self.h
+                    .input(Input::Person(Person::new(USERS[*p], Secret::new("tok"))));
             }
             Op::Requested(r) => {
                 let id = r.map(|i| if i == 4 { "undefined" } else { SESSIONS[i] });

@@ -289,11 +289,9 @@ fn sel_2_latest_sessions_request_and_nothing_selected_before_it_loads() {
 #[test]
 fn sel_2_list_read_without_person_uid_omits_created_by() {
     let mut h = Harness::new();
-    h.input(Input::Person(Person {
-        user_uid: None,
-        token: Some(Secret::new("platform-token-secret")),
-        token_type: None,
-    }));
+    h.input(Input::Person(
+        Person::default().with_token(Secret::new("platform-token-secret")),
+    ));
     h.env(Some(ENV));
     h.visible(true);
     let id = h.list_request();

@@ -155,11 +155,10 @@ fn open<S: ShellUnderTest>(config: &SimConfig, url: &str) -> S {
 fn open_with<S: ShellUnderTest>(config: &SimConfig, url: &str, record: bool) -> S {
     let shell = S::start_with(url, record);
     let agent: &AgentSpec = config.agents.first().unwrap();
-    shell.input(Input::Person(Person {
-        user_uid: Some(config.person_uid.clone()),
-        token: Some(Secret::new(config.platform_token.clone())),
-        token_type: None,
-    }));
+    shell.input(Input::Person(Person::new(
+        config.person_uid.clone(),
+        Secret::new(config.platform_token.clone()),
+    )));
     shell.input(Input::EnvironmentUid(Some(config.environment_uid.clone())));
     shell.input(Input::DefaultSession(Some(DefaultSession {
         agent_uid: Some(agent.uid.clone()),

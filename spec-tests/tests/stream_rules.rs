@@ -12,7 +12,6 @@
 mod stream_support;
 
 use engine_core::message::MessageStatus;
-use engine_core::stream::NewSession;
 use engine_core::{StreamDelta, StreamOutcome};
 use serde_json::{Value, json};
 use stream_support::{body, events, parts, run};
@@ -438,15 +437,16 @@ fn engine_frames() {
         json!({"type": "start", "messageId": "m", "agent_id": "ag-2"}),
         json!({"type": "text-start", "id": "t", "agent_id": "ag-2"}),
     ]));
+    let new_session = done.stream.new_session();
     assert_eq!(
-        done.stream.new_session(),
-        Some(&NewSession {
-            session_uid: "s-7".to_owned(),
-            agent_id: Some("ag-1".to_owned()),
-            agent_unique_id: None,
-            session_key: None,
-            thread_id: Some("th".to_owned()),
-        })
+        new_session.map(|n| (
+            n.session_uid.as_str(),
+            n.agent_id.as_deref(),
+            n.agent_unique_id.as_deref(),
+            n.session_key.as_deref(),
+            n.thread_id.as_deref()
+        )),
+        Some(("s-7", Some("ag-1"), None, None, Some("th")))
     );
     assert_eq!(done.stream.agent_id(), Some("ag-2"));
     let agent_ids: Vec<&StreamDelta> = done

@@ -107,11 +107,10 @@ impl Host {
     /// Session s-1 requested, loaded, its runtime first waking (an interval of 2.5 s), then
     /// ready once the timer fired; returns the time the timer was due.
     fn open_s1_through_a_wake(&mut self) -> Time {
-        self.input(Input::Person(Person {
-            user_uid: Some(USER.into()),
-            token: Some(Secret::new("platform-token")),
-            token_type: None,
-        }));
+        self.input(Input::Person(Person::new(
+            USER,
+            Secret::new("platform-token"),
+        )));
         self.input(Input::EnvironmentUid(Some(ENV.into())));
         self.input(Input::RequestedSessionId(Some("s-1".into())));
         self.input(Input::IsVisible(true));

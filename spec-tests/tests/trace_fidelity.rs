@@ -99,11 +99,7 @@ impl Live {
     }
 
     fn person(&mut self, token: &str) -> &mut Self {
-        self.input(Input::Person(Person {
-            user_uid: Some(USER.into()),
-            token: Some(Secret::new(token)),
-            token_type: None,
-        }))
+        self.input(Input::Person(Person::new(USER, Secret::new(token))))
     }
 
     fn head(&mut self, id: RequestId, status: u16, content_type: &str) -> &mut Self {
@@ -469,10 +465,8 @@ fn inv_12_a_local_conversation_replays_identically() {
     });
     live.wait(7);
     let now = live.now();
-    let head = ResponseHead {
-        agent_session_uid: Some("local-9".into()),
-        ..ResponseHead::new(200, Some("text/event-stream".into()))
-    };
+    let head = ResponseHead::new(200, Some("text/event-stream".into()))
+        .with_agent_session_uid(Some("local-9".into()));
     live.engine.handle_response(turn, head, now);
     live.drain();
     live.chunk(turn, &answer("m-1", "Hi.")).end(turn);

@@ -472,10 +472,7 @@ impl Recording {
     }
 
     fn fail(&mut self, id: RequestId, kind: FailureKind) -> &mut Self {
-        let failure = TransportFailure {
-            kind,
-            message: "connection reset".into(),
-        };
+        let failure = TransportFailure::new(kind, "connection reset");
         let now = self.now();
         self.open.remove(&id);
         self.recorder.failure(id, &failure, now);
@@ -550,11 +547,10 @@ impl Recording {
     }
 
     fn person(&mut self) -> &mut Self {
-        self.input(Input::Person(Person {
-            user_uid: Some(USER.into()),
-            token: Some(Secret::new(PLATFORM_TOKEN)),
-            token_type: None,
-        }))
+        self.input(Input::Person(Person::new(
+            USER,
+            Secret::new(PLATFORM_TOKEN),
+        )))
     }
 
     fn text(&mut self) -> String {

@@ -280,10 +280,8 @@ impl NativeEngine {
         agent_session_uid: Option<String>,
         now_us: u64,
     ) -> PyResult<()> {
-        let head = ResponseHead {
-            agent_session_uid,
-            ..ResponseHead::new(status, content_type)
-        };
+        let head =
+            ResponseHead::new(status, content_type).with_agent_session_uid(agent_session_uid);
         self.guard(|s| {
             s.engine
                 .handle_response(RequestId(id), head, Time::from_micros(now_us));

@@ -43,6 +43,7 @@ const MISSING_MODEL_TAIL: &str = "Using the first available model from the picke
 
 /// The P12 answer, validated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Catalog {
     /// `catalog_digest`: `sha256:` and 64 lowercase hex digits.
     pub catalog_digest: String,
@@ -52,6 +53,7 @@ pub struct Catalog {
 
 /// One `providers[]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct CatalogProvider {
     /// Provider id, the value stored in `llm_provider`; never empty.
     pub provider: String,
@@ -88,6 +90,7 @@ impl CatalogProvider {
 /// `providers[].credential_status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum CredentialStatus {
     /// `active`.
     Active,
@@ -113,6 +116,7 @@ impl CredentialStatus {
 /// no types, so `uid` and `status` must be strings, `authenticated` a boolean, and the three
 /// owner ids strings or `null`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ConfiguredCredential {
     /// `uid`.
     pub uid: String,
@@ -130,6 +134,7 @@ pub struct ConfiguredCredential {
 
 /// One `providers[].models[]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct CatalogModel {
     /// The value stored in `llm_model`; never empty.
     pub model: String,
@@ -164,6 +169,7 @@ impl CatalogModel {
 /// A thinking (reasoning effort) level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ThinkingLevel {
     /// `off`.
     Off,
@@ -246,6 +252,7 @@ impl fmt::Display for ThinkingLevel {
 /// A provider choice of the picker projection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ProviderOption {
     /// `display_name`.
     pub label: String,
@@ -256,6 +263,7 @@ pub struct ProviderOption {
 /// A reasoning-effort choice of a model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct EffortOption {
     /// The level in title case.
     pub label: String,
@@ -266,6 +274,7 @@ pub struct EffortOption {
 /// A model choice of the picker projection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ModelOption {
     /// `"{provider}::{model}"`.
     pub id: String,
@@ -353,6 +362,7 @@ pub struct ModelChoice {
 /// What [`resolve_selection`] settles on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Resolved {
     /// The provider id, none when the catalog offers no model.
     pub provider: Option<String>,

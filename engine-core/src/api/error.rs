@@ -10,6 +10,7 @@ use serde_json::Value;
 /// The platform operation a failure belongs to; its text starts the error message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Operation {
     /// P1, the latest-sessions list (or an Agent's latest session).
     SessionList,
@@ -84,6 +85,7 @@ impl Operation {
 /// Why a platform call failed. `Display` gives the message a person sees.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ApiError {
     /// The call was refused before any request left (bad id, no Environment, ...).
     #[error("{message}")]

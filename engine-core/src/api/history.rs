@@ -12,6 +12,7 @@ use crate::message::{DataPart, Message, MessageStatus, Part, Role, ToolPart, Too
 /// The run status the history reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum HistoryStatus {
     /// A turn is running.
     Running,
@@ -24,6 +25,7 @@ pub enum HistoryStatus {
 /// A loaded transcript.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct History {
     /// `session.sessionId`: the runtime session id.
     pub runtime_session_id: Option<String>,

@@ -20,6 +20,7 @@ pub const MAX_ICON_URL_BYTES: usize = 2048;
 /// How a surface draws an icon.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum IconRendering {
     /// A monochrome alpha mask that follows the theme (`currentColor`).
     Mask,
@@ -29,6 +30,7 @@ pub enum IconRendering {
 
 /// One row of the projection: an Agent with a usable icon.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ProjectedIcon {
     /// How it is drawn.
     pub rendering: IconRendering,

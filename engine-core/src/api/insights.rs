@@ -10,6 +10,7 @@ use crate::Json;
 /// Session insights: a few normalized fields, and the object as received.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Insights {
     /// `has_insights` / `hasInsights`; false when absent.
     pub has_insights: bool,

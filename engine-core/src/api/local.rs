@@ -33,6 +33,7 @@ pub const NOT_READY_TEXT: &str = "The local Agent is not ready yet.";
 /// A request to the local runtime, in domain terms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "route", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum LocalRoute {
     /// `GET /ready`.
     Ready,
@@ -235,6 +236,7 @@ pub fn local_failure_text(route: &LocalRoute, status: Option<u16>, body: &[u8]) 
 
 /// What `GET /ready` said.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Readiness {
     /// 2xx and `ok: true`.
     Ready,
@@ -275,6 +277,7 @@ pub fn read_health(status: u16, body: &[u8]) -> Option<&'static str> {
 /// One conversation of the local session list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct LocalSession {
     /// `sessionUid`, trimmed.
     pub session_uid: String,
@@ -340,6 +343,7 @@ pub fn parse_local_agent(body: &[u8]) -> Option<String> {
 /// The model the runtime holds for a conversation (`GET`/`PUT /api/chat/session-model`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct LocalSessionModel {
     /// `sessionUid`.
     pub session_uid: Option<String>,

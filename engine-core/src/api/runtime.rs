@@ -10,6 +10,7 @@ use crate::input::Secret;
 /// The states a `runtime_interaction` may name (OI-3). Any other value is malformed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum InteractionState {
     /// Ready.
     Ready,
@@ -44,6 +45,7 @@ impl InteractionState {
 /// A notice's severity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Severity {
     /// Information.
     Info,
@@ -57,6 +59,7 @@ pub enum Severity {
 
 /// The backend's notice on a decision: all four fields non-empty, else no notice.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct RuntimeNotice {
     /// Machine-readable code.
     pub code: String,
@@ -71,6 +74,7 @@ pub struct RuntimeNotice {
 /// `runtime_interaction`: the admission decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct RuntimeInteraction {
     /// The state.
     pub state: InteractionState,
@@ -87,6 +91,7 @@ pub struct RuntimeInteraction {
 /// `runtime_presence.phase`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum PresencePhase {
     /// Not deployed.
     NotDeployed,
@@ -111,6 +116,7 @@ pub enum PresencePhase {
 /// `runtime_presence.wake`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Wake {
     /// The wake operation.
     pub operation_uid: String,
@@ -125,6 +131,7 @@ pub struct Wake {
 /// `runtime_presence`: diagnostic progress; never decides admission.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct RuntimePresence {
     /// The phase.
     pub phase: PresencePhase,
@@ -142,6 +149,7 @@ pub struct RuntimePresence {
 
 /// Where a ready decision sends its requests: the runtime base and its bearer token.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RuntimeEndpoint {
     /// The runtime base, absolute, without a trailing slash.
     pub rpc_url: String,
@@ -151,6 +159,7 @@ pub struct RuntimeEndpoint {
 
 /// How the answer says the runtime is reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AccessMode {
     /// `mode: "token"` with a usable `rpc_url` and token.
     Token(RuntimeEndpoint),
@@ -165,6 +174,7 @@ pub enum AccessMode {
 
 /// A normalized P11 answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RuntimeAccess {
     /// The admission decision.
     pub interaction: RuntimeInteraction,

@@ -11,6 +11,7 @@ use crate::Json;
 /// (ADR 060 sends it back as `session`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SessionRecord {
     /// The session uid (fallbacks `agent_session_uid`, `session_uid`, `runtime_session_uid`).
     pub uid: String,

@@ -313,3 +313,42 @@ impl Environment {
 }
 
 crate::revision::count_transitions!(Environment);
+
+#[cfg(test)]
+mod tests {
+    use super::sort_newest_first;
+    use crate::input::SessionSummary;
+
+    fn row(uid: &str, ended_at: Option<&str>) -> SessionSummary {
+        SessionSummary {
+            uid: uid.to_owned(),
+            agent_uid: None,
+            agent_name: None,
+            title: uid.to_owned(),
+            status: None,
+            started_at: None,
+            ended_at: ended_at.map(str::to_owned),
+            handle_unique_id: None,
+            llm_provider: None,
+            llm_model: None,
+        }
+    }
+
+    /// OI-13: a timestamp the strict reader refuses (a day past its month's end, an offset out
+    /// of range, a wrong separator) counts as unknown, like a missing one: such rows go last, in
+    /// their order.
+    #[test]
+    fn refused_timestamps_sort_as_unknown() {
+        let mut rows = vec![
+            row("feb-31", Some("2026-02-31T10:00:00Z")),
+            row("old", Some("2026-01-01T10:00:00Z")),
+            row("offset", Some("2026-03-01T10:00:00+99:99")),
+            row("none", None),
+            row("new", Some("2026-03-01T10:00:00Z")),
+            row("slash", Some("2026/03/02T10:00:00Z")),
+        ];
+        sort_newest_first(&mut rows);
+        let order: Vec<&str> = rows.iter().map(|r| r.uid.as_str()).collect();
+        assert_eq!(order, ["new", "old", "feb-31", "offset", "none", "slash"]);
+    }
+}

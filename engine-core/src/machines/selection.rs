@@ -13,6 +13,7 @@ use crate::api::ApiError;
 /// What selected the session (SEL-11).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Origin {
     /// `requestedSessionId`.
     Requested,

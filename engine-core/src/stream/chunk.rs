@@ -17,6 +17,7 @@ use crate::message::OtherPart;
 
 /// One parsed event payload: the chunk, and the frame's `agent_id` when it carries one.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Frame {
     /// The frame's top-level `agent_id` (a non-blank string, trimmed, or a number as its
     /// digits), whatever its type.
@@ -27,6 +28,7 @@ pub struct Frame {
 
 /// Why a payload gave no chunk.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ChunkError {
     /// Not JSON, or not an object with a string `type`: dropped.
     #[error("the payload is not a JSON object with a string `type`")]
@@ -49,6 +51,7 @@ pub enum ChunkError {
 
 /// How a tool call's input streams (`tool-input-start.inputEncoding`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum InputEncoding {
     /// JSON text, parsed (and repaired) as it grows: the default.
     #[default]
@@ -59,6 +62,7 @@ pub enum InputEncoding {
 
 /// The fields shared by the tool input chunks (`tool-input-start`, `-available`, `-error`).
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct ToolCall {
     /// `toolCallId`.
     pub tool_call_id: String,
@@ -78,6 +82,7 @@ pub struct ToolCall {
 
 /// The fields shared by the tool output chunks (`tool-output-available`, `-error`).
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// `toolCallId`.
     pub tool_call_id: String,
@@ -93,6 +98,7 @@ pub struct ToolResult {
 /// `error_detail`, then to "The agent reported an error.".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AgentError {
     /// The error text.
     pub error_text: String,
@@ -110,6 +116,7 @@ pub struct AgentError {
 /// A `new_session` frame: the session the Agent created for a `newChat` turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct NewSession {
     /// The session's id: `runtime_session_uid`, else `agent_session_uid`, `session_uid`, `uid`.
     pub session_uid: String,
@@ -129,6 +136,7 @@ pub struct NewSession {
 
 /// One chunk (ui-message-stream §4), or an engine frame.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Chunk {
     /// `start`.
     Start {
@@ -356,6 +364,7 @@ pub fn parse_frame(payload: &str) -> Frame {
 
 /// A delta chunk, its strings borrowed from the payload where they have no escapes.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DeltaChunk<'a> {
     /// `text-delta` without `providerMetadata`.
     Text {

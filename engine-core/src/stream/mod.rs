@@ -30,6 +30,7 @@ use crate::message::Message;
 /// What an answer stream skipped or found wrong, and how much it processed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct StreamStats {
     /// SSE events dispatched (`[DONE]` and oversized ones included).
     pub events: u64,

@@ -20,6 +20,7 @@ pub const INTERRUPTED_TEXT: &str = "The answer was interrupted before it finishe
     rename_all = "camelCase",
     rename_all_fields = "camelCase"
 )]
+#[non_exhaustive]
 pub enum StreamOutcome {
     /// Still streaming.
     Open,

@@ -26,6 +26,7 @@ const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
 /// One decoded event, lent to the caller of [`SseDecoder::feed`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SseEvent<'a> {
     /// The event's data (its `data` lines joined with `\n`).
     Data(&'a str),

@@ -334,10 +334,22 @@ pub enum Record {
 }
 
 /// Why a line could not be read (the replay adds its number).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) enum LineError {
     Malformed(String),
+    /// What serde refused, and serde's error (the replay keeps it as its source).
+    Json(String, std::sync::Arc<serde_json::Error>),
     UnknownKind(String),
+}
+
+impl LineError {
+    fn json(context: Option<&str>, e: serde_json::Error) -> LineError {
+        let message = match context {
+            Some(kind) => format!("{kind}: {e}"),
+            None => e.to_string(),
+        };
+        LineError::Json(message, std::sync::Arc::new(e))
+    }
 }
 
 /// The record kinds that carry an input, in the order they are listed in messages.
@@ -405,7 +417,7 @@ struct FailurePayload {
 struct EmptyPayload {}
 
 fn payload<T: for<'de> Deserialize<'de>>(kind: &str, v: Value) -> Result<T, LineError> {
-    serde_json::from_value(v).map_err(|e| LineError::Malformed(format!("{kind}: {e}")))
+    serde_json::from_value(v).map_err(|e| LineError::json(Some(kind), e))
 }
 
 impl Record {
@@ -426,8 +438,7 @@ impl Record {
         if line.trim().is_empty() {
             return Ok(None);
         }
-        let value: Value =
-            serde_json::from_str(line).map_err(|e| LineError::Malformed(e.to_string()))?;
+        let value: Value = serde_json::from_str(line).map_err(|e| LineError::json(None, e))?;
         let Value::Object(mut map) = value else {
             return Err(LineError::Malformed("a record is a JSON object".to_owned()));
         };
@@ -600,7 +611,9 @@ impl std::str::FromStr for Record {
         match Record::parse_line(line) {
             Ok(Some(record)) => Ok(record),
             Ok(None) => Err("a blank line".to_owned()),
-            Err(LineError::Malformed(m)) => Err(format!("malformed record: {m}")),
+            Err(LineError::Malformed(m) | LineError::Json(m, _)) => {
+                Err(format!("malformed record: {m}"))
+            }
             Err(LineError::UnknownKind(k)) => Err(format!("unknown record kind {k:?}")),
         }
     }
@@ -764,22 +777,63 @@ mod tests {
         assert!(read("1e300").is_err());
     }
 
+    /// A replay error's `source()` walks to its cause: serde's error for a line serde refused,
+    /// the `ConfigError` of a refused header; errors of the replay's own checks have none.
+    #[test]
+    fn replay_errors_keep_their_causes() {
+        use std::error::Error as _;
+        let header = r#"{"trace": "agent-chat-engine", "version": 1, "config": {"platformBaseUrl": "platform.test"}}"#;
+        let e = replay(header).unwrap_err();
+        assert!(matches!(e, ReplayError::Header { line: 1, .. }), "{e}");
+        let config = e
+            .source()
+            .and_then(|s| s.downcast_ref::<crate::ConfigError>());
+        assert!(matches!(config, Some(crate::ConfigError::BaseUrl(u)) if u == "platform.test"));
+        assert!(config.is_some_and(|c| c.source().is_none()));
+
+        let good = r#"{"trace": "agent-chat-engine", "version": 1, "config": {"platformBaseUrl": "https://platform.test"}}"#;
+        let e = replay(&format!(
+            "{good}\n{{\"at\": 1, \"head\": {{\"id\": \"x\"}}}}"
+        ))
+        .unwrap_err();
+        assert_eq!(e.line(), 2);
+        let json = e
+            .source()
+            .and_then(|s| s.downcast_ref::<serde_json::Error>());
+        assert!(json.is_some_and(serde_json::Error::is_data), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("line 2: malformed record: head: "),
+            "{e}"
+        );
+
+        let e = replay(&format!(
+            "{good}\n{{\"at\": 5, \"timeout\": {{}}}}\n{{\"at\": 1, \"timeout\": {{}}}}"
+        ))
+        .unwrap_err();
+        assert!(matches!(e, ReplayError::Malformed { line: 3, .. }), "{e}");
+        assert!(e.source().is_none());
+        assert_eq!(e.clone(), e);
+    }
+
     #[test]
     fn bad_lines_say_what_is_wrong() {
         let err = |s: &str| match Record::parse_line(s) {
             Err(e) => e,
             Ok(r) => panic!("accepted {s}: {r:?}"),
         };
-        assert_eq!(
-            err(r#"{"at": 1, "bogus": {}}"#),
-            LineError::UnknownKind("bogus".into())
+        assert!(
+            matches!(err(r#"{"at": 1, "bogus": {}}"#), LineError::UnknownKind(k) if k == "bogus")
         );
         assert!(matches!(
             err("{\"at\": 1, \"head\": "),
-            LineError::Malformed(_)
+            LineError::Json(_, e) if e.is_eof()
         ));
         assert!(
             matches!(err(r#"{"head": {"id": 1, "status": 200}}"#), LineError::Malformed(m) if m.contains("\"at\""))
+        );
+        assert!(
+            matches!(err(r#"{"at": 1, "head": {"id": "one", "status": 200}}"#), LineError::Json(m, e) if m.starts_with("head: ") && e.is_data())
         );
         assert!(
             matches!(err(r#"{"at": 1, "chunk": {"id": 1}}"#), LineError::Malformed(m) if m.contains("exactly one"))
@@ -788,7 +842,7 @@ mod tests {
             matches!(err(r#"{"at": 1, "end": {"id": 1}, "head": {}}"#), LineError::Malformed(m) if m.contains("one kind"))
         );
         assert!(
-            matches!(err(r#"{"expect": {"snapshots": {}}}"#), LineError::Malformed(m) if m.contains("snapshots"))
+            matches!(err(r#"{"expect": {"snapshots": {}}}"#), LineError::Json(m, _) if m.contains("snapshots"))
         );
         assert_eq!(Record::parse_line("   ").unwrap(), None);
     }

@@ -42,11 +42,7 @@ use super::{Expectation, FORMAT, Header, Offset, Record, Step, TraceConfig, VERS
 /// let mut engine = Engine::new(config.clone(), start);
 /// let mut recorder = TraceRecorder::new(&config, start);
 /// let now = start + Duration::from_millis(15);
-/// let person = Input::Person(Person {
-///     user_uid: Some("user-1".into()),
-///     token: Some(Secret::new("platform-secret")),
-///     token_type: None,
-/// });
+/// let person = Input::Person(Person::new("user-1", Secret::new("platform-secret")));
 /// recorder.input(&person, now);
 /// engine.handle_input(person, now);
 /// while let Some(intent) = engine.poll_intent() {

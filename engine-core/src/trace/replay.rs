@@ -1,9 +1,11 @@
 //! [`replay`]: drives a fresh engine through a trace, checks its expectations and keeps a
 //! readable timeline.
 
+use crate::config::ConfigError;
 use crate::time::Time;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use serde::Serialize;
@@ -21,22 +23,33 @@ use super::{
 };
 
 /// Why a replay stopped: every variant names the 1-based line of the trace.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// The message names the cause; [`source`](std::error::Error::source) gives it as a value where
+/// there is one: serde's error for a line that is not JSON or has a field of the wrong shape, the
+/// [`ConfigError`] of a refused header. Two errors are equal when they are of the same kind and
+/// say the same (their sources are not compared).
+///
+/// ```
+/// use std::error::Error;
+/// let e = engine_core::trace::replay("{\"trace\": ").unwrap_err();
+/// assert_eq!(e.line(), 1);
+/// assert!(e.source().and_then(|s| s.downcast_ref::<serde_json::Error>()).is_some());
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ReplayError {
     /// The line is not a record: not JSON, not an object, or a field of the wrong shape (the
     /// message is serde's).
-    #[error("line {line}: malformed record: {message}")]
+    #[non_exhaustive]
     Malformed {
         /// The line.
         line: usize,
         /// What is wrong.
         message: String,
+        /// serde's error, when serde refused the line.
+        source: Option<Arc<serde_json::Error>>,
     },
     /// The line's record kind is none of the format's.
-    #[error(
-        "line {line}: unknown record kind {kind:?} (expected input, head, chunk, end, failure, \
-         timeout, expect or note)"
-    )]
     UnknownKind {
         /// The line.
         line: usize,
@@ -44,16 +57,17 @@ pub enum ReplayError {
         kind: String,
     },
     /// The header is missing, of another format or version, or its configuration is refused.
-    #[error("line {line}: {message}")]
+    #[non_exhaustive]
     Header {
         /// The line.
         line: usize,
         /// What is wrong.
         message: String,
+        /// Why the configuration was refused, when it was.
+        source: Option<ConfigError>,
     },
     /// A head, chunk, end or failure names a request the engine never issued: the replay has
     /// gone another way than the recorded run.
-    #[error("line {line}: request #{id} was never issued by the engine (issued so far: {issued})")]
     UnknownRequest {
         /// The line.
         line: usize,
@@ -63,7 +77,6 @@ pub enum ReplayError {
         issued: String,
     },
     /// An expectation does not hold; `expected` and `actual` are compact JSON.
-    #[error("line {line}: expectation failed: {what}: expected {expected}, got {actual}")]
     Expectation {
         /// The line.
         line: usize,
@@ -76,7 +89,78 @@ pub enum ReplayError {
     },
 }
 
+impl std::fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReplayError::Malformed { line, message, .. } => {
+                write!(f, "line {line}: malformed record: {message}")
+            }
+            ReplayError::UnknownKind { line, kind } => write!(
+                f,
+                "line {line}: unknown record kind {kind:?} (expected input, head, chunk, end, \
+                 failure, timeout, expect or note)"
+            ),
+            ReplayError::Header { line, message, .. } => write!(f, "line {line}: {message}"),
+            ReplayError::UnknownRequest { line, id, issued } => write!(
+                f,
+                "line {line}: request #{id} was never issued by the engine (issued so far: \
+                 {issued})"
+            ),
+            ReplayError::Expectation {
+                line,
+                what,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "line {line}: expectation failed: {what}: expected {expected}, got {actual}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {
+    /// serde's error itself (not the `Arc` that shares it), or the refused configuration.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ReplayError::Malformed {
+                source: Some(e), ..
+            } => Some(&**e),
+            ReplayError::Header {
+                source: Some(e), ..
+            } => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for ReplayError {
+    fn eq(&self, other: &ReplayError) -> bool {
+        // Every field but the source is in the message.
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for ReplayError {}
+
 impl ReplayError {
+    fn header(line: usize, message: String) -> ReplayError {
+        ReplayError::Header {
+            line,
+            message,
+            source: None,
+        }
+    }
+
+    fn malformed(line: usize, message: String) -> ReplayError {
+        ReplayError::Malformed {
+            line,
+            message,
+            source: None,
+        }
+    }
+
     /// The 1-based line the error is about.
     pub fn line(&self) -> usize {
         match self {
@@ -90,7 +174,12 @@ impl ReplayError {
 
     fn from_line(line: usize, e: LineError) -> ReplayError {
         match e {
-            LineError::Malformed(message) => ReplayError::Malformed { line, message },
+            LineError::Malformed(message) => ReplayError::malformed(line, message),
+            LineError::Json(message, e) => ReplayError::Malformed {
+                line,
+                message,
+                source: Some(e),
+            },
             LineError::UnknownKind(kind) => ReplayError::UnknownKind { line, kind },
         }
     }
@@ -99,6 +188,7 @@ impl ReplayError {
 /// What a timeline entry stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EntryKind {
     /// The engine's start (the header line): what [`Engine::new`] emitted.
     Start,
@@ -112,6 +202,7 @@ pub enum EntryKind {
 
 /// One line of the replay: the record and what the engine did in answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct TimelineEntry {
     /// The trace line (1-based).
     pub line: usize,
@@ -131,6 +222,7 @@ pub struct TimelineEntry {
 
 /// A replay that ran to the end with every expectation met.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ReplayReport {
     /// The trace's header.
     pub header: Header,
@@ -151,6 +243,7 @@ pub struct ReplayReport {
 /// where an `expect` record checks snapshot fields, and at the end: the cost of a replay is then
 /// that of the engine's inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReplayOptions {
     changes: bool,
     entries: bool,
@@ -270,47 +363,48 @@ pub fn replay_with_options(
     let mut lines = trace.lines().enumerate().map(|(i, l)| (i + 1, l));
     let (header_line, header) = loop {
         let Some((n, text)) = lines.next() else {
-            return Err(ReplayError::Header {
-                line: 1,
-                message: "the trace is empty: it starts with its header".to_owned(),
-            });
+            return Err(ReplayError::header(
+                1,
+                "the trace is empty: it starts with its header".to_owned(),
+            ));
         };
         match Record::parse_line(text) {
             Ok(None) => continue,
             Ok(Some(Record::Header(h))) => break (n, h),
             Ok(Some(_)) => {
-                return Err(ReplayError::Header {
-                    line: n,
-                    message: format!(
+                return Err(ReplayError::header(
+                    n,
+                    format!(
                         "the first record is the header {{\"trace\": \"{FORMAT}\", \"version\": \
                          {VERSION}, \"config\": {{...}}}}"
                     ),
-                });
+                ));
             }
             Err(e) => return Err(ReplayError::from_line(n, e)),
         }
     };
     if header.trace != FORMAT {
-        return Err(ReplayError::Header {
-            line: header_line,
-            message: format!(
+        return Err(ReplayError::header(
+            header_line,
+            format!(
                 "not a trace of this engine: \"trace\" is {:?}, expected {FORMAT:?}",
                 header.trace
             ),
-        });
+        ));
     }
     if header.version != VERSION {
-        return Err(ReplayError::Header {
-            line: header_line,
-            message: format!(
+        return Err(ReplayError::header(
+            header_line,
+            format!(
                 "unsupported trace version {} (this engine reads version {VERSION})",
                 header.version
             ),
-        });
+        ));
     }
     let config = header.config.to_config().map_err(|e| ReplayError::Header {
         line: header_line,
         message: e.to_string(),
+        source: Some(e),
     })?;
     // Times come from the offsets alone: no clock is read.
     let start = Time::ZERO;
@@ -330,10 +424,10 @@ pub fn replay_with_options(
         match Record::parse_line(text).map_err(|e| ReplayError::from_line(n, e))? {
             None => {}
             Some(Record::Header(_)) => {
-                return Err(ReplayError::Header {
-                    line: n,
-                    message: "a second header: a trace has one, on its first line".to_owned(),
-                });
+                return Err(ReplayError::header(
+                    n,
+                    "a second header: a trace has one, on its first line".to_owned(),
+                ));
             }
             Some(Record::Note(_)) if !run.keep_entries => {}
             Some(Record::Note(text)) => {
@@ -447,13 +541,13 @@ impl Run {
 
     fn step(&mut self, line: usize, at: Offset, step: Step) -> Result<(), ReplayError> {
         if at < self.last {
-            return Err(ReplayError::Malformed {
+            return Err(ReplayError::malformed(
                 line,
-                message: format!(
+                format!(
                     "offset {at} ms is earlier than the previous record's {} ms",
                     self.last
                 ),
-            });
+            ));
         }
         if let Step::Head { id, .. }
         | Step::Chunk { id, .. }
