@@ -40,25 +40,31 @@ impl Config {
     /// Default event limit: 1 MiB.
     pub const DEFAULT_MAX_EVENT_BYTES: usize = 1024 * 1024;
 
-    /// A configuration for this platform base with seed 0.
+    /// A configuration for this platform base with seed 0. The scheme is read without regard
+    /// to case, as RFC 3986 says, and kept in lower case.
     ///
     /// ```
     /// let config = engine_core::Config::new("https://platform.example.test/").unwrap();
     /// assert_eq!(config.platform_base_url, "https://platform.example.test");
+    /// let config = engine_core::Config::new("HTTPS://platform.example.test").unwrap();
+    /// assert_eq!(config.platform_base_url, "https://platform.example.test");
     /// assert!(engine_core::Config::new("platform.example.test").is_err());
+    /// assert!(engine_core::Config::new("ftp://platform.example.test").is_err());
     /// ```
     pub fn new(platform_base_url: &str) -> Result<Config, ConfigError> {
         let base = platform_base_url.trim();
-        let rest = base
-            .strip_prefix("https://")
-            .or_else(|| base.strip_prefix("http://"))
-            .unwrap_or("");
+        let refused = || ConfigError::BaseUrl(platform_base_url.to_owned());
+        let (scheme, rest) = base.split_once("://").ok_or_else(refused)?;
+        let scheme = scheme.to_ascii_lowercase();
         let host = rest.split('/').next().unwrap_or("");
-        if host.is_empty() || base.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(ConfigError::BaseUrl(platform_base_url.to_owned()));
+        if !matches!(scheme.as_str(), "http" | "https")
+            || host.is_empty()
+            || base.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err(refused());
         }
         Ok(Config {
-            platform_base_url: base.trim_end_matches('/').to_owned(),
+            platform_base_url: format!("{scheme}://{}", rest.trim_end_matches('/')),
             seed: 0,
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
             max_answer_bytes: Self::DEFAULT_MAX_ANSWER_BYTES,
