@@ -477,3 +477,62 @@ async fn ctrl_c_before_the_chat_is_ready_exits_130() {
     assert!(written.lines().count() > 3, "{written}");
     sim.shutdown().await;
 }
+
+/// A 403 is not always a bad token: the platform forbids an Environment the token's user has no
+/// access to. The sentence names both, with the platform's message. A 404 carrying the
+/// platform's own error message is the platform answering (an unknown Environment or Agent),
+/// not "not the platform's API": its message is shown.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forbidden_environment_and_a_404_with_the_platform_message_are_named() {
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    let url = sim.url();
+    sim.fault(Fault::once(
+        "GET",
+        "agent-sessions",
+        FaultKind::Status(
+            403,
+            serde_json::json!({"detail": "You do not have access to this environment."}),
+        ),
+    ));
+    let out = run(
+        against(
+            &url,
+            "env-demo",
+            "agent-demo",
+            DEFAULT_PLATFORM_TOKEN,
+            &["send", "hi"],
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        only_line(&out),
+        "agent-chat: The platform refused access (HTTP 403: You do not have access to this environment.): check that the token is right (--token-file or AGENT_CHAT_TOKEN) and that its user has access to Environment \"env-demo\" and its Agent."
+    );
+    sim.fault(Fault::once(
+        "GET",
+        "agent-sessions",
+        FaultKind::Status(
+            404,
+            serde_json::json!({"message": "Organization environment not found."}),
+        ),
+    ));
+    let out = run(
+        against(
+            &url,
+            "env-demo",
+            "agent-demo",
+            DEFAULT_PLATFORM_TOKEN,
+            &["send", "hi"],
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        only_line(&out),
+        "agent-chat: The platform answered HTTP 404 to the session list: Organization environment not found. (an unknown Environment or Agent?): check --environment and --agent, and the --platform address."
+    );
+    sim.shutdown().await;
+}
