@@ -536,3 +536,39 @@ async fn a_forbidden_environment_and_a_404_with_the_platform_message_are_named()
     );
     sim.shutdown().await;
 }
+
+/// The Agent needs a model before its session is created (platform-sim's `needs_model`): a
+/// message typed meanwhile is not sent, and the chat says what to type, not the engine's
+/// "Choose or start a session before writing."
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_while_a_model_is_needed_says_how_to_choose_one() {
+    let mut config = SimConfig::default();
+    config.agents[0].needs_model = true;
+    let sim = Sim::start(config).await.unwrap();
+    let out = run(
+        against(
+            &sim.url(),
+            "env-demo",
+            "agent-demo",
+            DEFAULT_PLATFORM_TOKEN,
+            &[],
+        ),
+        Some("hello\n"),
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "(not sent: A model is needed to start this session. Type /models, then /choose ID [LEVEL].)"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Choose or start a session"), "{stderr}");
+    assert!(!stderr.contains("no_session_selected"), "{stderr}");
+    assert!(
+        !sim.log().iter().any(|r| r.path.ends_with("/api/chat")),
+        "a message was sent: {:#?}",
+        sim.log()
+    );
+    sim.shutdown().await;
+}
