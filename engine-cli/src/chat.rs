@@ -1,7 +1,7 @@
 //! The chat itself: the engine on the tokio shell, the person's lines in, the answers out.
 
 use std::collections::VecDeque;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,10 +20,14 @@ use crate::record::Record;
 use crate::stage::{self, Stage};
 use crate::target::Target;
 use crate::terminal::{self, Editor, FromPerson, Screen, Typed};
-use crate::text::{Stripper, one_line};
+use crate::text::one_line;
 
 /// The exit status of a command the person interrupted (Ctrl-C): 128 + SIGINT, as shells do.
 pub const INTERRUPTED: u8 = 130;
+
+/// The exit status of `send` when its stdout closed before the answer was printed whole (its
+/// reader went away, as `| head` does): 128 + SIGPIPE, as a process ended by the signal gives.
+pub const CLOSED: u8 = 141;
 
 /// The default session's handle for this client.
 const HANDLE: &str = "agent-chat";
@@ -107,12 +111,23 @@ enum TurnEnd {
     Failed(String),
     TimedOut,
     Interrupted,
+    /// stdout was closed (its reader went away): the answer was stopped.
+    Closed,
 }
 
-/// Sends `text` and prints the answer as it streams (control characters stripped), until the
-/// turn is over; Ctrl-C stops it.
+/// Asks the engine to stop the running answer, and waits (at most a moment) until the stop
+/// went out, before the engine is shut down.
+async fn stop_answer(handle: &Handle) {
+    let _ = handle.command(Command::CancelActiveSession);
+    let stopped = |s: &Snapshot| !s.is_agent_working && !s.has_active_chat_stream;
+    let _ = handle.wait_for(stopped, Duration::from_secs(2)).await;
+}
+
+/// Sends `text` and prints the answer as it streams on `screen` (control characters stripped),
+/// until the turn is over; Ctrl-C stops it, and so does a closed stdout.
 async fn turn(
     handle: &Handle,
+    screen: &Screen,
     events: &mut broadcast::Receiver<Event>,
     text: &str,
     timeout: Duration,
@@ -127,49 +142,39 @@ async fn turn(
         return TurnEnd::Failed("the engine has stopped".into());
     }
     if working_before {
-        eprintln!("(queued: the agent is working; it goes when it finishes)");
+        screen.notice("(queued: the agent is working; it goes when it finishes)");
         return TurnEnd::Answered;
     }
     let deadline = tokio::time::Instant::now() + timeout;
     let mut started = false;
-    let mut out = std::io::stdout();
-    let mut stripper = Stripper::default();
-    let mut mid_line = false;
-    let end_line = |mid_line: &mut bool| {
-        if std::mem::take(mid_line) {
-            println!();
-        }
-    };
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     loop {
         tokio::select! {
             event = events.recv() => match event {
                 Ok(Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. }) => {
-                    let clean = stripper.clean(&delta);
-                    if !clean.is_empty() {
-                        print!("{clean}");
-                        let _ = out.flush();
-                        mid_line = !clean.ends_with('\n');
+                    screen.answer(&delta);
+                    if screen.stdout_closed() {
+                        stop_answer(handle).await;
+                        return TurnEnd::Closed;
                     }
                 }
                 Ok(Event::MessageNotSent { reason, code, .. }) => {
-                    end_line(&mut mid_line);
+                    screen.end_answer();
                     return TurnEnd::Failed(format!("[{code}] {}", one_line(&reason)));
                 }
                 Ok(Event::Notify(n)) => {
-                    end_line(&mut mid_line);
-                    eprintln!("[{}] {}", one_line(&n.title), one_line(&n.description.unwrap_or_default()));
+                    screen.notice(&format!("[{}] {}", one_line(&n.title), one_line(&n.description.unwrap_or_default())));
                 }
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => {
-                    end_line(&mut mid_line);
+                    screen.end_answer();
                     return TurnEnd::Failed("the engine has stopped".into());
                 }
             },
             changed = rx.changed() => {
                 if changed.is_err() {
-                    end_line(&mut mid_line);
+                    screen.end_answer();
                     return TurnEnd::Failed("the engine has stopped".into());
                 }
                 let s: Snapshot = rx.borrow_and_update().clone();
@@ -183,12 +188,14 @@ async fn turn(
                     // snapshots travel apart): printed first.
                     while let Ok(event) = events.try_recv() {
                         if let Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. } = event {
-                            print!("{}", stripper.clean(&delta));
+                            screen.answer(&delta);
                         }
                     }
-                    let _ = out.flush();
                     // Every answer ends its line, an empty one included.
-                    println!();
+                    screen.answer_done();
+                    if screen.stdout_closed() {
+                        return TurnEnd::Closed;
+                    }
                     return match s.run_status {
                         RunStatus::Error => TurnEnd::Failed(failure_line(&s)),
                         _ => TurnEnd::Answered,
@@ -196,15 +203,12 @@ async fn turn(
                 }
             }
             _ = &mut interrupted => {
-                end_line(&mut mid_line);
-                let _ = handle.command(Command::CancelActiveSession);
-                // The stop goes out before the engine is shut down (at most a moment).
-                let stopped = |s: &Snapshot| !s.is_agent_working && !s.has_active_chat_stream;
-                let _ = handle.wait_for(stopped, Duration::from_secs(2)).await;
+                screen.end_answer();
+                stop_answer(handle).await;
                 return TurnEnd::Interrupted;
             }
             _ = tokio::time::sleep_until(deadline) => {
-                end_line(&mut mid_line);
+                screen.end_answer();
                 return TurnEnd::TimedOut;
             }
         }
@@ -212,7 +216,8 @@ async fn turn(
 }
 
 /// `agent-chat send "text"`: 0 answered, 1 failed or refused, 2 bad usage (an empty message), 3
-/// timed out, 130 interrupted (Ctrl-C stops the answer; the trace is written all the same).
+/// timed out, 130 interrupted (Ctrl-C stops the answer; the trace is written all the same),
+/// 141 stdout closed (the answer is stopped, quietly; the trace is written).
 pub async fn send_once(
     target: &Target,
     text: &str,
@@ -221,14 +226,14 @@ pub async fn send_once(
 ) -> ExitCode {
     if text.trim().is_empty() {
         // The engine ignores a blank message: there is nothing to wait for.
-        eprintln!("agent-chat: the message is empty");
+        terminal::error_line("agent-chat: the message is empty");
         return ExitCode::from(2);
     }
     let timeout = Duration::from_secs(timeout_s);
     let handle = match open(target, record.is_some()) {
         Ok(h) => h,
         Err(e) => {
-            eprintln!("agent-chat: {e}");
+            terminal::error_line(&format!("agent-chat: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -239,29 +244,33 @@ pub async fn send_once(
     };
     let code = match settled {
         None => {
-            eprintln!("agent-chat: interrupted");
+            terminal::error_line("agent-chat: interrupted");
             ExitCode::from(INTERRUPTED)
         }
         Some(Err(waiting)) => {
-            eprintln!("agent-chat: timed out waiting for the session ({waiting})");
+            terminal::error_line(&format!(
+                "agent-chat: timed out waiting for the session ({waiting})"
+            ));
             ExitCode::from(3)
         }
         Some(Ok(Stage::Blocked(reason))) => {
-            eprintln!("agent-chat: {reason}");
+            terminal::error_line(&format!("agent-chat: {reason}"));
             ExitCode::from(1)
         }
-        Some(Ok(_)) => match turn(&handle, &mut events, text, timeout).await {
+        Some(Ok(_)) => match turn(&handle, &Screen::direct(), &mut events, text, timeout).await {
             TurnEnd::Answered => ExitCode::SUCCESS,
+            // The reader went away (`| head`): nothing more to say to it.
+            TurnEnd::Closed => ExitCode::from(CLOSED),
             TurnEnd::Failed(reason) => {
-                eprintln!("agent-chat: {reason}");
+                terminal::error_line(&format!("agent-chat: {reason}"));
                 ExitCode::from(1)
             }
             TurnEnd::TimedOut => {
-                eprintln!("agent-chat: timed out waiting for the answer");
+                terminal::error_line("agent-chat: timed out waiting for the answer");
                 ExitCode::from(3)
             }
             TurnEnd::Interrupted => {
-                eprintln!("agent-chat: interrupted: the answer was stopped");
+                terminal::error_line("agent-chat: interrupted: the answer was stopped");
                 ExitCode::from(INTERRUPTED)
             }
         },
@@ -279,10 +288,10 @@ async fn save_trace(handle: &Handle, record: Option<&mut Record>) {
     match handle.trace().await {
         Some(trace) => {
             if let Err(e) = record.write(&trace) {
-                eprintln!("agent-chat: {e}");
+                terminal::error_line(&format!("agent-chat: {e}"));
             }
         }
-        None => eprintln!("agent-chat: no trace was recorded"),
+        None => terminal::error_line("agent-chat: no trace was recorded"),
     }
 }
 
@@ -299,7 +308,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     let handle = match open(target, record.is_some()) {
         Ok(h) => h,
         Err(e) => {
-            eprintln!("agent-chat: {e}");
+            terminal::error_line(&format!("agent-chat: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -472,7 +481,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     stages.abort();
     let _ = stages.await;
     if spinner {
-        eprint!("\r\x1b[2K");
+        terminal::raw_err("\r\x1b[2K");
     }
     save_trace(&handle, record).await;
     let last = stage::of(&handle.snapshots().borrow());
@@ -492,13 +501,16 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     if connected.load(Ordering::Acquire) {
         ExitCode::SUCCESS
     } else if quit && !matches!(last, Stage::Blocked(_)) {
-        eprintln!(
+        terminal::error_line(&format!(
             "agent-chat: interrupted before the chat was ready ({})",
             last.text()
-        );
+        ));
         ExitCode::from(INTERRUPTED)
     } else {
-        eprintln!("agent-chat: the chat never connected: {}", last.text());
+        terminal::error_line(&format!(
+            "agent-chat: the chat never connected: {}",
+            last.text()
+        ));
         ExitCode::from(1)
     }
 }
@@ -603,7 +615,7 @@ async fn show_stages(handle: Handle, screen: Arc<Screen>, shown: Shown, spinner:
         let streaming = snapshot.has_active_chat_stream;
         if last.as_ref() != Some(&stage) {
             if spinner {
-                eprint!("\r\x1b[2K");
+                terminal::raw_err("\r\x1b[2K");
             }
             if !matches!(stage, Stage::Waiting(_)) || !spinner {
                 screen.notice(&one_line(stage.text()));
@@ -621,7 +633,7 @@ async fn show_stages(handle: Handle, screen: Arc<Screen>, shown: Shown, spinner:
             && let Stage::Waiting(text) = &stage
         {
             let frame = frames.get(i % frames.len()).copied().unwrap_or('|');
-            eprint!("\r{frame} {}", one_line(text));
+            terminal::raw_err(&format!("\r{frame} {}", one_line(text)));
             i = i.wrapping_add(1);
         }
         let tick = tokio::time::sleep(Duration::from_millis(120));

@@ -13,7 +13,7 @@ use rustyline::ExternalPrinter;
 use rustyline::error::ReadlineError;
 use tokio::sync::mpsc;
 
-use crate::text::Stripper;
+use crate::text::{Stripper, clean, one_line};
 
 /// The prompt of the line editor.
 pub const PROMPT: &str = "> ";
@@ -202,6 +202,9 @@ struct Inner {
     partial: String,
     /// Direct: the answer's last line has no newline yet.
     mid_line: bool,
+    /// Direct: stdout is closed (its reader went away, as `| head` does): nothing more is
+    /// written to it.
+    closed: bool,
     stripper: Stripper,
 }
 
@@ -217,6 +220,7 @@ impl Screen {
                 sink,
                 partial: String::new(),
                 mid_line: false,
+                closed: false,
                 stripper: Stripper::default(),
             }),
         }
@@ -250,9 +254,7 @@ impl Screen {
             }
             match &mut inner.sink {
                 Sink::Direct => {
-                    let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(clean.as_bytes());
-                    let _ = out.flush();
+                    inner.out(&clean);
                     inner.mid_line = !clean.ends_with('\n');
                 }
                 Sink::Editor(printer) => {
@@ -270,9 +272,24 @@ impl Screen {
         self.with(Inner::end_answer);
     }
 
+    /// Ends a whole answer (direct, `agent-chat send`): a newline, even after an empty answer.
+    pub fn answer_done(&self) {
+        self.with(|inner| {
+            inner.stripper = Stripper::default();
+            inner.mid_line = false;
+            inner.out("\n");
+        });
+    }
+
+    /// Whether stdout is closed (direct): its reader went away.
+    pub fn stdout_closed(&self) -> bool {
+        self.with(|inner| inner.closed)
+    }
+
     /// A notice (a stop, a hold, a failure), on its own line. From a pipe it goes to stderr, and
     /// the answer's line on stdout is ended first; above the prompt, an answer line not yet
-    /// printed stays whole (it is printed below the notice once it is).
+    /// printed stays whole (it is printed below the notice once it is). Control characters
+    /// are stripped (it may carry a text from outside).
     pub fn notice(&self, line: &str) {
         self.with(|inner| inner.notice(line));
     }
@@ -292,14 +309,15 @@ impl Screen {
         });
     }
 
-    /// A command's output, on its own line.
+    /// A command's output, on its own line (control characters stripped, newlines kept).
     pub fn say(&self, line: &str) {
+        let line = clean(line);
         self.with(|inner| match &mut inner.sink {
             Sink::Direct => {
                 if std::mem::take(&mut inner.mid_line) {
-                    println!();
+                    inner.out("\n");
                 }
-                println!("{line}");
+                inner.out(&format!("{line}\n"));
             }
             Sink::Editor(printer) => {
                 let _ = printer.print(format!("{line}\n"));
@@ -310,16 +328,34 @@ impl Screen {
 
 impl Inner {
     fn notice(&mut self, line: &str) {
+        let line = clean(line);
         match &mut self.sink {
             Sink::Direct => {
                 if std::mem::take(&mut self.mid_line) {
-                    println!();
+                    self.out("\n");
                 }
-                eprintln!("{line}");
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(err, "{line}");
             }
             Sink::Editor(printer) => {
                 let _ = printer.print(format!("{line}\n"));
             }
+        }
+    }
+
+    /// Writes to stdout and flushes it; a closed stdout is remembered, and nothing more is
+    /// written to it (no panic, as `println!` would).
+    fn out(&mut self, text: &str) {
+        if self.closed {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            self.closed = true;
         }
     }
 
@@ -328,7 +364,7 @@ impl Inner {
         match &mut self.sink {
             Sink::Direct => {
                 if std::mem::take(&mut self.mid_line) {
-                    println!();
+                    self.out("\n");
                 }
             }
             Sink::Editor(printer) => {
@@ -339,6 +375,21 @@ impl Inner {
             }
         }
     }
+}
+
+/// One line for the person on stderr, outside the screen (`agent-chat: ...`): control
+/// characters and escape sequences stripped, newlines turned into spaces (it may carry a text
+/// from the platform or the Agent); a closed stderr is ignored.
+pub fn error_line(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", one_line(text));
+}
+
+/// Writes `text` as it is to stderr (the spinner's own sequences), ignoring a closed stderr.
+pub fn raw_err(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
 }
 
 /// Takes the whole lines out of `partial` (each with its newline), and pieces of a line longer

@@ -572,3 +572,62 @@ async fn a_message_while_a_model_is_needed_says_how_to_choose_one() {
     );
     sim.shutdown().await;
 }
+
+/// `agent-chat send ... | head -c 3`: the reader goes away mid-answer. The command stops the
+/// answer and ends quietly with 141 (128 + SIGPIPE), without a panic ("failed printing to
+/// stdout: Broken pipe", exit 101).
+#[test]
+fn send_into_a_closed_pipe_ends_quietly() {
+    let mut child = agent_chat()
+        .args(["--answer-delay-ms", "100", "send", "a b c d e f g h i j"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 3];
+    stdout.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"You");
+    // The reader goes away, as `head -c 3` does.
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert_eq!(stderr, "");
+}
+
+/// The Agent's failure text carries escape sequences (a window title, a screen clear): `send`
+/// prints it without them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failure_text_from_the_agent_is_printed_without_control_characters() {
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    sim.fault(Fault::once(
+        "POST",
+        "/api/chat",
+        FaultKind::Status(
+            500,
+            serde_json::json!({"detail": "Runtime \u{1b}]0;pwned\u{7}ex\u{1b}[2Jploded.\u{7}"}),
+        ),
+    ));
+    let out = run(
+        against(
+            &sim.url(),
+            "env-demo",
+            "agent-demo",
+            DEFAULT_PLATFORM_TOKEN,
+            &["send", "hello"],
+        ),
+        None,
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Runtime exploded."), "{stderr:?}");
+    assert!(
+        !stderr.contains(['\u{1b}', '\u{7}']),
+        "a control character was printed: {stderr:?}"
+    );
+    sim.shutdown().await;
+}
