@@ -34,8 +34,9 @@ pub struct Args {
     #[arg(long, global = true, default_value_t = 120)]
     pub timeout: u64,
     /// Record a trace of the session into this file (JSON Lines, tokens redacted). The file is
-    /// created at start (exit 2 when it cannot be) and written when the chat ends, Ctrl-C
-    /// included.
+    /// opened at start (exit 2 when it cannot be) and written when the chat ends, Ctrl-C
+    /// included; an existing file is replaced only then (a run that fails before the chat
+    /// starts leaves it as it was). A trace that cannot be written makes the exit status 1.
     #[arg(long, global = true)]
     pub record: Option<PathBuf>,
     /// The embedded simulator's pause between streamed answer pieces, in milliseconds (as

@@ -275,23 +275,37 @@ pub async fn send_once(
             }
         },
     };
-    save_trace(&handle, record).await;
+    let saved = save_trace(&handle, record).await;
     handle.shutdown().await;
-    code
+    unless_unsaved(code, saved)
 }
 
-/// Writes the recorded trace, when asked to record.
-async fn save_trace(handle: &Handle, record: Option<&mut Record>) {
+/// Writes the recorded trace, when asked to record; false (said on stderr) when it could not be.
+async fn save_trace(handle: &Handle, record: Option<&mut Record>) -> bool {
     let Some(record) = record else {
-        return;
+        return true;
     };
     match handle.trace().await {
-        Some(trace) => {
-            if let Err(e) = record.write(&trace) {
+        Some(trace) => match record.write(&trace) {
+            Ok(()) => true,
+            Err(e) => {
                 terminal::error_line(&format!("agent-chat: {e}"));
+                false
             }
+        },
+        None => {
+            terminal::error_line("agent-chat: no trace was recorded");
+            false
         }
-        None => terminal::error_line("agent-chat: no trace was recorded"),
+    }
+}
+
+/// The exit status of a run whose trace could not be written: 1 instead of a success.
+fn unless_unsaved(code: ExitCode, saved: bool) -> ExitCode {
+    if !saved && code == ExitCode::SUCCESS {
+        ExitCode::from(1)
+    } else {
+        code
     }
 }
 
@@ -483,7 +497,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     if spinner {
         terminal::raw_err("\r\x1b[2K");
     }
-    save_trace(&handle, record).await;
+    let saved = save_trace(&handle, record).await;
     let last = stage::of(&handle.snapshots().borrow());
     handle.shutdown().await;
     // The engine has stopped: the printer prints the events still in its channel (the end of
@@ -499,7 +513,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     }
     screen.end_answer();
     if connected.load(Ordering::Acquire) {
-        ExitCode::SUCCESS
+        unless_unsaved(ExitCode::SUCCESS, saved)
     } else if quit && !matches!(last, Stage::Blocked(_)) {
         terminal::error_line(&format!(
             "agent-chat: interrupted before the chat was ready ({})",

@@ -631,3 +631,89 @@ async fn a_failure_text_from_the_agent_is_printed_without_control_characters() {
     );
     sim.shutdown().await;
 }
+
+/// `--record` over an existing trace: a run that fails before it connects (a bad address, a
+/// refused connection) leaves the file as it was; a good run replaces it with its trace. A file
+/// the failed run would have created is not left behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_existing_record_file_survives_a_failed_start() {
+    let dir = std::env::temp_dir();
+    let keep = dir.join(format!("agent-chat-keep-{}.jsonl", std::process::id()));
+    let old = "{\"a good trace\":true}\n";
+    std::fs::write(&keep, old).unwrap();
+    let keep_s = keep.to_str().unwrap().to_owned();
+    let out = run(
+        against(
+            "http://[::1",
+            "env-demo",
+            "agent-demo",
+            "t",
+            &["--record", &keep_s, "send", "hi"],
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&keep).unwrap(), old);
+    let out = run(
+        against(
+            &closed_port_url(),
+            "env-demo",
+            "agent-demo",
+            "t",
+            &["--record", &keep_s, "send", "hi"],
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&keep).unwrap(), old);
+    // A new file, and a run that fails: no empty file is left.
+    let fresh = dir.join(format!("agent-chat-fresh-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&fresh);
+    let out = run(
+        against(
+            &closed_port_url(),
+            "env-demo",
+            "agent-demo",
+            "t",
+            &["--record", fresh.to_str().unwrap(), "send", "hi"],
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(!fresh.exists(), "an empty trace file was left behind");
+    // A good run (the embedded simulator): the trace replaces the file.
+    let mut cmd = agent_chat();
+    cmd.args(["--record", &keep_s, "send", "hi"]);
+    let out = run(cmd, None).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let written = std::fs::read_to_string(&keep).unwrap();
+    assert!(!written.contains("a good trace"), "{written}");
+    let first = written.lines().next().unwrap_or_default();
+    assert!(
+        serde_json::from_str::<serde_json::Value>(first).is_ok(),
+        "{written}"
+    );
+    let _ = std::fs::remove_file(&keep);
+}
+
+/// A trace that cannot be written at the end (a full device) is an error: exit 1 with why,
+/// though the answer came.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_trace_that_cannot_be_written_exits_1() {
+    let out = agent_chat()
+        .args(["--record", "/dev/full", "send", "hi"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(text(&out.stdout), "You said: hi\n");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("agent-chat: cannot write the trace /dev/full: "),
+        "{stderr}"
+    );
+}
