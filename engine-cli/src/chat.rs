@@ -316,7 +316,9 @@ fn unless_unsaved(code: ExitCode, saved: bool) -> ExitCode {
 /// the trace written however the chat ends.
 ///
 /// Exit status: 0 when the chat ended after it connected, 1 when it never connected (the last
-/// thing it said is repeated), 130 when it was interrupted before it connected.
+/// thing it said is repeated), 130 when it was interrupted before it connected; 143 (SIGTERM)
+/// or 129 (SIGHUP) when a signal ended it, which ends it like a second Ctrl-C (the answer's
+/// line closed, the terminal's mode put back, the trace written).
 pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Record>) -> ExitCode {
     let timeout = Duration::from_secs(timeout_s);
     let handle = match open(target, record.is_some()) {
@@ -355,6 +357,8 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     let mut pending: VecDeque<String> = VecDeque::new();
     let mut ended = false;
     let mut quit = false;
+    // The exit status of a signal that ended the chat (SIGTERM, SIGHUP).
+    let mut signalled: Option<u8> = None;
     {
         let settled = until_settled(&handle, timeout, false);
         tokio::pin!(settled);
@@ -365,6 +369,11 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
                     Some(Typed::Line(line)) => pending.push_back(line),
                     Some(Typed::Interrupt) => {
                         quit = true;
+                        break;
+                    }
+                    Some(Typed::Leave(code)) => {
+                        quit = true;
+                        signalled = Some(code);
                         break;
                     }
                     Some(Typed::End) | None => ended = true,
@@ -380,6 +389,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     }
 
     let mut editor: Option<Editor> = None;
+    let mode = terminal::TerminalMode::save();
     if on_terminal && !quit {
         match Editor::start(tx.clone()) {
             Ok((e, above_prompt)) => {
@@ -442,6 +452,10 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
                 }
                 interrupts += 1;
             }
+            Typed::Leave(code) => {
+                quit = true;
+                signalled = Some(code);
+            }
             Typed::End => ended = true,
         }
         editor_waiting = from_editor;
@@ -468,21 +482,26 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
                 && (s.message_queue.is_empty() || s.message_queue_hold.is_some())
                 && s.thread.iter().all(|m| m.status != MessageStatus::Running)
         };
+        // Ctrl-C, or a signal that ends the chat (its exit status).
         let interrupted = async {
             loop {
                 match typed.recv().await {
                     Some(FromPerson {
+                        typed: Typed::Leave(code),
+                        ..
+                    }) => return Some(code),
+                    Some(FromPerson {
                         typed: Typed::Interrupt,
                         ..
                     })
-                    | None => return,
+                    | None => return None,
                     Some(_) => {}
                 }
             }
         };
         tokio::select! {
             _ = handle.wait_for(over, timeout) => {}
-            _ = interrupted => {}
+            code = interrupted => signalled = code,
         }
         let held = handle.snapshots().borrow().message_queue.len();
         if held > 0 {
@@ -512,6 +531,18 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
         let _ = printer.await;
     }
     screen.end_answer();
+    if on_terminal {
+        // The line editor may still be reading (a signal ended the chat), its prompt open and
+        // the terminal in its raw mode: the mode is put back (unchanged otherwise) and the
+        // prompt's line closed.
+        mode.restore();
+        if signalled.is_some() {
+            terminal::raw_err("\n");
+        }
+    }
+    if let Some(code) = signalled {
+        return unless_unsaved(ExitCode::from(code), saved);
+    }
     if connected.load(Ordering::Acquire) {
         unless_unsaved(ExitCode::SUCCESS, saved)
     } else if quit && !matches!(last, Stage::Blocked(_)) {

@@ -31,6 +31,9 @@ pub enum Typed {
     Interrupt,
     /// The input ended: Ctrl-D on an empty line, or the end of a pipe.
     End,
+    /// A signal that ends the chat at once (SIGTERM, SIGHUP), with the exit status it gives
+    /// (128 + the signal's number, as shells do).
+    Leave(u8),
 }
 
 /// What the person did, and whether the line editor waits to be told to go on.
@@ -69,8 +72,34 @@ pub fn read_pipe(tx: Sender) {
 }
 
 /// Forwards every Ctrl-C that arrives as a signal (from a pipe, or on a terminal while the line
-/// editor is not reading) as [`Typed::Interrupt`].
+/// editor is not reading) as [`Typed::Interrupt`], and SIGTERM and SIGHUP (Unix) as
+/// [`Typed::Leave`].
 pub fn forward_interrupts(tx: Sender) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        for (kind, code) in [(SignalKind::terminate(), 143), (SignalKind::hangup(), 129)] {
+            // A signal that cannot be listened to keeps its default action.
+            let Ok(mut signals) = signal(kind) else {
+                continue;
+            };
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                while signals.recv().await.is_some() {
+                    let typed = Typed::Leave(code);
+                    if tx
+                        .send(FromPerson {
+                            typed,
+                            from_editor: false,
+                        })
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    }
     tokio::spawn(async move {
         while tokio::signal::ctrl_c().await.is_ok() {
             let typed = Typed::Interrupt;
@@ -390,6 +419,36 @@ pub fn raw_err(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     let _ = err.flush();
+}
+
+/// The terminal's mode (Unix: its termios) as it was before the line editor started, put back
+/// when the chat ends: a signal may end the chat while the editor reads, in its raw mode, and
+/// its thread then never gets to put the mode back itself.
+pub struct TerminalMode {
+    #[cfg(unix)]
+    saved: Option<nix::sys::termios::Termios>,
+}
+
+impl TerminalMode {
+    /// The mode of stdin's terminal now (nothing when it is not one).
+    pub fn save() -> TerminalMode {
+        TerminalMode {
+            #[cfg(unix)]
+            saved: nix::sys::termios::tcgetattr(std::io::stdin()).ok(),
+        }
+    }
+
+    /// Puts the saved mode back.
+    pub fn restore(&self) {
+        #[cfg(unix)]
+        if let Some(saved) = &self.saved {
+            let _ = nix::sys::termios::tcsetattr(
+                std::io::stdin(),
+                nix::sys::termios::SetArg::TCSADRAIN,
+                saved,
+            );
+        }
+    }
 }
 
 /// Takes the whole lines out of `partial` (each with its newline), and pieces of a line longer

@@ -275,3 +275,43 @@ fn an_unreachable_platform_in_a_terminal_exits_1_with_its_cause() {
     assert!(!out.contains("> "), "a prompt: {out:?}");
     assert_eq!(exit_code(&p), 1);
 }
+
+/// SIGTERM while the line editor reads (its raw mode on): the chat ends like a second Ctrl-C,
+/// with exit status 143, the `--record` trace written and the terminal back in its ordinary
+/// mode (canonical input, signals), not left raw.
+#[test]
+fn sigterm_writes_the_trace_and_restores_the_terminal() {
+    use nix::sys::termios::{LocalFlags, tcgetattr};
+    let trace = temp("sigterm.jsonl");
+    let _ = std::fs::remove_file(&trace);
+    let mut p = start(&[
+        "--answer-delay-ms",
+        "20",
+        "--record",
+        trace.to_str().unwrap(),
+    ]);
+    p.send_line("hello there").unwrap();
+    p.exp_string("· Run completed.").unwrap();
+    p.exp_string("> ").unwrap();
+    let pty = p.process().get_file_handle().unwrap();
+    // The editor reads: the terminal is raw.
+    let raw = tcgetattr(&pty).unwrap();
+    assert!(!raw.local_flags.contains(LocalFlags::ICANON), "{raw:?}");
+    p.process_mut()
+        .signal(nix::sys::signal::Signal::SIGTERM)
+        .unwrap();
+    p.exp_eof().unwrap();
+    match p.process().wait().unwrap() {
+        nix::sys::wait::WaitStatus::Exited(_, code) => assert_eq!(code, 143),
+        other => panic!("not exited: {other:?}"),
+    }
+    let mode = tcgetattr(&pty).unwrap();
+    assert!(
+        mode.local_flags
+            .contains(LocalFlags::ICANON | LocalFlags::ISIG),
+        "the terminal was left raw: {mode:?}"
+    );
+    let written = std::fs::read_to_string(&trace).unwrap();
+    let _ = std::fs::remove_file(&trace);
+    assert!(written.contains("hello there"), "{written}");
+}
