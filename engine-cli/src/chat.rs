@@ -568,15 +568,20 @@ async fn print_answers(handle: Handle, screen: Arc<Screen>) {
     let mut status_line = rx.borrow().run_status_detail.clone();
     let mut hold_line = rx.borrow().message_queue_texts.hold.clone();
     let mut snapshots_open = true;
+    // The code of a run failure whose message did not go out, just shown: the engine follows it
+    // with a "message not sent" event of the same code and text, which is not shown again.
+    let mut not_sent_shown: Option<String> = None;
     loop {
         tokio::select! {
             event = events.recv() => match event {
                 Ok(Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. }) => {
+                    not_sent_shown = None;
                     screen.answer(&delta);
                 }
                 // Each answer ends on its own line, with its own ending: events are not
                 // coalesced, so a queued turn that starts at once still shows the one before.
                 Ok(Event::Answer { delta: StreamDelta::Ended { outcome, .. }, .. }) => {
+                    not_sent_shown = None;
                     screen.end_answer();
                     if matches!(
                         outcome,
@@ -585,21 +590,33 @@ async fn print_answers(handle: Handle, screen: Arc<Screen>) {
                         screen.notice("· Run completed.");
                     }
                 }
-                Ok(Event::RunFailed { failure, .. }) => {
+                Ok(Event::RunFailed { failure, sent, .. }) => {
                     screen.end_answer();
-                    screen.notice(&format!("(failed [{}] {})", failure.code, one_line(&failure.message)));
+                    let code = failure.code.to_string();
+                    let message = one_line(&failure.message);
+                    if sent {
+                        not_sent_shown = None;
+                        screen.notice(&format!("(failed [{code}] {message})"));
+                    } else {
+                        screen.notice(&format!("(not sent [{code}]: {message})"));
+                        not_sent_shown = Some(code);
+                    }
                 }
                 Ok(Event::MessageNotSent { reason, code, .. }) => {
-                    screen.notice(&format!("(not sent [{code}]: {})", one_line(&reason)));
+                    let code = code.to_string();
+                    if not_sent_shown.take().as_deref() != Some(code.as_str()) {
+                        screen.notice(&format!("(not sent [{code}]: {})", one_line(&reason)));
+                    }
                 }
                 Ok(Event::Notify(n)) => {
+                    not_sent_shown = None;
                     screen.notice(&format!(
                         "[{}] {}",
                         one_line(&n.title),
                         one_line(&n.description.unwrap_or_default())
                     ));
                 }
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => not_sent_shown = None,
                 Err(broadcast::error::RecvError::Closed) => return,
             },
             changed = rx.changed(), if snapshots_open => {

@@ -717,3 +717,26 @@ fn a_trace_that_cannot_be_written_exits_1() {
         "{stderr}"
     );
 }
+
+/// A message the engine could not send (a local runtime nothing listens at): the chat says so
+/// once, "(not sent [code]: ...)", not also as "(failed [code] ...)".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_send_is_said_once() {
+    let url = closed_port_url();
+    let mut cmd = agent_chat();
+    cmd.args(["--local", &url, "--timeout", "5"]);
+    let out = run(cmd, Some("hello\n")).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("[runtime_unavailable]"))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "(not sent [runtime_unavailable]: Local Agent readiness: the local Agent did not answer.)"
+        ],
+        "{stderr}"
+    );
+}
