@@ -22,6 +22,9 @@ pub const PROMPT: &str = "> ";
 /// at a space (the prompt below it can only be redrawn after a whole line).
 pub const WRAP: usize = 80;
 
+/// Moves the cursor up one row, to its start, and clears that row.
+pub const ERASE_LINE_ABOVE: &str = "\x1b[1A\r\x1b[2K";
+
 /// Something the person did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Typed {
@@ -169,7 +172,16 @@ impl Editor {
                         }
                         Typed::Line(line)
                     }
-                    Err(ReadlineError::Interrupted) => Typed::Interrupt,
+                    Err(ReadlineError::Interrupted) => {
+                        // rustyline ends the prompt's line, which would stay behind as a
+                        // stray "> " above what the chat prints next: it is erased (cursor up
+                        // one row, to its start, the row cleared). What was typed on it is
+                        // dropped, as Ctrl-C does.
+                        let mut out = std::io::stdout().lock();
+                        let _ = out.write_all(ERASE_LINE_ABOVE.as_bytes());
+                        let _ = out.flush();
+                        Typed::Interrupt
+                    }
                     Err(_) => Typed::End,
                 };
                 let from_editor = true;

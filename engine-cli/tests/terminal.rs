@@ -315,3 +315,32 @@ fn sigterm_writes_the_trace_and_restores_the_terminal() {
     let _ = std::fs::remove_file(&trace);
     assert!(written.contains("hello there"), "{written}");
 }
+
+/// Ctrl-C at an empty prompt: the prompt's line is erased (cursor up, row cleared) before the
+/// notice, so no stray "> " line stays above it; the prompt comes back below the notice.
+#[test]
+fn ctrl_c_at_an_empty_prompt_leaves_no_stray_prompt_line() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-chat"));
+    cmd.env_remove("AGENT_CHAT_TOKEN")
+        .env_remove("RUST_LOG")
+        .env("TERM", "xterm");
+    // The terminal's bytes as they are: the erasing sequence is what is checked.
+    let options = rexpect::reader::Options::new()
+        .timeout_ms(Some(EXPECT_LIMIT_MS))
+        .strip_ansi_escape_codes(false);
+    let mut p = rexpect::spawn_with_options(cmd, options).unwrap();
+    p.exp_string(READY).unwrap();
+    p.exp_string("> ").unwrap();
+    p.send_control('c').unwrap();
+    let before = p
+        .exp_string("(nothing is running: Ctrl-C again, Ctrl-D or /quit leaves)")
+        .unwrap();
+    assert!(
+        before.contains("\u{1b}[1A\r\u{1b}[2K"),
+        "the prompt's line was not erased: {before:?}"
+    );
+    p.exp_string("> ").unwrap();
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(exit_code(&p), 0);
+}
