@@ -63,9 +63,10 @@ Examples:
 In the chat: /help lists the commands; Ctrl-C stops the running answer, a second Ctrl-C (or
 Ctrl-D, or /quit) leaves.
 
-Exit status: 0 answered (or the chat ended after it connected), 1 failed, refused, or the chat
-never connected, 2 bad usage (a bad URL, an unwritable --record file), 3 timed out, 130
-interrupted (Ctrl-C during `send`, or before the chat was ready).";
+Exit status: 0 answered (or the chat ended after it connected), 1 failed, refused, the chat
+never connected or the trace could not be written, 2 bad usage (a bad URL, an unwritable
+--record file), 3 timed out, 130 interrupted (Ctrl-C during `send`, or before the chat was
+ready), 141 `send`'s output closed (`| head`), 143/129 SIGTERM/SIGHUP during the chat.";
 
 /// A non-interactive action.
 #[derive(Debug, Subcommand)]
