@@ -740,3 +740,24 @@ async fn a_failed_send_is_said_once() {
         "{stderr}"
     );
 }
+
+/// A build without a TLS feature (`--no-default-features`) cannot reach an `https` platform:
+/// it says so, not "Could not reach".
+#[cfg(not(any(feature = "rustls", feature = "rustls-ring", feature = "native-tls")))]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_build_without_tls_says_so_for_an_https_platform() {
+    let url = closed_port_url().replacen("http://", "https://", 1);
+    let at = url.trim_start_matches("https://").to_owned();
+    let out = run(
+        against(&url, "env-demo", "agent-demo", "t", &["send", "hi"]),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        only_line(&out),
+        format!(
+            "agent-chat: This agent-chat was built without TLS (no rustls, rustls-ring or native-tls feature), so it cannot reach https://{at}: install a build with one (the default has rustls), or use http:// for a local platform."
+        )
+    );
+}
