@@ -34,8 +34,9 @@ pub struct Args {
     #[arg(long, global = true, default_value_t = 120)]
     pub timeout: u64,
     /// Record a trace of the session into this file (JSON Lines, tokens redacted). The file is
-    /// created at start (exit 2 when it cannot be) and written when the chat ends, Ctrl-C
-    /// included.
+    /// opened at start (exit 2 when it cannot be) and written when the chat ends, Ctrl-C
+    /// included; an existing file is replaced only then (a run that fails before the chat
+    /// starts leaves it as it was). A trace that cannot be written makes the exit status 1.
     #[arg(long, global = true)]
     pub record: Option<PathBuf>,
     /// The embedded simulator's pause between streamed answer pieces, in milliseconds (as
@@ -62,9 +63,10 @@ Examples:
 In the chat: /help lists the commands; Ctrl-C stops the running answer, a second Ctrl-C (or
 Ctrl-D, or /quit) leaves.
 
-Exit status: 0 answered (or the chat ended after it connected), 1 failed, refused, or the chat
-never connected, 2 bad usage (a bad URL, an unwritable --record file), 3 timed out, 130
-interrupted (Ctrl-C during `send`, or before the chat was ready).";
+Exit status: 0 answered (or the chat ended after it connected), 1 failed, refused, the chat
+never connected or the trace could not be written, 2 bad usage (a bad URL, an unwritable
+--record file), 3 timed out, 130 interrupted (Ctrl-C during `send`, or before the chat was
+ready), 141 `send`'s output closed (`| head`), 143/129 SIGTERM/SIGHUP during the chat.";
 
 /// A non-interactive action.
 #[derive(Debug, Subcommand)]

@@ -1,7 +1,7 @@
 //! The chat itself: the engine on the tokio shell, the person's lines in, the answers out.
 
 use std::collections::VecDeque;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,10 +20,14 @@ use crate::record::Record;
 use crate::stage::{self, Stage};
 use crate::target::Target;
 use crate::terminal::{self, Editor, FromPerson, Screen, Typed};
-use crate::text::{Stripper, one_line};
+use crate::text::one_line;
 
 /// The exit status of a command the person interrupted (Ctrl-C): 128 + SIGINT, as shells do.
 pub const INTERRUPTED: u8 = 130;
+
+/// The exit status of `send` when its stdout closed before the answer was printed whole (its
+/// reader went away, as `| head` does): 128 + SIGPIPE, as a process ended by the signal gives.
+pub const CLOSED: u8 = 141;
 
 /// The default session's handle for this client.
 const HANDLE: &str = "agent-chat";
@@ -107,12 +111,23 @@ enum TurnEnd {
     Failed(String),
     TimedOut,
     Interrupted,
+    /// stdout was closed (its reader went away): the answer was stopped.
+    Closed,
 }
 
-/// Sends `text` and prints the answer as it streams (control characters stripped), until the
-/// turn is over; Ctrl-C stops it.
+/// Asks the engine to stop the running answer, and waits (at most a moment) until the stop
+/// went out, before the engine is shut down.
+async fn stop_answer(handle: &Handle) {
+    let _ = handle.command(Command::CancelActiveSession);
+    let stopped = |s: &Snapshot| !s.is_agent_working && !s.has_active_chat_stream;
+    let _ = handle.wait_for(stopped, Duration::from_secs(2)).await;
+}
+
+/// Sends `text` and prints the answer as it streams on `screen` (control characters stripped),
+/// until the turn is over; Ctrl-C stops it, and so does a closed stdout.
 async fn turn(
     handle: &Handle,
+    screen: &Screen,
     events: &mut broadcast::Receiver<Event>,
     text: &str,
     timeout: Duration,
@@ -127,49 +142,39 @@ async fn turn(
         return TurnEnd::Failed("the engine has stopped".into());
     }
     if working_before {
-        eprintln!("(queued: the agent is working; it goes when it finishes)");
+        screen.notice("(queued: the agent is working; it goes when it finishes)");
         return TurnEnd::Answered;
     }
     let deadline = tokio::time::Instant::now() + timeout;
     let mut started = false;
-    let mut out = std::io::stdout();
-    let mut stripper = Stripper::default();
-    let mut mid_line = false;
-    let end_line = |mid_line: &mut bool| {
-        if std::mem::take(mid_line) {
-            println!();
-        }
-    };
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     loop {
         tokio::select! {
             event = events.recv() => match event {
                 Ok(Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. }) => {
-                    let clean = stripper.clean(&delta);
-                    if !clean.is_empty() {
-                        print!("{clean}");
-                        let _ = out.flush();
-                        mid_line = !clean.ends_with('\n');
+                    screen.answer(&delta);
+                    if screen.stdout_closed() {
+                        stop_answer(handle).await;
+                        return TurnEnd::Closed;
                     }
                 }
                 Ok(Event::MessageNotSent { reason, code, .. }) => {
-                    end_line(&mut mid_line);
+                    screen.end_answer();
                     return TurnEnd::Failed(format!("[{code}] {}", one_line(&reason)));
                 }
                 Ok(Event::Notify(n)) => {
-                    end_line(&mut mid_line);
-                    eprintln!("[{}] {}", one_line(&n.title), one_line(&n.description.unwrap_or_default()));
+                    screen.notice(&format!("[{}] {}", one_line(&n.title), one_line(&n.description.unwrap_or_default())));
                 }
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => {
-                    end_line(&mut mid_line);
+                    screen.end_answer();
                     return TurnEnd::Failed("the engine has stopped".into());
                 }
             },
             changed = rx.changed() => {
                 if changed.is_err() {
-                    end_line(&mut mid_line);
+                    screen.end_answer();
                     return TurnEnd::Failed("the engine has stopped".into());
                 }
                 let s: Snapshot = rx.borrow_and_update().clone();
@@ -183,12 +188,14 @@ async fn turn(
                     // snapshots travel apart): printed first.
                     while let Ok(event) = events.try_recv() {
                         if let Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. } = event {
-                            print!("{}", stripper.clean(&delta));
+                            screen.answer(&delta);
                         }
                     }
-                    let _ = out.flush();
                     // Every answer ends its line, an empty one included.
-                    println!();
+                    screen.answer_done();
+                    if screen.stdout_closed() {
+                        return TurnEnd::Closed;
+                    }
                     return match s.run_status {
                         RunStatus::Error => TurnEnd::Failed(failure_line(&s)),
                         _ => TurnEnd::Answered,
@@ -196,15 +203,12 @@ async fn turn(
                 }
             }
             _ = &mut interrupted => {
-                end_line(&mut mid_line);
-                let _ = handle.command(Command::CancelActiveSession);
-                // The stop goes out before the engine is shut down (at most a moment).
-                let stopped = |s: &Snapshot| !s.is_agent_working && !s.has_active_chat_stream;
-                let _ = handle.wait_for(stopped, Duration::from_secs(2)).await;
+                screen.end_answer();
+                stop_answer(handle).await;
                 return TurnEnd::Interrupted;
             }
             _ = tokio::time::sleep_until(deadline) => {
-                end_line(&mut mid_line);
+                screen.end_answer();
                 return TurnEnd::TimedOut;
             }
         }
@@ -212,7 +216,8 @@ async fn turn(
 }
 
 /// `agent-chat send "text"`: 0 answered, 1 failed or refused, 2 bad usage (an empty message), 3
-/// timed out, 130 interrupted (Ctrl-C stops the answer; the trace is written all the same).
+/// timed out, 130 interrupted (Ctrl-C stops the answer; the trace is written all the same),
+/// 141 stdout closed (the answer is stopped, quietly; the trace is written).
 pub async fn send_once(
     target: &Target,
     text: &str,
@@ -221,14 +226,14 @@ pub async fn send_once(
 ) -> ExitCode {
     if text.trim().is_empty() {
         // The engine ignores a blank message: there is nothing to wait for.
-        eprintln!("agent-chat: the message is empty");
+        terminal::error_line("agent-chat: the message is empty");
         return ExitCode::from(2);
     }
     let timeout = Duration::from_secs(timeout_s);
     let handle = match open(target, record.is_some()) {
         Ok(h) => h,
         Err(e) => {
-            eprintln!("agent-chat: {e}");
+            terminal::error_line(&format!("agent-chat: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -239,50 +244,68 @@ pub async fn send_once(
     };
     let code = match settled {
         None => {
-            eprintln!("agent-chat: interrupted");
+            terminal::error_line("agent-chat: interrupted");
             ExitCode::from(INTERRUPTED)
         }
         Some(Err(waiting)) => {
-            eprintln!("agent-chat: timed out waiting for the session ({waiting})");
+            terminal::error_line(&format!(
+                "agent-chat: timed out waiting for the session ({waiting})"
+            ));
             ExitCode::from(3)
         }
         Some(Ok(Stage::Blocked(reason))) => {
-            eprintln!("agent-chat: {reason}");
+            terminal::error_line(&format!("agent-chat: {reason}"));
             ExitCode::from(1)
         }
-        Some(Ok(_)) => match turn(&handle, &mut events, text, timeout).await {
+        Some(Ok(_)) => match turn(&handle, &Screen::direct(), &mut events, text, timeout).await {
             TurnEnd::Answered => ExitCode::SUCCESS,
+            // The reader went away (`| head`): nothing more to say to it.
+            TurnEnd::Closed => ExitCode::from(CLOSED),
             TurnEnd::Failed(reason) => {
-                eprintln!("agent-chat: {reason}");
+                terminal::error_line(&format!("agent-chat: {reason}"));
                 ExitCode::from(1)
             }
             TurnEnd::TimedOut => {
-                eprintln!("agent-chat: timed out waiting for the answer");
+                terminal::error_line("agent-chat: timed out waiting for the answer");
                 ExitCode::from(3)
             }
             TurnEnd::Interrupted => {
-                eprintln!("agent-chat: interrupted: the answer was stopped");
+                terminal::error_line("agent-chat: interrupted: the answer was stopped");
                 ExitCode::from(INTERRUPTED)
             }
         },
     };
-    save_trace(&handle, record).await;
+    let saved = save_trace(&handle, record).await;
     handle.shutdown().await;
-    code
+    unless_unsaved(code, saved)
 }
 
-/// Writes the recorded trace, when asked to record.
-async fn save_trace(handle: &Handle, record: Option<&mut Record>) {
+/// Writes the recorded trace, when asked to record; false (said on stderr) when it could not be.
+async fn save_trace(handle: &Handle, record: Option<&mut Record>) -> bool {
     let Some(record) = record else {
-        return;
+        return true;
     };
     match handle.trace().await {
-        Some(trace) => {
-            if let Err(e) = record.write(&trace) {
-                eprintln!("agent-chat: {e}");
+        Some(trace) => match record.write(&trace) {
+            Ok(()) => true,
+            Err(e) => {
+                terminal::error_line(&format!("agent-chat: {e}"));
+                false
             }
+        },
+        None => {
+            terminal::error_line("agent-chat: no trace was recorded");
+            false
         }
-        None => eprintln!("agent-chat: no trace was recorded"),
+    }
+}
+
+/// The exit status of a run whose trace could not be written: 1 instead of a success.
+fn unless_unsaved(code: ExitCode, saved: bool) -> ExitCode {
+    if !saved && code == ExitCode::SUCCESS {
+        ExitCode::from(1)
+    } else {
+        code
     }
 }
 
@@ -293,13 +316,15 @@ async fn save_trace(handle: &Handle, record: Option<&mut Record>) {
 /// the trace written however the chat ends.
 ///
 /// Exit status: 0 when the chat ended after it connected, 1 when it never connected (the last
-/// thing it said is repeated), 130 when it was interrupted before it connected.
+/// thing it said is repeated), 130 when it was interrupted before it connected; 143 (SIGTERM)
+/// or 129 (SIGHUP) when a signal ended it, which ends it like a second Ctrl-C (the answer's
+/// line closed, the terminal's mode put back, the trace written).
 pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Record>) -> ExitCode {
     let timeout = Duration::from_secs(timeout_s);
     let handle = match open(target, record.is_some()) {
         Ok(h) => h,
         Err(e) => {
-            eprintln!("agent-chat: {e}");
+            terminal::error_line(&format!("agent-chat: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -332,6 +357,8 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     let mut pending: VecDeque<String> = VecDeque::new();
     let mut ended = false;
     let mut quit = false;
+    // The exit status of a signal that ended the chat (SIGTERM, SIGHUP).
+    let mut signalled: Option<u8> = None;
     {
         let settled = until_settled(&handle, timeout, false);
         tokio::pin!(settled);
@@ -342,6 +369,11 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
                     Some(Typed::Line(line)) => pending.push_back(line),
                     Some(Typed::Interrupt) => {
                         quit = true;
+                        break;
+                    }
+                    Some(Typed::Leave(code)) => {
+                        quit = true;
+                        signalled = Some(code);
                         break;
                     }
                     Some(Typed::End) | None => ended = true,
@@ -357,6 +389,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     }
 
     let mut editor: Option<Editor> = None;
+    let mode = terminal::TerminalMode::save();
     if on_terminal && !quit {
         match Editor::start(tx.clone()) {
             Ok((e, above_prompt)) => {
@@ -419,6 +452,10 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
                 }
                 interrupts += 1;
             }
+            Typed::Leave(code) => {
+                quit = true;
+                signalled = Some(code);
+            }
             Typed::End => ended = true,
         }
         editor_waiting = from_editor;
@@ -445,21 +482,26 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
                 && (s.message_queue.is_empty() || s.message_queue_hold.is_some())
                 && s.thread.iter().all(|m| m.status != MessageStatus::Running)
         };
+        // Ctrl-C, or a signal that ends the chat (its exit status).
         let interrupted = async {
             loop {
                 match typed.recv().await {
                     Some(FromPerson {
+                        typed: Typed::Leave(code),
+                        ..
+                    }) => return Some(code),
+                    Some(FromPerson {
                         typed: Typed::Interrupt,
                         ..
                     })
-                    | None => return,
+                    | None => return None,
                     Some(_) => {}
                 }
             }
         };
         tokio::select! {
             _ = handle.wait_for(over, timeout) => {}
-            _ = interrupted => {}
+            code = interrupted => signalled = code,
         }
         let held = handle.snapshots().borrow().message_queue.len();
         if held > 0 {
@@ -472,9 +514,9 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     stages.abort();
     let _ = stages.await;
     if spinner {
-        eprint!("\r\x1b[2K");
+        terminal::raw_err("\r\x1b[2K");
     }
-    save_trace(&handle, record).await;
+    let saved = save_trace(&handle, record).await;
     let last = stage::of(&handle.snapshots().borrow());
     handle.shutdown().await;
     // The engine has stopped: the printer prints the events still in its channel (the end of
@@ -489,16 +531,31 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
         let _ = printer.await;
     }
     screen.end_answer();
+    if on_terminal {
+        // The line editor may still be reading (a signal ended the chat), its prompt open and
+        // the terminal in its raw mode: the mode is put back (unchanged otherwise) and the
+        // prompt's line closed.
+        mode.restore();
+        if signalled.is_some() {
+            terminal::raw_err("\n");
+        }
+    }
+    if let Some(code) = signalled {
+        return unless_unsaved(ExitCode::from(code), saved);
+    }
     if connected.load(Ordering::Acquire) {
-        ExitCode::SUCCESS
+        unless_unsaved(ExitCode::SUCCESS, saved)
     } else if quit && !matches!(last, Stage::Blocked(_)) {
-        eprintln!(
+        terminal::error_line(&format!(
             "agent-chat: interrupted before the chat was ready ({})",
             last.text()
-        );
+        ));
         ExitCode::from(INTERRUPTED)
     } else {
-        eprintln!("agent-chat: the chat never connected: {}", last.text());
+        terminal::error_line(&format!(
+            "agent-chat: the chat never connected: {}",
+            last.text()
+        ));
         ExitCode::from(1)
     }
 }
@@ -511,15 +568,20 @@ async fn print_answers(handle: Handle, screen: Arc<Screen>) {
     let mut status_line = rx.borrow().run_status_detail.clone();
     let mut hold_line = rx.borrow().message_queue_texts.hold.clone();
     let mut snapshots_open = true;
+    // The code of a run failure whose message did not go out, just shown: the engine follows it
+    // with a "message not sent" event of the same code and text, which is not shown again.
+    let mut not_sent_shown: Option<String> = None;
     loop {
         tokio::select! {
             event = events.recv() => match event {
                 Ok(Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. }) => {
+                    not_sent_shown = None;
                     screen.answer(&delta);
                 }
                 // Each answer ends on its own line, with its own ending: events are not
                 // coalesced, so a queued turn that starts at once still shows the one before.
                 Ok(Event::Answer { delta: StreamDelta::Ended { outcome, .. }, .. }) => {
+                    not_sent_shown = None;
                     screen.end_answer();
                     if matches!(
                         outcome,
@@ -528,21 +590,33 @@ async fn print_answers(handle: Handle, screen: Arc<Screen>) {
                         screen.notice("· Run completed.");
                     }
                 }
-                Ok(Event::RunFailed { failure, .. }) => {
+                Ok(Event::RunFailed { failure, sent, .. }) => {
                     screen.end_answer();
-                    screen.notice(&format!("(failed [{}] {})", failure.code, one_line(&failure.message)));
+                    let code = failure.code.to_string();
+                    let message = one_line(&failure.message);
+                    if sent {
+                        not_sent_shown = None;
+                        screen.notice(&format!("(failed [{code}] {message})"));
+                    } else {
+                        screen.notice(&format!("(not sent [{code}]: {message})"));
+                        not_sent_shown = Some(code);
+                    }
                 }
                 Ok(Event::MessageNotSent { reason, code, .. }) => {
-                    screen.notice(&format!("(not sent [{code}]: {})", one_line(&reason)));
+                    let code = code.to_string();
+                    if not_sent_shown.take().as_deref() != Some(code.as_str()) {
+                        screen.notice(&format!("(not sent [{code}]: {})", one_line(&reason)));
+                    }
                 }
                 Ok(Event::Notify(n)) => {
+                    not_sent_shown = None;
                     screen.notice(&format!(
                         "[{}] {}",
                         one_line(&n.title),
                         one_line(&n.description.unwrap_or_default())
                     ));
                 }
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => not_sent_shown = None,
                 Err(broadcast::error::RecvError::Closed) => return,
             },
             changed = rx.changed(), if snapshots_open => {
@@ -603,7 +677,7 @@ async fn show_stages(handle: Handle, screen: Arc<Screen>, shown: Shown, spinner:
         let streaming = snapshot.has_active_chat_stream;
         if last.as_ref() != Some(&stage) {
             if spinner {
-                eprint!("\r\x1b[2K");
+                terminal::raw_err("\r\x1b[2K");
             }
             if !matches!(stage, Stage::Waiting(_)) || !spinner {
                 screen.notice(&one_line(stage.text()));
@@ -621,7 +695,7 @@ async fn show_stages(handle: Handle, screen: Arc<Screen>, shown: Shown, spinner:
             && let Stage::Waiting(text) = &stage
         {
             let frame = frames.get(i % frames.len()).copied().unwrap_or('|');
-            eprint!("\r{frame} {}", one_line(text));
+            terminal::raw_err(&format!("\r{frame} {}", one_line(text)));
             i = i.wrapping_add(1);
         }
         let tick = tokio::time::sleep(Duration::from_millis(120));

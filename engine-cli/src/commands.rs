@@ -370,8 +370,8 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
     Done::Command
 }
 
-/// Why a message cannot be sent at all now (the session failed to open, or is gone), with what
-/// to try; `None` when the engine takes it (to send, to hold through a wake, or to queue).
+/// Why a message cannot be sent at all now (the session failed to open, is gone, or waits for a
+/// model), with what to try; `None` when the engine takes it (to send, to hold through a wake, or to queue).
 fn cannot_take(s: &Snapshot) -> Option<String> {
     use engine_core::DefaultSessionStatus;
     let failed_default = matches!(
@@ -382,7 +382,10 @@ fn cannot_take(s: &Snapshot) -> Option<String> {
         s.active_session_readiness.status,
         ReadinessStatus::Error | ReadinessStatus::NotFound
     );
-    if !failed_default && !failed_session {
+    // A session that waits for a model (SHR-5): the engine would refuse the message with its
+    // guard text; the person is told what to type instead.
+    let needs_model = s.session_model_selection_request.is_some();
+    if !failed_default && !failed_session && !needs_model {
         return None;
     }
     let stage = stage::of(s);

@@ -55,12 +55,23 @@ pub enum Cause {
     Tls { host: String, detail: String },
     /// No answer in time.
     TimedOut { at: String, after: Duration },
+    /// An `https` platform, but this build has no TLS backend.
+    NoTls { at: String },
     /// Some other failure to connect or to get an answer.
     Unreachable { at: String, detail: String },
-    /// The platform refused the token (401 or 403).
+    /// The platform refused the token (401).
     Token { status: u16, message: String },
-    /// The address answers, but not as the platform's API (404 to the session list).
+    /// The platform forbids the read (403): a token without access to this Environment (or
+    /// Agent) as often as a bad one.
+    Forbidden {
+        message: String,
+        environment: String,
+    },
+    /// The address answers, but not as the platform's API (404 to the session list, without
+    /// the platform's error message).
     NotThePlatform { status: u16, message: String },
+    /// The platform answered 404 with its own error message: an unknown Environment or Agent.
+    NotFound { message: String },
     /// The platform lists no Agent in the Environment.
     UnknownEnvironment { environment: String },
     /// The Environment's Agents do not include this one.
@@ -93,6 +104,10 @@ impl fmt::Display for Cause {
                 "{at} did not answer within {} s: check the address, your network, or raise --timeout.",
                 after.as_secs()
             ),
+            Cause::NoTls { at } => write!(
+                f,
+                "This agent-chat was built without TLS (no rustls, rustls-ring or native-tls feature), so it cannot reach https://{at}: install a build with one (the default has rustls), or use http:// for a local platform."
+            ),
             Cause::Unreachable { at, detail } => write!(
                 f,
                 "Could not reach {at} ({detail}): check the --platform address and your network."
@@ -102,6 +117,20 @@ impl fmt::Display for Cause {
                 "The platform refused the token (HTTP {status}{}): check --token-file or {}.",
                 detail(message),
                 crate::args::TOKEN_ENV
+            ),
+            Cause::Forbidden {
+                message,
+                environment,
+            } => write!(
+                f,
+                "The platform refused access (HTTP 403{}): check that the token is right (--token-file or {}) and that its user has access to Environment {:?} and its Agent.",
+                detail(message),
+                crate::args::TOKEN_ENV,
+                environment
+            ),
+            Cause::NotFound { message } => write!(
+                f,
+                "The platform answered HTTP 404 to the session list: {message} (an unknown Environment or Agent?): check --environment and --agent, and the --platform address."
             ),
             Cause::NotThePlatform { status, message } => write!(
                 f,
@@ -139,6 +168,17 @@ fn detail(message: &str) -> String {
     }
 }
 
+/// Whether this build has a TLS backend (one of the features `rustls`, `rustls-ring`,
+/// `native-tls`); without one an `https` platform cannot be reached.
+const TLS: bool = cfg!(any(
+    feature = "rustls",
+    feature = "rustls-ring",
+    feature = "native-tls"
+));
+
+/// The pre-flight's user agent.
+const USER_AGENT: &str = concat!("agent-chat/", env!("CARGO_PKG_VERSION"));
+
 /// Who asks, of what.
 pub struct Preflight<'a> {
     /// The platform.
@@ -159,15 +199,17 @@ impl Preflight<'_> {
     /// Ok when the platform answers with this token and knows the Agent in the Environment (or
     /// does not say that it does not); else the cause.
     pub async fn run(&self) -> Result<(), Cause> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(self.timeout)
-            .timeout(self.timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| Cause::Unreachable {
+        if self.base.scheme() == "https" && !TLS {
+            return Err(Cause::NoTls { at: self.at() });
+        }
+        // The engine's own client (engine-io-tokio): the same TLS backend, no redirects, and
+        // with `rustls-ring` the crypto provider installed first (reqwest panics without one).
+        let client = engine_io_tokio::transport::client(self.timeout, USER_AGENT).map_err(|e| {
+            Cause::Unreachable {
                 at: self.at(),
-                detail: chain(&e),
-            })?;
+                detail: crate::text::one_line(&e.describe()),
+            }
+        })?;
         let sessions = self.endpoint(
             "api/v1/agent-sessions/",
             &[
@@ -183,9 +225,22 @@ impl Preflight<'_> {
         tracing::debug!(status, "pre-flight: the session list answered");
         match status {
             200..=299 => {}
-            401 | 403 => {
+            401 => {
                 return Err(Cause::Token {
                     status,
+                    message: message_of(&body),
+                });
+            }
+            403 => {
+                return Err(Cause::Forbidden {
+                    message: message_of(&body),
+                    environment: self.environment.to_owned(),
+                });
+            }
+            // The platform's own error body (platform-api 3): it knows the path, not what the
+            // query names.
+            404 if body.is_object() && !message_of(&body).is_empty() => {
+                return Err(Cause::NotFound {
                     message: message_of(&body),
                 });
             }
@@ -275,6 +330,7 @@ impl Preflight<'_> {
         authorization.set_sensitive(true);
         let response = client
             .get(url)
+            .timeout(self.timeout)
             .header(reqwest::header::AUTHORIZATION, authorization)
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
@@ -322,6 +378,9 @@ impl Preflight<'_> {
                 "handshake",
                 "corrupt message",
                 "alert",
+                // OpenSSL (native-tls on Linux): "wrong version number", "ssl routines".
+                "ssl",
+                "wrong version number",
             ]
             .iter()
             .any(|w| lower.contains(w))

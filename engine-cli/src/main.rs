@@ -60,14 +60,14 @@ async fn main() -> ExitCode {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("agent-chat: {e}");
+            terminal::error_line(&format!("agent-chat: {e}"));
             return ExitCode::from(2);
         }
     };
     let target = match target::Target::resolve(&args).await {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("agent-chat: {e}");
+            terminal::error_line(&format!("agent-chat: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -76,12 +76,12 @@ async fn main() -> ExitCode {
     let checked = tokio::select! {
         checked = target.check(timeout.min(PREFLIGHT_TIMEOUT)) => checked,
         _ = tokio::signal::ctrl_c() => {
-            eprintln!();
+            terminal::raw_err("\n");
             return ExitCode::from(chat::INTERRUPTED);
         }
     };
     if let Err(cause) = checked {
-        eprintln!("agent-chat: {cause}");
+        terminal::error_line(&format!("agent-chat: {cause}"));
         target.stop().await;
         return ExitCode::from(1);
     }

@@ -13,7 +13,7 @@ use rustyline::ExternalPrinter;
 use rustyline::error::ReadlineError;
 use tokio::sync::mpsc;
 
-use crate::text::Stripper;
+use crate::text::{Stripper, clean, one_line};
 
 /// The prompt of the line editor.
 pub const PROMPT: &str = "> ";
@@ -21,6 +21,9 @@ pub const PROMPT: &str = "> ";
 /// On a terminal, an answer line longer than this many characters is printed in pieces broken
 /// at a space (the prompt below it can only be redrawn after a whole line).
 pub const WRAP: usize = 80;
+
+/// Moves the cursor up one row, to its start, and clears that row.
+pub const ERASE_LINE_ABOVE: &str = "\x1b[1A\r\x1b[2K";
 
 /// Something the person did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +34,9 @@ pub enum Typed {
     Interrupt,
     /// The input ended: Ctrl-D on an empty line, or the end of a pipe.
     End,
+    /// A signal that ends the chat at once (SIGTERM, SIGHUP), with the exit status it gives
+    /// (128 + the signal's number, as shells do).
+    Leave(u8),
 }
 
 /// What the person did, and whether the line editor waits to be told to go on.
@@ -69,8 +75,34 @@ pub fn read_pipe(tx: Sender) {
 }
 
 /// Forwards every Ctrl-C that arrives as a signal (from a pipe, or on a terminal while the line
-/// editor is not reading) as [`Typed::Interrupt`].
+/// editor is not reading) as [`Typed::Interrupt`], and SIGTERM and SIGHUP (Unix) as
+/// [`Typed::Leave`].
 pub fn forward_interrupts(tx: Sender) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        for (kind, code) in [(SignalKind::terminate(), 143), (SignalKind::hangup(), 129)] {
+            // A signal that cannot be listened to keeps its default action.
+            let Ok(mut signals) = signal(kind) else {
+                continue;
+            };
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                while signals.recv().await.is_some() {
+                    let typed = Typed::Leave(code);
+                    if tx
+                        .send(FromPerson {
+                            typed,
+                            from_editor: false,
+                        })
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    }
     tokio::spawn(async move {
         while tokio::signal::ctrl_c().await.is_ok() {
             let typed = Typed::Interrupt;
@@ -140,7 +172,16 @@ impl Editor {
                         }
                         Typed::Line(line)
                     }
-                    Err(ReadlineError::Interrupted) => Typed::Interrupt,
+                    Err(ReadlineError::Interrupted) => {
+                        // rustyline ends the prompt's line, which would stay behind as a
+                        // stray "> " above what the chat prints next: it is erased (cursor up
+                        // one row, to its start, the row cleared). What was typed on it is
+                        // dropped, as Ctrl-C does.
+                        let mut out = std::io::stdout().lock();
+                        let _ = out.write_all(ERASE_LINE_ABOVE.as_bytes());
+                        let _ = out.flush();
+                        Typed::Interrupt
+                    }
                     Err(_) => Typed::End,
                 };
                 let from_editor = true;
@@ -202,6 +243,9 @@ struct Inner {
     partial: String,
     /// Direct: the answer's last line has no newline yet.
     mid_line: bool,
+    /// Direct: stdout is closed (its reader went away, as `| head` does): nothing more is
+    /// written to it.
+    closed: bool,
     stripper: Stripper,
 }
 
@@ -217,6 +261,7 @@ impl Screen {
                 sink,
                 partial: String::new(),
                 mid_line: false,
+                closed: false,
                 stripper: Stripper::default(),
             }),
         }
@@ -250,9 +295,7 @@ impl Screen {
             }
             match &mut inner.sink {
                 Sink::Direct => {
-                    let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(clean.as_bytes());
-                    let _ = out.flush();
+                    inner.out(&clean);
                     inner.mid_line = !clean.ends_with('\n');
                 }
                 Sink::Editor(printer) => {
@@ -270,9 +313,24 @@ impl Screen {
         self.with(Inner::end_answer);
     }
 
+    /// Ends a whole answer (direct, `agent-chat send`): a newline, even after an empty answer.
+    pub fn answer_done(&self) {
+        self.with(|inner| {
+            inner.stripper = Stripper::default();
+            inner.mid_line = false;
+            inner.out("\n");
+        });
+    }
+
+    /// Whether stdout is closed (direct): its reader went away.
+    pub fn stdout_closed(&self) -> bool {
+        self.with(|inner| inner.closed)
+    }
+
     /// A notice (a stop, a hold, a failure), on its own line. From a pipe it goes to stderr, and
     /// the answer's line on stdout is ended first; above the prompt, an answer line not yet
-    /// printed stays whole (it is printed below the notice once it is).
+    /// printed stays whole (it is printed below the notice once it is). Control characters
+    /// are stripped (it may carry a text from outside).
     pub fn notice(&self, line: &str) {
         self.with(|inner| inner.notice(line));
     }
@@ -292,14 +350,15 @@ impl Screen {
         });
     }
 
-    /// A command's output, on its own line.
+    /// A command's output, on its own line (control characters stripped, newlines kept).
     pub fn say(&self, line: &str) {
+        let line = clean(line);
         self.with(|inner| match &mut inner.sink {
             Sink::Direct => {
                 if std::mem::take(&mut inner.mid_line) {
-                    println!();
+                    inner.out("\n");
                 }
-                println!("{line}");
+                inner.out(&format!("{line}\n"));
             }
             Sink::Editor(printer) => {
                 let _ = printer.print(format!("{line}\n"));
@@ -310,16 +369,34 @@ impl Screen {
 
 impl Inner {
     fn notice(&mut self, line: &str) {
+        let line = clean(line);
         match &mut self.sink {
             Sink::Direct => {
                 if std::mem::take(&mut self.mid_line) {
-                    println!();
+                    self.out("\n");
                 }
-                eprintln!("{line}");
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(err, "{line}");
             }
             Sink::Editor(printer) => {
                 let _ = printer.print(format!("{line}\n"));
             }
+        }
+    }
+
+    /// Writes to stdout and flushes it; a closed stdout is remembered, and nothing more is
+    /// written to it (no panic, as `println!` would).
+    fn out(&mut self, text: &str) {
+        if self.closed {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            self.closed = true;
         }
     }
 
@@ -328,7 +405,7 @@ impl Inner {
         match &mut self.sink {
             Sink::Direct => {
                 if std::mem::take(&mut self.mid_line) {
-                    println!();
+                    self.out("\n");
                 }
             }
             Sink::Editor(printer) => {
@@ -337,6 +414,51 @@ impl Inner {
                     let _ = printer.print(line);
                 }
             }
+        }
+    }
+}
+
+/// One line for the person on stderr, outside the screen (`agent-chat: ...`): control
+/// characters and escape sequences stripped, newlines turned into spaces (it may carry a text
+/// from the platform or the Agent); a closed stderr is ignored.
+pub fn error_line(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", one_line(text));
+}
+
+/// Writes `text` as it is to stderr (the spinner's own sequences), ignoring a closed stderr.
+pub fn raw_err(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
+}
+
+/// The terminal's mode (Unix: its termios) as it was before the line editor started, put back
+/// when the chat ends: a signal may end the chat while the editor reads, in its raw mode, and
+/// its thread then never gets to put the mode back itself.
+pub struct TerminalMode {
+    #[cfg(unix)]
+    saved: Option<nix::sys::termios::Termios>,
+}
+
+impl TerminalMode {
+    /// The mode of stdin's terminal now (nothing when it is not one).
+    pub fn save() -> TerminalMode {
+        TerminalMode {
+            #[cfg(unix)]
+            saved: nix::sys::termios::tcgetattr(std::io::stdin()).ok(),
+        }
+    }
+
+    /// Puts the saved mode back.
+    pub fn restore(&self) {
+        #[cfg(unix)]
+        if let Some(saved) = &self.saved {
+            let _ = nix::sys::termios::tcsetattr(
+                std::io::stdin(),
+                nix::sys::termios::SetArg::TCSADRAIN,
+                saved,
+            );
         }
     }
 }

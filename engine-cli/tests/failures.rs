@@ -477,3 +477,287 @@ async fn ctrl_c_before_the_chat_is_ready_exits_130() {
     assert!(written.lines().count() > 3, "{written}");
     sim.shutdown().await;
 }
+
+/// A 403 is not always a bad token: the platform forbids an Environment the token's user has no
+/// access to. The sentence names both, with the platform's message. A 404 carrying the
+/// platform's own error message is the platform answering (an unknown Environment or Agent),
+/// not "not the platform's API": its message is shown.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forbidden_environment_and_a_404_with_the_platform_message_are_named() {
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    let url = sim.url();
+    sim.fault(Fault::once(
+        "GET",
+        "agent-sessions",
+        FaultKind::Status(
+            403,
+            serde_json::json!({"detail": "You do not have access to this environment."}),
+        ),
+    ));
+    let out = run(
+        against(
+            &url,
+            "env-demo",
+            "agent-demo",
+            DEFAULT_PLATFORM_TOKEN,
+            &["send", "hi"],
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        only_line(&out),
+        "agent-chat: The platform refused access (HTTP 403: You do not have access to this environment.): check that the token is right (--token-file or AGENT_CHAT_TOKEN) and that its user has access to Environment \"env-demo\" and its Agent."
+    );
+    sim.fault(Fault::once(
+        "GET",
+        "agent-sessions",
+        FaultKind::Status(
+            404,
+            serde_json::json!({"message": "Organization environment not found."}),
+        ),
+    ));
+    let out = run(
+        against(
+            &url,
+            "env-demo",
+            "agent-demo",
+            DEFAULT_PLATFORM_TOKEN,
+            &["send", "hi"],
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        only_line(&out),
+        "agent-chat: The platform answered HTTP 404 to the session list: Organization environment not found. (an unknown Environment or Agent?): check --environment and --agent, and the --platform address."
+    );
+    sim.shutdown().await;
+}
+
+/// The Agent needs a model before its session is created (platform-sim's `needs_model`): a
+/// message typed meanwhile is not sent, and the chat says what to type, not the engine's
+/// "Choose or start a session before writing."
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_while_a_model_is_needed_says_how_to_choose_one() {
+    let mut config = SimConfig::default();
+    config.agents[0].needs_model = true;
+    let sim = Sim::start(config).await.unwrap();
+    let out = run(
+        against(
+            &sim.url(),
+            "env-demo",
+            "agent-demo",
+            DEFAULT_PLATFORM_TOKEN,
+            &[],
+        ),
+        Some("hello\n"),
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "(not sent: A model is needed to start this session. Type /models, then /choose ID [LEVEL].)"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Choose or start a session"), "{stderr}");
+    assert!(!stderr.contains("no_session_selected"), "{stderr}");
+    assert!(
+        !sim.log().iter().any(|r| r.path.ends_with("/api/chat")),
+        "a message was sent: {:#?}",
+        sim.log()
+    );
+    sim.shutdown().await;
+}
+
+/// `agent-chat send ... | head -c 3`: the reader goes away mid-answer. The command stops the
+/// answer and ends quietly with 141 (128 + SIGPIPE), without a panic ("failed printing to
+/// stdout: Broken pipe", exit 101).
+#[test]
+fn send_into_a_closed_pipe_ends_quietly() {
+    let mut child = agent_chat()
+        .args(["--answer-delay-ms", "100", "send", "a b c d e f g h i j"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 3];
+    stdout.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"You");
+    // The reader goes away, as `head -c 3` does.
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert_eq!(stderr, "");
+}
+
+/// The Agent's failure text carries escape sequences (a window title, a screen clear): `send`
+/// prints it without them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failure_text_from_the_agent_is_printed_without_control_characters() {
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    sim.fault(Fault::once(
+        "POST",
+        "/api/chat",
+        FaultKind::Status(
+            500,
+            serde_json::json!({"detail": "Runtime \u{1b}]0;pwned\u{7}ex\u{1b}[2Jploded.\u{7}"}),
+        ),
+    ));
+    let out = run(
+        against(
+            &sim.url(),
+            "env-demo",
+            "agent-demo",
+            DEFAULT_PLATFORM_TOKEN,
+            &["send", "hello"],
+        ),
+        None,
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Runtime exploded."), "{stderr:?}");
+    assert!(
+        !stderr.contains(['\u{1b}', '\u{7}']),
+        "a control character was printed: {stderr:?}"
+    );
+    sim.shutdown().await;
+}
+
+/// `--record` over an existing trace: a run that fails before it connects (a bad address, a
+/// refused connection) leaves the file as it was; a good run replaces it with its trace. A file
+/// the failed run would have created is not left behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_existing_record_file_survives_a_failed_start() {
+    let dir = std::env::temp_dir();
+    let keep = dir.join(format!("agent-chat-keep-{}.jsonl", std::process::id()));
+    let old = "{\"a good trace\":true}\n";
+    std::fs::write(&keep, old).unwrap();
+    let keep_s = keep.to_str().unwrap().to_owned();
+    let out = run(
+        against(
+            "http://[::1",
+            "env-demo",
+            "agent-demo",
+            "t",
+            &["--record", &keep_s, "send", "hi"],
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&keep).unwrap(), old);
+    let out = run(
+        against(
+            &closed_port_url(),
+            "env-demo",
+            "agent-demo",
+            "t",
+            &["--record", &keep_s, "send", "hi"],
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&keep).unwrap(), old);
+    // A new file, and a run that fails: no empty file is left.
+    let fresh = dir.join(format!("agent-chat-fresh-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&fresh);
+    let out = run(
+        against(
+            &closed_port_url(),
+            "env-demo",
+            "agent-demo",
+            "t",
+            &["--record", fresh.to_str().unwrap(), "send", "hi"],
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(!fresh.exists(), "an empty trace file was left behind");
+    // A good run (the embedded simulator): the trace replaces the file.
+    let mut cmd = agent_chat();
+    cmd.args(["--record", &keep_s, "send", "hi"]);
+    let out = run(cmd, None).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let written = std::fs::read_to_string(&keep).unwrap();
+    assert!(!written.contains("a good trace"), "{written}");
+    let first = written.lines().next().unwrap_or_default();
+    assert!(
+        serde_json::from_str::<serde_json::Value>(first).is_ok(),
+        "{written}"
+    );
+    let _ = std::fs::remove_file(&keep);
+}
+
+/// A trace that cannot be written at the end (a full device) is an error: exit 1 with why,
+/// though the answer came.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_trace_that_cannot_be_written_exits_1() {
+    let out = agent_chat()
+        .args(["--record", "/dev/full", "send", "hi"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(text(&out.stdout), "You said: hi\n");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("agent-chat: cannot write the trace /dev/full: "),
+        "{stderr}"
+    );
+}
+
+/// A message the engine could not send (a local runtime nothing listens at): the chat says so
+/// once, "(not sent [code]: ...)", not also as "(failed [code] ...)".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_send_is_said_once() {
+    let url = closed_port_url();
+    let mut cmd = agent_chat();
+    cmd.args(["--local", &url, "--timeout", "5"]);
+    let out = run(cmd, Some("hello\n")).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("[runtime_unavailable]"))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "(not sent [runtime_unavailable]: Local Agent readiness: the local Agent did not answer.)"
+        ],
+        "{stderr}"
+    );
+}
+
+/// A build without a TLS feature (`--no-default-features`) cannot reach an `https` platform:
+/// it says so, not "Could not reach".
+#[cfg(not(any(feature = "rustls", feature = "rustls-ring", feature = "native-tls")))]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_build_without_tls_says_so_for_an_https_platform() {
+    let url = closed_port_url().replacen("http://", "https://", 1);
+    let at = url.trim_start_matches("https://").to_owned();
+    let out = run(
+        against(&url, "env-demo", "agent-demo", "t", &["send", "hi"]),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        only_line(&out),
+        format!(
+            "agent-chat: This agent-chat was built without TLS (no rustls, rustls-ring or native-tls feature), so it cannot reach https://{at}: install a build with one (the default has rustls), or use http:// for a local platform."
+        )
+    );
+}

@@ -275,3 +275,72 @@ fn an_unreachable_platform_in_a_terminal_exits_1_with_its_cause() {
     assert!(!out.contains("> "), "a prompt: {out:?}");
     assert_eq!(exit_code(&p), 1);
 }
+
+/// SIGTERM while the line editor reads (its raw mode on): the chat ends like a second Ctrl-C,
+/// with exit status 143, the `--record` trace written and the terminal back in its ordinary
+/// mode (canonical input, signals), not left raw.
+#[test]
+fn sigterm_writes_the_trace_and_restores_the_terminal() {
+    use nix::sys::termios::{LocalFlags, tcgetattr};
+    let trace = temp("sigterm.jsonl");
+    let _ = std::fs::remove_file(&trace);
+    let mut p = start(&[
+        "--answer-delay-ms",
+        "20",
+        "--record",
+        trace.to_str().unwrap(),
+    ]);
+    p.send_line("hello there").unwrap();
+    p.exp_string("· Run completed.").unwrap();
+    p.exp_string("> ").unwrap();
+    let pty = p.process().get_file_handle().unwrap();
+    // The editor reads: the terminal is raw.
+    let raw = tcgetattr(&pty).unwrap();
+    assert!(!raw.local_flags.contains(LocalFlags::ICANON), "{raw:?}");
+    p.process_mut()
+        .signal(nix::sys::signal::Signal::SIGTERM)
+        .unwrap();
+    p.exp_eof().unwrap();
+    match p.process().wait().unwrap() {
+        nix::sys::wait::WaitStatus::Exited(_, code) => assert_eq!(code, 143),
+        other => panic!("not exited: {other:?}"),
+    }
+    let mode = tcgetattr(&pty).unwrap();
+    assert!(
+        mode.local_flags
+            .contains(LocalFlags::ICANON | LocalFlags::ISIG),
+        "the terminal was left raw: {mode:?}"
+    );
+    let written = std::fs::read_to_string(&trace).unwrap();
+    let _ = std::fs::remove_file(&trace);
+    assert!(written.contains("hello there"), "{written}");
+}
+
+/// Ctrl-C at an empty prompt: the prompt's line is erased (cursor up, row cleared) before the
+/// notice, so no stray "> " line stays above it; the prompt comes back below the notice.
+#[test]
+fn ctrl_c_at_an_empty_prompt_leaves_no_stray_prompt_line() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-chat"));
+    cmd.env_remove("AGENT_CHAT_TOKEN")
+        .env_remove("RUST_LOG")
+        .env("TERM", "xterm");
+    // The terminal's bytes as they are: the erasing sequence is what is checked.
+    let options = rexpect::reader::Options::new()
+        .timeout_ms(Some(EXPECT_LIMIT_MS))
+        .strip_ansi_escape_codes(false);
+    let mut p = rexpect::spawn_with_options(cmd, options).unwrap();
+    p.exp_string(READY).unwrap();
+    p.exp_string("> ").unwrap();
+    p.send_control('c').unwrap();
+    let before = p
+        .exp_string("(nothing is running: Ctrl-C again, Ctrl-D or /quit leaves)")
+        .unwrap();
+    assert!(
+        before.contains("\u{1b}[1A\r\u{1b}[2K"),
+        "the prompt's line was not erased: {before:?}"
+    );
+    p.exp_string("> ").unwrap();
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(exit_code(&p), 0);
+}
