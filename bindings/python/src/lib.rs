@@ -419,15 +419,19 @@ impl NativeEngine {
         now_us: u64,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         self.guard(|s| {
-            let pieces = body_pieces(pieces)?;
             let mut out = Vec::new();
             let mut pending = None;
-            for piece in &pieces {
+            if let Ok(piece) = pieces.cast::<PyBytes>() {
+                // One piece, the shell's case: no list of pieces to make.
                 s.chunk(id, piece.as_bytes(), now_us);
-                s.drain_merged(py, &mut pending, &mut out)?;
+            } else {
+                for piece in &body_pieces(pieces)? {
+                    s.chunk(id, piece.as_bytes(), now_us);
+                    s.drain_merged(py, &mut pending, &mut out)?;
+                }
             }
-            // Events waiting from before (none are, in a host that drains) come out too, also
-            // when no piece was given.
+            // After the last piece; with no piece, the events waiting from before (none are,
+            // in a host that drains) come out all the same.
             s.drain_merged(py, &mut pending, &mut out)?;
             s.flush(py, &mut pending, &mut out)?;
             Ok(out)
@@ -482,7 +486,7 @@ impl NativeEngine {
     }
 }
 
-/// The pieces of `feed_body_chunks`: one `bytes`, or an iterable of them, every one checked
+/// The pieces of `feed_body_chunks` given as an iterable of `bytes`, every one checked
 /// (and a generator consumed) before any is fed. Anything else, `bytearray` and `memoryview`
 /// included (as `handle_body_chunk`), is a `TypeError` naming its type.
 fn body_pieces<'py>(pieces: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyBytes>>> {
@@ -493,9 +497,6 @@ fn body_pieces<'py>(pieces: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyByt
             .map_or_else(|_| "?".to_owned(), |n| n.to_string());
         PyTypeError::new_err(format!("A body piece must be bytes, not {name}."))
     };
-    if let Ok(piece) = pieces.cast::<PyBytes>() {
-        return Ok(vec![piece.clone()]);
-    }
     if pieces.is_instance_of::<PyString>() || pieces.is_instance_of::<PyByteArray>() {
         return Err(not_bytes(pieces));
     }
