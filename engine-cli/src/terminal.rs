@@ -51,26 +51,25 @@ pub struct FromPerson {
 /// The sender every input source uses.
 pub type Sender = mpsc::UnboundedSender<FromPerson>;
 
+/// Sends what came from outside the line editor (a pipe, a signal); false once the chat is gone.
+fn outside(tx: &Sender, typed: Typed) -> bool {
+    tx.send(FromPerson {
+        typed,
+        from_editor: false,
+    })
+    .is_ok()
+}
+
 /// Reads lines from a pipe on a thread of its own; [`Typed::End`] at its end.
 pub fn read_pipe(tx: Sender) {
     std::thread::spawn(move || {
         for line in std::io::stdin().lines() {
             let Ok(line) = line else { break };
-            let typed = Typed::Line(line);
-            if tx
-                .send(FromPerson {
-                    typed,
-                    from_editor: false,
-                })
-                .is_err()
-            {
+            if !outside(&tx, Typed::Line(line)) {
                 return;
             }
         }
-        let _ = tx.send(FromPerson {
-            typed: Typed::End,
-            from_editor: false,
-        });
+        outside(&tx, Typed::End);
     });
 }
 
@@ -89,14 +88,7 @@ pub fn forward_interrupts(tx: Sender) {
             let tx = tx.clone();
             tokio::spawn(async move {
                 while signals.recv().await.is_some() {
-                    let typed = Typed::Leave(code);
-                    if tx
-                        .send(FromPerson {
-                            typed,
-                            from_editor: false,
-                        })
-                        .is_err()
-                    {
+                    if !outside(&tx, Typed::Leave(code)) {
                         return;
                     }
                 }
@@ -105,14 +97,7 @@ pub fn forward_interrupts(tx: Sender) {
     }
     tokio::spawn(async move {
         while tokio::signal::ctrl_c().await.is_ok() {
-            let typed = Typed::Interrupt;
-            if tx
-                .send(FromPerson {
-                    typed,
-                    from_editor: false,
-                })
-                .is_err()
-            {
+            if !outside(&tx, Typed::Interrupt) {
                 return;
             }
         }

@@ -486,54 +486,38 @@ async fn ctrl_c_before_the_chat_is_ready_exits_130() {
 async fn a_forbidden_environment_and_a_404_with_the_platform_message_are_named() {
     let sim = Sim::start(SimConfig::default()).await.unwrap();
     let url = sim.url();
-    sim.fault(Fault::once(
-        "GET",
-        "agent-sessions",
-        FaultKind::Status(
+    let cases = [
+        (
             403,
             serde_json::json!({"detail": "You do not have access to this environment."}),
+            "agent-chat: The platform refused access (HTTP 403: You do not have access to this environment.): check that the token is right (--token-file or AGENT_CHAT_TOKEN) and that its user has access to Environment \"env-demo\" and its Agent.",
         ),
-    ));
-    let out = run(
-        against(
-            &url,
-            "env-demo",
-            "agent-demo",
-            DEFAULT_PLATFORM_TOKEN,
-            &["send", "hi"],
-        ),
-        None,
-    )
-    .await;
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert_eq!(
-        only_line(&out),
-        "agent-chat: The platform refused access (HTTP 403: You do not have access to this environment.): check that the token is right (--token-file or AGENT_CHAT_TOKEN) and that its user has access to Environment \"env-demo\" and its Agent."
-    );
-    sim.fault(Fault::once(
-        "GET",
-        "agent-sessions",
-        FaultKind::Status(
+        (
             404,
             serde_json::json!({"message": "Organization environment not found."}),
+            "agent-chat: The platform answered HTTP 404 to the session list: Organization environment not found. (an unknown Environment or Agent?): check --environment and --agent, and the --platform address.",
         ),
-    ));
-    let out = run(
-        against(
-            &url,
-            "env-demo",
-            "agent-demo",
-            DEFAULT_PLATFORM_TOKEN,
-            &["send", "hi"],
-        ),
-        None,
-    )
-    .await;
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert_eq!(
-        only_line(&out),
-        "agent-chat: The platform answered HTTP 404 to the session list: Organization environment not found. (an unknown Environment or Agent?): check --environment and --agent, and the --platform address."
-    );
+    ];
+    for (status, body, said) in cases {
+        sim.fault(Fault::once(
+            "GET",
+            "agent-sessions",
+            FaultKind::Status(status, body),
+        ));
+        let out = run(
+            against(
+                &url,
+                "env-demo",
+                "agent-demo",
+                DEFAULT_PLATFORM_TOKEN,
+                &["send", "hi"],
+            ),
+            None,
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert_eq!(only_line(&out), said);
+    }
     sim.shutdown().await;
 }
 
