@@ -77,13 +77,26 @@ impl Message {
     /// input was still streaming ends as failed with "Run cancelled.".
     pub fn cancel(&mut self) {
         self.status = MessageStatus::Cancelled;
+        self.settle_parts("Run cancelled.");
+    }
+
+    /// ui-message-stream §6, RU-6: the answer failed. It is marked failed with `error`, and
+    /// none of its parts stays streaming: text and reasoning keep what arrived and are done; a
+    /// tool call whose input was still streaming ends as failed with the same text.
+    pub fn fail(&mut self, error: String) {
+        self.settle_parts(&error);
+        self.status = MessageStatus::Failed { error };
+    }
+
+    /// No part stays streaming: a tool call still streaming its input fails with `error`.
+    fn settle_parts(&mut self, error: &str) {
         for part in &mut self.parts {
             match part {
                 Part::Text(t) => t.state = PartState::Done,
                 Part::Reasoning(r) => r.state = PartState::Done,
                 Part::Tool(tool) if tool.state == ToolState::InputStreaming => {
                     tool.state = ToolState::OutputError;
-                    tool.error_text = Some("Run cancelled.".to_owned());
+                    tool.error_text = Some(error.to_owned());
                 }
                 _ => {}
             }

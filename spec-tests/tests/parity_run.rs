@@ -70,9 +70,10 @@ fn handed_back(h: &Harness) -> Vec<(String, FailureCode)> {
 /// request waits), then `queued` "Thinking..."; `thinking` while reasoning streams, with the
 /// reasoning as `thinkingSummary`; `responding` "Writing a response..." while text streams; a
 /// tool status line while a tool runs ("Using MCP tool {name}" for the Main Sequence MCP,
-/// "Running {tool}" otherwise), then "Thinking..." when its output comes; `complete` "Run
-/// completed." after a clean finish. `hasVisibleAssistantOutput` is false until the answer shows
-/// something.
+/// "Running {tool}" otherwise; RU-7: from the AI SDK's `tool-input-available`, not its
+/// `tool-input-start` or `-delta`), then "Thinking..." when its output comes (RU-12); `complete`
+/// "Run completed." after a clean finish. `hasVisibleAssistantOutput` is false until the answer
+/// shows something.
 #[test]
 fn run_status_follows_the_answer_step_by_step() {
     let mut h = Harness::talking(S1);
@@ -126,6 +127,20 @@ fn run_status_follows_the_answer_step_by_step() {
         id,
         json!({"type": "tool-input-start", "toolCallId": "c-1", "toolName": "mainsequence__list_files"}),
     );
+    // RU-7: the AI SDK's input start and deltas set no line.
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-input-delta", "toolCallId": "c-1", "inputTextDelta": "{\"path\":\"/\"}"}),
+    );
+    let s = h.snapshot();
+    assert_eq!(status(&s), (RunStatus::Thinking, Some("Thinking...")));
+    assert_eq!(s.thinking_summary.as_deref(), Some("Weighing the ledger."));
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-input-available", "toolCallId": "c-1", "toolName": "mainsequence__list_files", "input": {"path": "/"}}),
+    );
     let s = h.snapshot();
     assert_eq!(
         status(&s),
@@ -134,16 +149,6 @@ fn run_status_follows_the_answer_step_by_step() {
     assert_eq!(
         s.thinking_summary.as_deref(),
         Some("Using MCP tool list_files")
-    );
-    // Input deltas do not change the line.
-    chunk_of(
-        &mut h,
-        id,
-        json!({"type": "tool-input-delta", "toolCallId": "c-1", "inputTextDelta": "{\"path\":"}),
-    );
-    assert_eq!(
-        status(&h.snapshot()),
-        (RunStatus::Thinking, Some("Using MCP tool list_files"))
     );
     chunk_of(
         &mut h,
@@ -190,10 +195,9 @@ fn run_status_follows_the_answer_step_by_step() {
     assert!(run_failures(&h).is_empty());
 }
 
-/// adr-notes 8: the status line of a running tool.
-/// adr-notes 8: a tool's status line stays while the tool runs: its input becoming available
-/// (the same call, updated) does not turn it back to "Thinking..."; only its output does
-/// (cargo-mutants: the output-state guard in `Run::follow` replaced by `true` survived).
+/// RU-7, RU-12: with the AI SDK's tool frames, the line appears with `tool-input-available`
+/// (not `tool-input-start`); `tool-input-error` and `tool-output-error` change no status; only
+/// an output (`tool-output-available`) turns it back to "Thinking...".
 #[test]
 fn a_tool_line_stays_until_its_output() {
     let mut h = Harness::talking("s-1");
@@ -207,7 +211,7 @@ fn a_tool_line_stays_until_its_output() {
     );
     assert_eq!(
         status(&h.snapshot()),
-        (RunStatus::Thinking, Some("Running bash"))
+        (RunStatus::Queued, Some("Thinking..."))
     );
     chunk_of(
         &mut h,
@@ -221,6 +225,25 @@ fn a_tool_line_stays_until_its_output() {
     chunk_of(
         &mut h,
         id,
+        json!({"type": "tool-input-available", "toolCallId": "c-2", "toolName": "grep", "input": {}}),
+    );
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-output-error", "toolCallId": "c-2", "errorText": "no such file"}),
+    );
+    chunk_of(
+        &mut h,
+        id,
+        json!({"type": "tool-input-error", "toolCallId": "c-3", "toolName": "x", "input": "{", "errorText": "bad"}),
+    );
+    assert_eq!(
+        status(&h.snapshot()),
+        (RunStatus::Thinking, Some("Running grep"))
+    );
+    chunk_of(
+        &mut h,
+        id,
         json!({"type": "tool-output-available", "toolCallId": "c-1", "output": {"files": 2}}),
     );
     assert_eq!(
@@ -229,6 +252,7 @@ fn a_tool_line_stays_until_its_output() {
     );
 }
 
+/// RU-10: the line of a tool announced whole (`tool-input-available`).
 #[test]
 fn tool_status_lines() {
     let mut h = Harness::talking(S1);
@@ -244,7 +268,7 @@ fn tool_status_lines() {
         chunk_of(
             &mut h,
             id,
-            json!({"type": "tool-input-start", "toolCallId": call, "toolName": tool}),
+            json!({"type": "tool-input-available", "toolCallId": call, "toolName": tool, "input": {}}),
         );
         assert_eq!(
             h.snapshot().run_status_detail.as_deref(),

@@ -322,6 +322,7 @@ fn truncated_final_event_is_discarded() {
 
 /// ui-message-stream §5 (lenient client): a delta for an id with no open part opens one; an end
 /// for such an id, and tool chunks for an unknown call or approval, are skipped. All counted.
+/// (An output for an unknown call breaks the stream instead, RU-5: `stream_runtime.rs`.)
 #[test]
 fn deltas_for_unknown_ids() {
     let sse = body(&[
@@ -331,7 +332,6 @@ fn deltas_for_unknown_ids() {
         json!({"type": "text-end", "id": "nobody"}),
         json!({"type": "reasoning-end", "id": "nobody"}),
         json!({"type": "tool-input-delta", "toolCallId": "c-9", "inputTextDelta": "{"}),
-        json!({"type": "tool-output-available", "toolCallId": "c-9", "output": 1}),
         json!({"type": "tool-output-error", "toolCallId": "c-9", "errorText": "x"}),
         json!({"type": "tool-output-denied", "toolCallId": "c-9"}),
         json!({"type": "tool-approval-request", "toolCallId": "c-9", "approvalId": "a"}),
@@ -346,7 +346,7 @@ fn deltas_for_unknown_ids() {
             {"type": "reasoning", "id": "r", "text": "hm", "state": "streaming"}
         ])
     );
-    assert_eq!(done.stream.stats().protocol_errors, 10);
+    assert_eq!(done.stream.stats().protocol_errors, 9);
 }
 
 /// A body of only `[DONE]`, an empty body, and a body of only comments.

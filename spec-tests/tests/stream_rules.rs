@@ -201,8 +201,7 @@ fn tool_output_lookup_current_step_first() {
 /// §5 tools: preliminary outputs replace each other; the final one has no `preliminary`.
 #[test]
 fn preliminary_outputs() {
-    let start =
-        json!({"type": "tool-input-available", "toolCallId": "c", "toolName": "t", "input": 1});
+    let start = json!({"type": "tool-input-available", "toolCallId": "c", "toolName": "t", "input": {"n": 1}});
     let preliminary = parts_after(&[
         start.clone(),
         json!({"type": "tool-output-available", "toolCallId": "c", "output": {"p": 1}, "preliminary": true}),
@@ -217,7 +216,7 @@ fn preliminary_outputs() {
     ]);
     assert_eq!(
         last,
-        json!([{"type": "tool-t", "toolCallId": "c", "state": "output-available", "input": 1, "output": "final"}])
+        json!([{"type": "tool-t", "toolCallId": "c", "state": "output-available", "input": {"n": 1}, "output": "final"}])
     );
 }
 

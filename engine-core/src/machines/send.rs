@@ -20,7 +20,7 @@ use crate::event::Event;
 use crate::failure::{FailureCode, RunFailure};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Outcome as Done, Owner, PieceKind, StreamPiece};
-use crate::message::{Message, MessageStatus, Part, Role, ToolState};
+use crate::message::{Message, MessageStatus, Part, Role};
 use crate::queue::QueuedMessage;
 use crate::revision::Tracked;
 use crate::snapshot::RunStatus;
@@ -58,8 +58,6 @@ pub(crate) const CANCELLED_TEXT: &str = "Run cancelled.";
 pub(crate) const CANCELLING_TEXT: &str = "Cancelling session...";
 pub(crate) const CANCEL_REQUESTED_TEXT: &str = "Run cancellation requested.";
 pub(crate) const RESTORED_LIVE_TEXT: &str = "Restored live session.";
-/// The prefix under which an Agent runtime registers the tools of the Main Sequence MCP gateway.
-const MCP_TOOL_PREFIX: &str = "mainsequence__";
 
 /// OI-6: the text of a held send that ends undelivered.
 pub(crate) fn not_sent_text(notice: Option<&str>) -> String {
@@ -956,23 +954,14 @@ impl Run {
                 self.summarize(None);
                 self.shows_output();
             }
-            StreamDelta::PartAdded {
-                part: Part::Tool(tool),
-                ..
-            } => {
-                let line = tool_status_line(&tool.tool_name);
-                self.update(RunStatus::Thinking, &line);
-                self.summarize(Some(line));
+            // RU-8 to RU-12: a tool frame names the running tool, its result goes back to
+            // thinking.
+            StreamDelta::ToolStatus { line: Some(line) } => {
+                self.update(RunStatus::Thinking, line);
+                self.summarize(Some(line.clone()));
                 self.shows_output();
             }
-            StreamDelta::PartUpdated {
-                part: Part::Tool(tool),
-                ..
-            } if matches!(
-                tool.state,
-                ToolState::OutputAvailable | ToolState::OutputError | ToolState::OutputDenied
-            ) =>
-            {
+            StreamDelta::ToolStatus { line: None } => {
                 self.update(RunStatus::Thinking, THINKING_TEXT);
                 self.summarize(None);
             }
@@ -1030,9 +1019,11 @@ impl Run {
                 // SND-16: a cut-short answer is never complete, and nothing in it streams on.
                 (RunEnd::Stopped(_), _) => message.cancel(),
                 (RunEnd::Failed(f), MessageStatus::Running | MessageStatus::Complete) => {
-                    message.status = MessageStatus::Failed {
-                        error: f.message.clone(),
-                    };
+                    message.fail(f.message.clone());
+                }
+                (RunEnd::Failed(_), MessageStatus::Failed { error }) => {
+                    let error = error.clone();
+                    message.fail(error);
                 }
                 (_, MessageStatus::Running) => message.status = MessageStatus::Complete,
                 _ => {}
@@ -1064,17 +1055,6 @@ impl Run {
                 turn: turn.clone(),
             })));
         Transition(State::idle())
-    }
-}
-
-/// adr-notes 8: the status line of a running tool: "Using MCP tool {name}" for a tool of the
-/// Main Sequence MCP gateway (`mainsequence__{name}`), else "Running {tool}".
-pub(crate) fn tool_status_line(tool_name: &str) -> String {
-    let name = tool_name.trim();
-    match name.strip_prefix(MCP_TOOL_PREFIX).filter(|n| !n.is_empty()) {
-        Some(mcp) => format!("Using MCP tool {mcp}"),
-        None if name.is_empty() => "Running tool".to_owned(),
-        None => format!("Running {name}"),
     }
 }
 

@@ -58,6 +58,12 @@ pub struct Assembler {
     pending_reasoning: HashMap<String, u16>,
     /// Tool calls whose input streams, by call id.
     partial_tools: HashMap<String, PartialTool>,
+    /// The runtime's call started last and not yet ended (`tool-call-start`, RU-3): where
+    /// `tool-call-delta` appends, whatever id it names.
+    runtime_call: Option<String>,
+    /// The stream broke the protocol beyond repair (RU-5): the message failed, and later
+    /// chunks change nothing.
+    broken: bool,
     /// The indices of the tool parts of each call id, ascending.
     tool_parts: HashMap<String, Vec<usize>>,
     /// The tool part of each approval id.
@@ -83,6 +89,8 @@ impl Assembler {
             pending_text: HashMap::new(),
             pending_reasoning: HashMap::new(),
             partial_tools: HashMap::new(),
+            runtime_call: None,
+            broken: false,
             tool_parts: HashMap::new(),
             approvals: HashMap::new(),
             data_parts: HashMap::new(),
@@ -118,8 +126,19 @@ impl Assembler {
         self.protocol_errors
     }
 
-    /// Applies one chunk. `new_session` frames and `tool-output-delta` change nothing here.
+    /// Whether the stream broke the protocol beyond repair (a `tool-result` for a call never
+    /// started, a call id started twice: RU-5): the message failed with what it had, and
+    /// later chunks are ignored.
+    pub fn broken(&self) -> bool {
+        self.broken
+    }
+
+    /// Applies one chunk. `new_session` frames and `tool-output-delta` change nothing here,
+    /// nor does anything once the stream [broke](Assembler::broken).
     pub fn apply(&mut self, chunk: Chunk, out: &mut Vec<StreamDelta>) {
+        if self.broken {
+            return;
+        }
         if !matches!(chunk, Chunk::Start { .. }) {
             self.ensure_started(out);
         }
@@ -223,7 +242,21 @@ impl Assembler {
                 result,
                 output,
                 preliminary,
-            } => self.tool_output_available(result, output, preliminary, out),
+                is_error,
+            } => self.tool_output_available(result, output, preliminary, is_error, out),
+            Chunk::ToolCallStart {
+                tool_call_id,
+                tool_name,
+            } => self.tool_call_start(tool_call_id, tool_name, out),
+            Chunk::ToolCallDelta {
+                args_text, split, ..
+            } => self.tool_call_delta(args_text, split, out),
+            Chunk::ToolCallEnd { .. } => self.tool_call_end(out),
+            Chunk::ToolCallResult {
+                tool_call_id,
+                result,
+                is_error,
+            } => self.tool_call_result(&tool_call_id, result, is_error, out),
             Chunk::ToolOutputError { result, error_text } => {
                 self.tool_output_error(result, error_text, out);
             }
@@ -266,6 +299,9 @@ impl Assembler {
     /// Applies a delta chunk of the plain shape (see [`super::chunk::parse_delta`]): what
     /// [`Assembler::apply`] does with the same chunk, without owning its ids.
     pub fn apply_delta(&mut self, chunk: DeltaChunk<'_>, out: &mut Vec<StreamDelta>) {
+        if self.broken {
+            return;
+        }
         self.ensure_started(out);
         let none = SplitSurrogates::default();
         match chunk {
@@ -346,6 +382,24 @@ impl Assembler {
             _ => {}
         }
         self.outcome = outcome;
+    }
+
+    /// The stream broke the protocol beyond repair (RU-5): the message fails with
+    /// `error_text`, keeping what it has; later chunks are ignored. As in the reference, whose
+    /// decoder throws there.
+    fn break_stream(&mut self, error_text: String, out: &mut Vec<StreamDelta>) {
+        self.protocol_errors += 1;
+        self.broken = true;
+        if self.outcome != StreamOutcome::Open {
+            return;
+        }
+        if self.error_text.is_none() {
+            self.error_text = Some(error_text.clone());
+            out.push(StreamDelta::Error { error_text });
+        }
+        self.outcome = StreamOutcome::Failed {
+            error_text: self.error_text.clone().unwrap_or_default(),
+        };
     }
 
     fn merge_metadata(&mut self, metadata: Option<Value>, out: &mut Vec<StreamDelta>) {
@@ -562,6 +616,7 @@ impl Assembler {
         self.open_text.clear();
         self.open_reasoning.clear();
         self.partial_tools.clear();
+        self.runtime_call = None;
         let from = self.step_start.map_or(0, |index| index + 1);
         if from >= self.message.parts.len() {
             return;

@@ -262,6 +262,40 @@ pub enum Chunk {
         output: Value,
         /// `preliminary`.
         preliminary: Option<bool>,
+        /// `isError: true`, which older runtimes send for a failed tool (RU-2): the output is
+        /// kept and the call fails.
+        is_error: bool,
+    },
+    /// `tool-call-start` (the runtime's dialect, RU-1): a call, its arguments to follow.
+    ToolCallStart {
+        /// `toolCallId`.
+        tool_call_id: String,
+        /// `toolName`, when a string.
+        tool_name: Option<String>,
+    },
+    /// `tool-call-delta`: more argument text for the call started last and not yet ended
+    /// (RU-3), whatever id it names.
+    ToolCallDelta {
+        /// `toolCallId`, when a string.
+        tool_call_id: Option<String>,
+        /// `argsText`, when a string.
+        args_text: Option<String>,
+        /// See [`Chunk::TextDelta`].
+        split: SplitSurrogates,
+    },
+    /// `tool-call-end`: the call started last has all its arguments.
+    ToolCallEnd {
+        /// `toolCallId`, when a string.
+        tool_call_id: Option<String>,
+    },
+    /// `tool-result`: the tool ran.
+    ToolCallResult {
+        /// `toolCallId`.
+        tool_call_id: String,
+        /// `result` (any JSON; `null` when absent).
+        result: Value,
+        /// `isError` (`false` when absent).
+        is_error: bool,
     },
     /// `tool-output-error`.
     ToolOutputError {
@@ -399,6 +433,9 @@ struct PlainDelta<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     delta: Option<Cow<'a, str>>,
+    /// The runtime's text delta (RU-4).
+    #[serde(rename = "textDelta", default, borrow)]
+    text_delta: Option<Cow<'a, str>>,
     #[serde(rename = "toolCallId", default, borrow)]
     tool_call_id: Option<Cow<'a, str>>,
     #[serde(rename = "inputTextDelta", default, borrow)]
@@ -422,7 +459,12 @@ pub fn parse_delta(payload: &str) -> Option<(Option<String>, DeltaChunk<'_>)> {
         plain.tool_call_id,
         plain.input_text_delta,
     ) {
-        ("text-delta", Some(id), Some(delta), None, None) => DeltaChunk::Text { id, delta },
+        // RU-4: `textDelta` wins over `delta`, as on the general path.
+        ("text-delta", Some(id), delta, None, None) => match plain.text_delta.or(delta) {
+            Some(delta) => DeltaChunk::Text { id, delta },
+            None => return None,
+        },
+        _ if plain.text_delta.is_some() => return None,
         ("reasoning-delta", Some(id), Some(delta), None, None) => {
             DeltaChunk::Reasoning { id, delta }
         }
@@ -588,12 +630,20 @@ impl Fields {
                 id: self.string("id")?,
                 provider_metadata: self.provider_metadata(),
             },
-            "text-delta" => Chunk::TextDelta {
-                id: self.string("id")?,
-                delta: self.string("delta")?,
-                provider_metadata: self.provider_metadata(),
-                split: Repaired::split(&self.splits, "delta"),
-            },
+            // RU-4: the runtime's text is in `textDelta`, the AI SDK's in `delta`.
+            "text-delta" => {
+                let id = self.string("id")?;
+                let (delta, key) = match self.opt_string("textDelta") {
+                    Some(delta) => (delta, "textDelta"),
+                    None => (self.string("delta")?, "delta"),
+                };
+                Chunk::TextDelta {
+                    id,
+                    delta,
+                    provider_metadata: self.provider_metadata(),
+                    split: Repaired::split(&self.splits, key),
+                }
+            }
             "text-end" => Chunk::TextEnd {
                 id: self.string("id")?,
                 provider_metadata: self.provider_metadata(),
@@ -641,6 +691,25 @@ impl Fields {
                 result: self.tool_result()?,
                 output: self.value("output")?,
                 preliminary: self.opt_bool("preliminary"),
+                is_error: self.opt_bool("isError") == Some(true),
+            },
+            // RU-1: the runtime's tool frames.
+            "tool-call-start" => Chunk::ToolCallStart {
+                tool_call_id: self.string("toolCallId")?,
+                tool_name: self.opt_string("toolName"),
+            },
+            "tool-call-delta" => Chunk::ToolCallDelta {
+                tool_call_id: self.opt_string("toolCallId"),
+                args_text: self.opt_string("argsText"),
+                split: Repaired::split(&self.splits, "argsText"),
+            },
+            "tool-call-end" => Chunk::ToolCallEnd {
+                tool_call_id: self.opt_string("toolCallId"),
+            },
+            "tool-result" => Chunk::ToolCallResult {
+                tool_call_id: self.string("toolCallId")?,
+                result: self.map.remove("result").unwrap_or(Value::Null),
+                is_error: self.opt_bool("isError") == Some(true),
             },
             "tool-output-error" => Chunk::ToolOutputError {
                 result: self.tool_result()?,

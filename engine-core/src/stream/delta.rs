@@ -114,6 +114,49 @@ pub enum StreamDelta {
     },
     /// The Agent announced the session it created (`new_session`).
     NewSession(NewSession),
+    /// A tool frame set the run's status line (RU-8 to RU-12): `line` names the running tool
+    /// ("Running bash", "Using metatables MCP tool list_namespaces", ...); `None` after a tool's
+    /// result ("Thinking..."). Nothing of the message changes.
+    ToolStatus {
+        /// The line, or `None` when the tool is done.
+        line: Option<String>,
+    },
+    /// A frame was skipped: the first of its type in this answer (later ones are only
+    /// counted, in [`super::StreamStats`]). A host logs it; nothing of the message changes.
+    FrameSkipped {
+        /// The frame's `type`; `None` for a payload that is not a frame at all.
+        frame_type: Option<String>,
+        /// Why.
+        reason: SkipReason,
+    },
+}
+
+/// Why a frame was skipped.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum SkipReason {
+    /// A type this engine does not know (forward compatibility: skipped, not an error).
+    UnknownType,
+    /// A known type with a required field missing or of the wrong type.
+    InvalidField {
+        /// The field at fault.
+        field: String,
+    },
+    /// Not JSON, or not an object with a string `type`.
+    NotAFrame,
+}
+
+impl SkipReason {
+    /// Whether the frame was broken (an invalid field or not a frame), not merely unknown: a
+    /// host warns of these, and only logs unknown types at debug level.
+    pub fn is_invalid(&self) -> bool {
+        !matches!(self, SkipReason::UnknownType)
+    }
 }
 
 impl StreamDelta {
@@ -162,7 +205,9 @@ impl StreamDelta {
             | StreamDelta::Finished { .. }
             | StreamDelta::Aborted { .. }
             | StreamDelta::AgentId { .. }
-            | StreamDelta::NewSession(_) => {}
+            | StreamDelta::NewSession(_)
+            | StreamDelta::ToolStatus { .. }
+            | StreamDelta::FrameSkipped { .. } => {}
         }
     }
 }

@@ -5,6 +5,7 @@
 //! event's JSON into a typed chunk (or says why not), and [`assemble`] applies chunks to the
 //! message, reporting each change as a [`StreamDelta`].
 
+pub mod activity;
 pub mod assemble;
 pub mod chunk;
 pub mod delta;
@@ -15,12 +16,15 @@ pub mod partial_json;
 pub mod sse;
 pub mod surrogates;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
+use self::activity::ToolActivity;
 use self::assemble::Assembler;
 pub use self::chunk::NewSession;
 use self::chunk::{Chunk, ChunkError, parse_delta, parse_frame};
-pub use self::delta::StreamDelta;
+pub use self::delta::{SkipReason, StreamDelta};
 pub use self::mirror::MessageMirror;
 pub use self::outcome::{INTERRUPTED_TEXT, StreamOutcome};
 use self::sse::{SseDecoder, SseEvent};
@@ -50,9 +54,19 @@ pub struct StreamStats {
     pub invalid_utf8_lines: u64,
     /// Events ignored because they came after `[DONE]`.
     pub after_done: u64,
+    /// Events ignored because the stream broke the protocol beyond repair before them (RU-5).
+    pub after_failure: u64,
     /// The body ended in the middle of an event, which was discarded.
     pub discarded_at_end: bool,
+    /// Skipped frames by `type` (unknown and invalid ones; payloads that are not frames under
+    /// `""`), for the first [`MAX_SKIPPED_TYPES`] types seen; all are counted in
+    /// `unknown_chunks`, `invalid_chunks` and `dropped_payloads`.
+    pub skipped_types: BTreeMap<String, u64>,
 }
+
+/// How many distinct skipped frame types [`StreamStats::skipped_types`] names (a hostile
+/// stream cannot grow it further).
+pub const MAX_SKIPPED_TYPES: usize = 32;
 
 /// One streamed answer: feed it the body's bytes as they arrive, then [`AnswerStream::end`].
 #[derive(Debug, Clone)]
@@ -71,6 +85,7 @@ struct Receiver {
     agent_id: Option<String>,
     agent_id_reports: u64,
     new_session: Option<NewSession>,
+    activity: ToolActivity,
     stats: StreamStats,
 }
 
@@ -86,6 +101,7 @@ impl AnswerStream {
                 agent_id: None,
                 agent_id_reports: 0,
                 new_session: None,
+                activity: ToolActivity::default(),
                 stats: StreamStats::default(),
             },
             ended: false,
@@ -168,6 +184,10 @@ impl Receiver {
             self.stats.after_done += 1;
             return;
         }
+        if self.assembler.broken() {
+            self.stats.after_failure += 1;
+            return;
+        }
         match event {
             SseEvent::Oversized { .. } => self.stats.oversized_events += 1,
             SseEvent::Done => {
@@ -188,9 +208,21 @@ impl Receiver {
                     self.set_agent_id(agent_id, out);
                 }
                 match frame.chunk {
-                    Err(ChunkError::NotAChunk) => self.stats.dropped_payloads += 1,
-                    Err(ChunkError::UnknownType { .. }) => self.stats.unknown_chunks += 1,
-                    Err(ChunkError::Invalid { .. }) => self.stats.invalid_chunks += 1,
+                    Err(ChunkError::NotAChunk) => {
+                        self.stats.dropped_payloads += 1;
+                        self.skipped(String::new(), SkipReason::NotAFrame, out);
+                    }
+                    Err(ChunkError::UnknownType { chunk_type }) => {
+                        self.stats.unknown_chunks += 1;
+                        self.skipped(chunk_type, SkipReason::UnknownType, out);
+                    }
+                    Err(ChunkError::Invalid { chunk_type, field }) => {
+                        self.stats.invalid_chunks += 1;
+                        let reason = SkipReason::InvalidField {
+                            field: field.to_owned(),
+                        };
+                        self.skipped(chunk_type, reason, out);
+                    }
                     // The inner `new_session.agent_id` only names the session's Agent; it does
                     // not report the chat's `agentId` (the reference's choice).
                     Ok(Chunk::NewSession(session)) => {
@@ -205,7 +237,11 @@ impl Receiver {
                             Chunk::Data { data, .. } => crate::api::id_like(data.get("agent_id")),
                             _ => None,
                         };
+                        let status = self.activity.status(&chunk);
                         self.assembler.apply(chunk, out);
+                        if let Some(status) = status.filter(|_| !self.assembler.broken()) {
+                            out.push(status);
+                        }
                         if let Some(agent_id) = reported {
                             self.set_agent_id(agent_id, out);
                         }
@@ -213,6 +249,23 @@ impl Receiver {
                 }
             }
         }
+    }
+
+    /// Counts a skipped frame by type; the first of its type is reported.
+    fn skipped(&mut self, frame_type: String, reason: SkipReason, out: &mut Vec<StreamDelta>) {
+        let types = &mut self.stats.skipped_types;
+        if let Some(count) = types.get_mut(&frame_type) {
+            *count += 1;
+            return;
+        }
+        if types.len() >= MAX_SKIPPED_TYPES {
+            return;
+        }
+        types.insert(frame_type.clone(), 1);
+        out.push(StreamDelta::FrameSkipped {
+            frame_type: (!frame_type.is_empty()).then_some(frame_type),
+            reason,
+        });
     }
 
     fn set_agent_id(&mut self, agent_id: String, out: &mut Vec<StreamDelta>) {

@@ -256,9 +256,15 @@ impl Assembler {
     pub(super) fn tool_input_available(
         &mut self,
         call: ToolCall,
-        input: Value,
+        mut input: Value,
         out: &mut Vec<StreamDelta>,
     ) {
+        // RU-2: a call announced whole (older runtimes: no `tool-input-start` before it) whose
+        // input is not an object has the arguments `{}`.
+        let announced = self.current_step_tool(&call.tool_call_id, None).is_some();
+        if !announced && !input.is_object() {
+            input = Value::Object(Map::new());
+        }
         self.partial_tools.remove(&call.tool_call_id);
         let dynamic = call.dynamic;
         let progress = Progress {
@@ -299,6 +305,114 @@ impl Assembler {
         self.upsert_call(call, dynamic, progress, out);
     }
 
+    /// `tool-call-start` (RU-1, RU-3): a new tool part whose arguments stream; a call id
+    /// already started in this answer breaks the stream (RU-5). The runtime's tools are not
+    /// known to the client: the part is a dynamic one (`dynamic-tool`).
+    pub(super) fn tool_call_start(
+        &mut self,
+        call_id: String,
+        tool_name: Option<String>,
+        out: &mut Vec<StreamDelta>,
+    ) {
+        if self.tool_parts.contains_key(&call_id) {
+            let text = format!("{DUPLICATE_CALL_TEXT} {call_id}");
+            self.break_stream(text, out);
+            return;
+        }
+        let call = ToolCall {
+            tool_call_id: call_id.clone(),
+            tool_name: tool_name.unwrap_or_else(|| UNKNOWN_TOOL.to_owned()),
+            dynamic: true,
+            ..ToolCall::default()
+        };
+        self.tool_input_start(call, InputEncoding::Json, out);
+        self.runtime_call = Some(call_id);
+    }
+
+    /// `tool-call-delta`: appends to the call started last and not yet ended, whatever id the
+    /// chunk names (RU-3); without such a call, or without a string `argsText`, it is skipped.
+    pub(super) fn tool_call_delta(
+        &mut self,
+        args_text: Option<String>,
+        split: SplitSurrogates,
+        out: &mut Vec<StreamDelta>,
+    ) {
+        match (self.runtime_call.clone(), args_text) {
+            (Some(call_id), Some(args)) => self.tool_input_delta(&call_id, &args, split, out),
+            _ => self.protocol_errors += 1,
+        }
+    }
+
+    /// `tool-call-end`: the call started last has its arguments (`input-available`).
+    pub(super) fn tool_call_end(&mut self, out: &mut Vec<StreamDelta>) {
+        match self.runtime_call.take() {
+            Some(call_id) => self.close_call_input(&call_id, out),
+            None => self.protocol_errors += 1,
+        }
+    }
+
+    /// A runtime call's arguments are complete: a half surrogate still waiting becomes
+    /// U+FFFD, the text is parsed once whole (its raw text is dropped when it parses, kept
+    /// beside the best-effort parse when it does not), and the part is `input-available`.
+    /// Nothing happens to a call whose input no longer streams.
+    fn close_call_input(&mut self, call_id: &str, out: &mut Vec<StreamDelta>) {
+        if let Some(partial) = self.partial_tools.get_mut(call_id)
+            && let Some(text) = surrogates::flush(&mut partial.pending)
+        {
+            self.append_tool_input(call_id, &text, out);
+        }
+        let Some(partial) = self.partial_tools.remove(call_id) else {
+            return;
+        };
+        let index = partial.index;
+        let Some(part) = self.tool_mut(index) else {
+            return;
+        };
+        if part.state != ToolState::InputStreaming {
+            return;
+        }
+        let parsed = match &part.raw_input {
+            Some(Value::String(raw)) => serde_json::from_str::<Value>(raw).ok(),
+            _ => None,
+        };
+        match parsed {
+            Some(input) => {
+                part.input = Some(Json::from(input));
+                part.raw_input = None;
+            }
+            None if part.input.is_none() => {
+                part.input = Some(Json::from(Value::Object(Map::new())))
+            }
+            None => {}
+        }
+        part.state = ToolState::InputAvailable;
+        self.updated(index, out);
+    }
+
+    /// `tool-result` (RU-1): the call's output, failed with `isError`. A result for a call
+    /// never started breaks the stream (RU-5).
+    pub(super) fn tool_call_result(
+        &mut self,
+        call_id: &str,
+        result: Value,
+        is_error: bool,
+        out: &mut Vec<StreamDelta>,
+    ) {
+        let Some(index) = self.tool_for_result(call_id) else {
+            self.break_stream(format!("{UNKNOWN_RESULT_TEXT} {call_id}"), out);
+            return;
+        };
+        if self.runtime_call.as_deref() == Some(call_id) {
+            self.runtime_call = None;
+        }
+        self.close_call_input(call_id, out);
+        let Some(part) = self.tool_mut(index) else {
+            return;
+        };
+        set_result(part, result, is_error);
+        self.updated(index, out);
+    }
+
     /// Finds the part of an output chunk, or counts a protocol error.
     fn result_part(&mut self, call_id: &str) -> Option<(usize, &mut ToolPart)> {
         let Some(index) = self.tool_for_result(call_id) else {
@@ -313,11 +427,28 @@ impl Assembler {
         result: ToolResult,
         output: Value,
         preliminary: Option<bool>,
+        is_error: bool,
         out: &mut Vec<StreamDelta>,
     ) {
+        // RU-5: as the reference reads it (a `tool-result`), a result for a call never started
+        // breaks the stream.
+        if self.tool_for_result(&result.tool_call_id).is_none() {
+            let text = format!("{UNKNOWN_RESULT_TEXT} {}", result.tool_call_id);
+            self.break_stream(text, out);
+            return;
+        }
         let Some((index, part)) = self.result_part(&result.tool_call_id) else {
             return;
         };
+        if is_error {
+            // RU-2: an older runtime's failed tool: the output is kept, the call failed.
+            part.raw_input = None;
+            part.preliminary = None;
+            set_result(part, output, true);
+            apply_result_fields(part, result);
+            self.updated(index, out);
+            return;
+        }
         let progress = Progress {
             state: ToolState::OutputAvailable,
             input: part.input.take(),
@@ -414,6 +545,54 @@ impl Assembler {
         part.state = ToolState::OutputDenied;
         self.updated(index, out);
     }
+}
+
+/// RU-5: the text of a stream that names a result's call it never started (the reference's
+/// decoder's words), followed by the id.
+pub const UNKNOWN_RESULT_TEXT: &str = "Encountered tool result with unknown id:";
+/// RU-5: the text of a stream that starts a call id twice, followed by the id.
+pub const DUPLICATE_CALL_TEXT: &str = "Encountered duplicate tool call id:";
+/// RU-1: the name of a runtime call whose `toolName` is not a string.
+const UNKNOWN_TOOL: &str = "unknown";
+
+/// A tool's result (`tool-result`, or `tool-output-available` with `isError`): the output is
+/// kept either way; a failed call also gets an `errorText` read from it
+/// ([`result_error_text`]).
+fn set_result(part: &mut ToolPart, result: Value, is_error: bool) {
+    if is_error {
+        part.state = ToolState::OutputError;
+        part.error_text = Some(result_error_text(&result));
+    } else {
+        part.state = ToolState::OutputAvailable;
+        part.error_text = None;
+    }
+    part.output = Some(Json::from(result));
+    part.preliminary = None;
+}
+
+/// The text a failed tool's result stands for, for a host that shows one line: a string
+/// result itself; the `text` items of an MCP-style `content` list, joined by newlines; a
+/// string `error` field; else the result's compact JSON.
+pub fn result_error_text(result: &Value) -> String {
+    match result {
+        Value::String(text) => return text.clone(),
+        Value::Object(map) => {
+            if let Some(Value::Array(content)) = map.get("content") {
+                let texts: Vec<&str> = content
+                    .iter()
+                    .filter_map(|item| item.get("text").and_then(Value::as_str))
+                    .collect();
+                if !texts.is_empty() {
+                    return texts.join("\n");
+                }
+            }
+            if let Some(Value::String(error)) = map.get("error") {
+                return error.clone();
+            }
+        }
+        _ => {}
+    }
+    result.to_string()
 }
 
 /// The optional fields of an output chunk.
