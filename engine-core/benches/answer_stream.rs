@@ -7,6 +7,8 @@
 //! - `tokens-N`: one text part of N deltas of 3 to 6 characters;
 //! - `agent`: a 40-step coding-agent answer (reasoning, text, a tool call whose 5-9 KB JSON
 //!   input streams in 3 to 6 character pieces, its output, data parts, metadata);
+//! - `agent-runtime`: the same answer in the platform runtime's dialect (RU-1: `textDelta`,
+//!   `tool-call-*` with the whole arguments in one delta, `tool-result`);
 //! - `big-deltas`: one text part of 1,000 deltas of 10,000 characters;
 //! - `long-tool`: one tool call whose 100 KB input streams in 3 to 6 character pieces.
 //!
@@ -323,6 +325,54 @@ fn agent(scale: f64) -> Body {
     body.done()
 }
 
+/// The same 40-step answer in the platform runtime's dialect (RU-1, as ms-tau-sdk writes it):
+/// no `start`, `data-runtime-lifecycle` frames, text in `textDelta`, each tool call as
+/// `tool-call-start`, one `tool-call-delta` holding the whole arguments as compact JSON,
+/// `tool-call-end`, then `tool-result`; `finish-step` with its reason; no message metadata.
+fn agent_runtime(scale: f64) -> Body {
+    let mut rng = Rng(7);
+    let mut prose = Prose::new(1);
+    let scaled = |n: usize| ((n as f64) * scale).round() as usize;
+    let tools = ["read_file", "grep", "write_file", "run_command"];
+    let mut body = Body::default();
+    let steps = 40;
+    for s in 0..steps {
+        body.chunk(&json!({"type": "start-step"}));
+        if s == 0 {
+            body.chunk(&json!({"type": "data-runtime-lifecycle", "data": {"phase": "running"}}));
+        }
+        let rsn = format!("reasoning-{s}");
+        body.chunk(&json!({"type": "reasoning-start", "id": rsn}));
+        for _ in 0..scaled(rng.int(800, 1600)) {
+            body.chunk(&json!({"type": "reasoning-delta", "id": rsn, "delta": prose.token()}));
+        }
+        body.chunk(&json!({"type": "reasoning-end", "id": rsn}));
+        let txt = format!("text-{s}");
+        body.chunk(&json!({"type": "text-start", "id": txt}));
+        for _ in 0..scaled(rng.int(600, 1400)) {
+            body.chunk(&json!({"type": "text-delta", "id": txt, "textDelta": prose.token()}));
+        }
+        body.chunk(&json!({"type": "text-end", "id": txt}));
+        if s + 1 < steps {
+            let tool = tools[s % tools.len()];
+            let call = format!("call-{s}");
+            let path = format!("src/module_{s}.rs");
+            let input = json!({"path": path, "mode": tool, "limit": 120_000,
+                "content": prose.take(scaled(rng.int(5_000, 9_000)))});
+            body.chunk(&json!({"type": "tool-call-start", "toolCallId": call, "toolName": tool}));
+            body.chunk(&json!({"type": "tool-call-delta", "toolCallId": call, "argsText": input.to_string()}));
+            body.chunk(&json!({"type": "tool-call-end", "toolCallId": call}));
+            body.chunk(&json!({"type": "tool-result", "toolCallId": call, "isError": false,
+                "result": {"content": [{"type": "text", "text": prose.take(scaled(4_000))}], "details": {"path": path}}}));
+            body.chunk(&json!({"type": "finish-step", "finishReason": "tool-calls"}));
+        } else {
+            body.chunk(&json!({"type": "finish-step", "finishReason": "stop"}));
+        }
+    }
+    body.chunk(&json!({"type": "finish", "finishReason": "stop"}));
+    body.done()
+}
+
 /// One tool call whose 100 KB input streams in 3 to 6 character pieces.
 fn long_tool() -> Body {
     let mut rng = Rng(11);
@@ -346,6 +396,7 @@ fn shape(name: &str) -> Body {
         "tokens-1m" => tokens(1_000_000),
         "agent" => agent(1.0),
         "agent-10k" => agent(0.1),
+        "agent-runtime" => agent_runtime(1.0),
         "big-deltas" => big_deltas(),
         "long-tool" => long_tool(),
         other => panic!("unknown shape {other}"),
@@ -389,7 +440,8 @@ enum FloorChunk<'a> {
     TextDelta {
         #[serde(borrow)]
         id: Cow<'a, str>,
-        #[serde(borrow)]
+        /// The runtime's `textDelta` (RU-1) or the AI SDK's `delta`.
+        #[serde(borrow, alias = "textDelta")]
         delta: Cow<'a, str>,
     },
     TextEnd {
@@ -429,6 +481,26 @@ enum FloorChunk<'a> {
         #[serde(borrow)]
         tool_call_id: Cow<'a, str>,
         output: Value,
+    },
+    /// The runtime's tool frames (RU-1).
+    ToolCallStart {
+        #[serde(borrow)]
+        tool_call_id: Cow<'a, str>,
+    },
+    ToolCallDelta {
+        #[serde(borrow)]
+        tool_call_id: Cow<'a, str>,
+        #[serde(borrow)]
+        args_text: Cow<'a, str>,
+    },
+    ToolCallEnd {
+        #[serde(borrow)]
+        tool_call_id: Cow<'a, str>,
+    },
+    ToolResult {
+        #[serde(borrow)]
+        tool_call_id: Cow<'a, str>,
+        result: Value,
     },
     MessageMetadata {
         message_metadata: Value,
@@ -507,6 +579,22 @@ impl FloorMessage {
                 tool_call_id,
                 output,
             } => self.set(&tool_call_id, output),
+            FloorChunk::ToolCallStart { tool_call_id } => _ = self.open(2, &tool_call_id),
+            FloorChunk::ToolCallDelta {
+                tool_call_id,
+                args_text,
+            } => self.append(2, &tool_call_id, &args_text),
+            // The arguments, parsed once whole.
+            FloorChunk::ToolCallEnd { tool_call_id } => {
+                if let Some(&i) = self.open[2].get(&*tool_call_id) {
+                    let args = serde_json::from_str::<Value>(&self.parts[i].0).ok();
+                    self.parts[i].1 = args;
+                }
+            }
+            FloorChunk::ToolResult {
+                tool_call_id,
+                result,
+            } => self.set(&tool_call_id, result),
             FloorChunk::MessageMetadata { message_metadata } => {
                 self.metadata = Some(message_metadata);
             }
@@ -610,7 +698,13 @@ fn per_tenth(body: &Body, runs: usize) -> Vec<f64> {
 fn ratios() {
     println!("answer_stream ratios (least of 5 interleaved runs; engine = AnswerStream)");
     let mut times = HashMap::new();
-    for name in ["tokens-100k", "tokens-1m", "agent", "big-deltas"] {
+    for name in [
+        "tokens-100k",
+        "tokens-1m",
+        "agent",
+        "agent-runtime",
+        "big-deltas",
+    ] {
         let body = shape(name);
         let (mut engine, mut floor) = (Duration::MAX, Duration::MAX);
         for _ in 0..5 {
