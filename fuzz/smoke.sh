@@ -16,7 +16,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$work/$t" "artifacts/$t"
   if [ -d "seeds/$t" ]; then cp seeds/"$t"/* "$work/$t/"; fi
 done
-for f in ../spec-tests/vectors/ui-stream/*.sse; do
+for f in ../spec-tests/vectors/ui-stream/*.sse ../spec-tests/vectors/assistant-stream/*.sse; do
   { printf '\000'; cat "$f"; } > "$work/answer_stream_split/$(basename "$f")"
 done
 for f in ../spec-tests/traces/*.jsonl; do

@@ -138,7 +138,7 @@ pub fn payload_readers(data: &[u8]) {
         return;
     };
     let base = "https://platform.test";
-    let shown = match which % 12 {
+    let shown = match which % 13 {
         0 => format!("{:?}", parse_session_list(body)),
         1 => format!("{:?}", parse_session_list_in(body, fixtures::ENV)),
         2 => format!("{:?}", parse_session_record(body)),
@@ -150,9 +150,21 @@ pub fn payload_readers(data: &[u8]) {
         8 => format!("{:?}", parse_catalog(body)),
         9 => format!("{:?}", parse_icon_projection(body, base)),
         10 => format!("{:?}", error_message(body)),
-        _ => {
-            let status = [400, 409, 422][usize::from(which / 12) % 3];
+        11 => {
+            let status = [400, 409, 422][usize::from(which / 13) % 3];
             format!("{:?}", model_required_fields(status, body))
+        }
+        // An answer frame (both dialects, issue 24): the hot path reads a payload only as the
+        // general path does.
+        _ => {
+            use engine_core::stream::chunk::{parse_delta, parse_frame};
+            let text = String::from_utf8_lossy(body);
+            let frame = parse_frame(&text);
+            if let Some((agent_id, _)) = parse_delta(&text) {
+                assert!(frame.chunk.is_ok(), "the hot path read a refused frame");
+                assert_eq!(agent_id, frame.agent_id, "the paths disagree on agent_id");
+            }
+            format!("{frame:?}")
         }
     };
     assert!(!shown.is_empty());
