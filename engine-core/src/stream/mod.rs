@@ -138,6 +138,12 @@ impl AnswerStream {
         self.receiver.assembler.error_text()
     }
 
+    /// The source the first `error` chunk named (`error_source`, else `source`), if any: where
+    /// the turn's failure comes from (RU-15).
+    pub fn error_source(&self) -> Option<&str> {
+        self.receiver.assembler.error_source()
+    }
+
     /// The agent id the latest frame carrying one gave: its top-level `agent_id`, or the
     /// `agent_id` of a `data-*` part's data (adr-notes 6).
     pub fn agent_id(&self) -> Option<&str> {
