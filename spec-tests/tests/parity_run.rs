@@ -507,13 +507,16 @@ fn stopping_another_writers_work() {
 // ---------------------------------------------------------------------------------------------
 
 /// Asserts the one failure of the turn: in the snapshot (`runFailure`, `runStatus` error, the
-/// text as `runStatusDetail`) and in `Event::RunFailed`; when unsent, the text handed back with
-/// the same code.
+/// text as `runStatusDetail`, labelled with its source, RU-16) and in `Event::RunFailed`; when
+/// unsent, the text handed back with the same code.
 fn assert_failed(h: &Harness, code: FailureCode, text: &str, sent: bool, written: &str) {
     let s = h.snapshot();
     assert_eq!(s.run_status, RunStatus::Error);
     assert_eq!(s.run_status_detail.as_deref(), Some(text));
-    assert_eq!(s.run_failure, Some(RunFailure::new(code, text)));
+    let failure = s.run_failure.clone().expect("a failure");
+    assert_eq!((failure.code, failure.message.as_str()), (code, text));
+    assert!(failure.source.is_some(), "a turn's failure has a source");
+    assert!(text.starts_with("Source: "), "{text}");
     assert_eq!(
         run_failures(h),
         vec![(code, text.to_owned(), sent)],
@@ -540,7 +543,7 @@ fn code_session_not_ready() {
     assert_failed(
         &h,
         FailureCode::SessionNotReady,
-        "The session is still loading. Wait for it to finish before sending.",
+        "Source: Request was never sent. The session is still loading. Wait for it to finish before sending.",
         false,
         "Too early",
     );
@@ -560,7 +563,7 @@ fn code_runtime_interaction_blocked() {
     assert_failed(
         &h,
         FailureCode::RuntimeInteractionBlocked,
-        "Ledger Helper could not be updated.",
+        "Source: Request was never sent. Ledger Helper could not be updated.",
         false,
         "Hello",
     );
@@ -581,7 +584,7 @@ fn code_runtime_unavailable() {
     assert_failed(
         &h,
         FailureCode::RuntimeUnavailable,
-        "Reconciling the service.",
+        "Source: Connecting to the Agent. Reconciling the service.",
         false,
         "Hello",
     );
@@ -621,14 +624,15 @@ fn code_agent_http_error() {
     assert_failed(
         &h,
         FailureCode::AgentHttpError,
-        "Chat stream failed with status 500. Runtime exploded.",
+        "Source: Sending to the Agent. Agent chat stream request failed. Status: HTTP 500 Internal Server Error. Call: POST https://rt.test/agents/s-1/api/chat. Server response: Runtime exploded.",
         true,
         "Hello",
     );
 }
 
-/// adr-notes 8: an error frame is `stream_error`, with its text (or "The agent reported an
-/// error."); the run status says error as soon as the frame arrives.
+/// adr-notes 8, RU-15: an error frame is `stream_error`; the run status says error with its text
+/// (or "The agent reported an error.") as soon as the frame arrives, and the turn ends with the
+/// labelled text ("The assistant runtime reported an error." for a frame without one).
 #[test]
 fn code_stream_error() {
     let mut h = Harness::talking(S1);
@@ -659,7 +663,13 @@ fn code_stream_error() {
         Some(FailureCode::StreamError)
     );
     h.end(id);
-    assert_failed(&h, FailureCode::StreamError, "Tool crashed.", true, "Hello");
+    assert_failed(
+        &h,
+        FailureCode::StreamError,
+        "Source: Receiving the Agent's reply. Tool crashed.",
+        true,
+        "Hello",
+    );
 
     let mut h = Harness::talking(S1);
     let id = post(&mut h, "Hello");
@@ -669,7 +679,7 @@ fn code_stream_error() {
     assert_failed(
         &h,
         FailureCode::StreamError,
-        "The agent reported an error.",
+        "Source: Receiving the Agent's reply. The assistant runtime reported an error.",
         true,
         "Hello",
     );
@@ -686,7 +696,7 @@ fn code_stream_interrupted() {
     assert_failed(
         &h,
         FailureCode::StreamInterrupted,
-        "The answer was interrupted before it finished.",
+        "Source: Request was never sent. The answer was interrupted before it finished.",
         true,
         "Hello",
     );
