@@ -126,7 +126,7 @@ pub struct RunFailure {
     pub message: String,
     /// Where the failure comes from (RU-14), when it has a source; serialized as its key and
     /// left out when there is none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<FailureSource>,
 }
 
