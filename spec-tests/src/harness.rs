@@ -529,6 +529,15 @@ impl Harness {
         self
     }
 
+    /// Request `id` gets no answer, the transport saying `message` (blank: it says nothing).
+    pub fn fail_with(&mut self, id: RequestId, message: &str) -> &mut Self {
+        self.open.remove(&id);
+        let failure = TransportFailure::no_answer(message);
+        self.engine.handle_failure(id, failure, self.at());
+        self.step(&format!("<- {id} no answer ({message:?})"));
+        self
+    }
+
     /// Every HTTP intent so far, in order.
     pub fn sent(&self) -> &[Sent] {
         &self.sent
