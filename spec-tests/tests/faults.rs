@@ -750,8 +750,10 @@ fn malformed_json_answer<S: ShellUnderTest>() {
 }
 
 /// SND-7, SND-14, interpretations "Non-2xx message request": 500, 502, 503 and 504 each fail
-/// their turn `agent_http_error` with "Chat stream failed with status N." and the server's
-/// message, one message request each, never repeated; the texts stay in the thread.
+/// their turn `agent_http_error` with RU-19's text ("Source: Sending to the Agent. Agent chat
+/// stream request failed. Status: HTTP N {reason}. Call: POST {url}. Server response: {message}",
+/// the reason phrase as the shell read it), one message request each, never repeated; the texts
+/// stay in the thread.
 fn server_errors<S: ShellUnderTest>() {
     run::<S>(SimConfig::default(), Tune::default(), Vec::new(), |r| {
         for (n, status) in [500u16, 502, 503, 504].into_iter().enumerate() {
@@ -764,7 +766,7 @@ fn server_errors<S: ShellUnderTest>() {
             assert_failed(
                 &s,
                 FailureCode::AgentHttpError,
-                &refused(&r, &reason(status), "Upstream said no."),
+                &refused(r, &reason(status), "Upstream said no."),
             );
             assert_eq!(r.message_requests(), n + 1, "after {status}");
             assert!(user_message(&s, &text).is_some());
@@ -804,7 +806,7 @@ fn forbidden_twice<S: ShellUnderTest>() {
         assert_failed(
             &s,
             FailureCode::AgentHttpError,
-            &refused(&r, "403 Forbidden", "Not yours."),
+            &refused(r, "403 Forbidden", "Not yours."),
         );
         assert_eq!(r.message_requests(), 2);
         assert!(user_message(&s, "let me in").is_some());
@@ -813,7 +815,8 @@ fn forbidden_twice<S: ShellUnderTest>() {
 }
 
 /// SND-7, SND-14 (shells: redirects are not followed): a 307 on the message request is its
-/// answer: `agent_http_error` "Chat stream failed with status 307.", one message request,
+/// answer: `agent_http_error`, RU-19's text with the fallback "Chat stream failed with status
+/// 307.", one message request,
 /// nothing requested at the redirect's address.
 fn redirect_307<S: ShellUnderTest>() {
     let faults = vec![on_chat(FaultKind::Redirect {
@@ -826,7 +829,7 @@ fn redirect_307<S: ShellUnderTest>() {
             &s,
             FailureCode::AgentHttpError,
             &refused(
-                &r,
+                r,
                 "307 Temporary Redirect",
                 "Chat stream failed with status 307.",
             ),

@@ -11,7 +11,7 @@
 //! (adr-notes 6). Each test names the adr-notes section and the rule IDs it checks.
 
 use engine_core::message::{MessageStatus, Part, PartState, ToolState};
-use engine_core::{ApiCall, Command, Config, Event, FailureCode, RunFailure, RunStatus, Snapshot};
+use engine_core::{ApiCall, Command, Config, Event, FailureCode, RunStatus, Snapshot};
 use serde_json::{Value, json};
 use spec_tests::Harness;
 use spec_tests::fixtures::{

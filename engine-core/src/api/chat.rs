@@ -98,6 +98,7 @@ impl RuntimeCall {
 /// puts its source before it, a cancel's stays as it is (RU-17).
 pub(crate) fn refused_text(call: RuntimeCall, answer: &Answer, status: u16, body: &[u8]) -> String {
     let reason = answer
+        .line
         .reason
         .as_deref()
         .map(str::trim)
@@ -170,11 +171,11 @@ mod tests {
                 body: bytes::Bytes::new(),
             },
             content_type: content_type.map(str::to_owned),
-            reason: reason.map(str::to_owned),
-            line: crate::io::CallLine {
+            line: Box::new(crate::io::CallLine {
                 method: crate::intent::Method::Post,
                 url: url.to_owned(),
-            },
+                reason: reason.map(str::to_owned),
+            }),
         }
     }
 
