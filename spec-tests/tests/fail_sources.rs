@@ -15,7 +15,7 @@ use engine_core::message::{MessageStatus, Role};
 use engine_core::{Command, Event, FailureCode, RunStatus, Snapshot};
 use serde_json::{Value, json};
 use spec_tests::Harness;
-use spec_tests::fixtures::{runtime_ready, runtime_terminal, runtime_transient, sse};
+use spec_tests::fixtures::{runtime_terminal, runtime_transient, runtime_unavailable, sse};
 use spec_tests::turns::post_on;
 
 const S1: &str = "s-1";
@@ -340,12 +340,7 @@ fn ru_16_connecting_to_the_agent() {
         let mut h = Harness::talking(S1);
         h.send("Hello");
         let id = h.runtime_request(S1);
-        let mut answer = runtime_ready(S1);
-        answer["mode"] = json!("unavailable");
-        answer["rpc_url"] = Value::Null;
-        answer["token"] = Value::Null;
-        answer["detail"] = detail;
-        h.reply(id, 200, answer);
+        h.reply(id, 200, runtime_unavailable(S1, detail));
         assert_turn_failed(&h, FailureCode::RuntimeUnavailable, text);
         assert_eq!(
             handed_back(&h),

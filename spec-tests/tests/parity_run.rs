@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use spec_tests::Harness;
 use spec_tests::fixtures::{
     AGENT, ENV, USER, history, insights, record, runtime_ready, runtime_terminal,
+    runtime_unavailable,
 };
 use spec_tests::turns::{body, is_send, post_on};
 
@@ -575,11 +576,7 @@ fn code_runtime_unavailable() {
     let mut h = Harness::talking(S1);
     h.send("Hello");
     let id = h.runtime_request(S1);
-    let mut answer = runtime_ready(S1);
-    answer["mode"] = json!("unavailable");
-    answer["rpc_url"] = Value::Null;
-    answer["token"] = Value::Null;
-    answer["detail"] = json!("Reconciling the service.");
+    let answer = runtime_unavailable(S1, json!("Reconciling the service."));
     h.reply(id, 200, answer);
     assert_failed(
         &h,
