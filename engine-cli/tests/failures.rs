@@ -703,7 +703,8 @@ fn a_trace_that_cannot_be_written_exits_1() {
 }
 
 /// A message the engine could not send (a local runtime nothing listens at): the chat says so
-/// once, "(not sent [code]: ...)", not also as "(failed [code] ...)".
+/// once, "(not sent [code]: ...)", not also as "(failed [code] ...)", its source label once
+/// (RU-13).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failed_send_is_said_once() {
     let url = closed_port_url();
@@ -719,7 +720,7 @@ async fn a_failed_send_is_said_once() {
     assert_eq!(
         said,
         [
-            "(not sent [runtime_unavailable]: Local Agent readiness: the local Agent did not answer.)"
+            "(not sent [runtime_unavailable]: Source: Request was never sent. Local Agent readiness: the local Agent did not answer.)"
         ],
         "{stderr}"
     );

@@ -6,8 +6,15 @@
 //! one (`agent_unreachable`, `runtime_request_not_sent`, `runtime_interaction_blocked`,
 //! `runtime_unavailable`); the rest are this engine's, one per kind of failure. The list is
 //! documented in `docs/interpretations.md` ("Failure codes").
+//!
+//! Its text says where the failure comes from (`reference-update.md`, RU-13 to RU-17): "Source:
+//! {label}. {message}", labelled once, by [`RunFailure::from_source`]; see [`FailureSource`].
 
 use serde::{Deserialize, Serialize};
+
+mod source;
+
+pub use source::{FailureSource, is_labelled, labelled};
 
 /// The kind of a turn's failure. Serialized in `snake_case`; the set only grows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -84,16 +91,30 @@ impl std::fmt::Display for FailureCode {
     }
 }
 
-/// A failed turn: its code and the text shown to the person.
+/// A failed turn: its code, the text shown to the person, and where it comes from.
+///
+/// A failure with a source reads "Source: {label}. {message}" (RU-13): the label is put on once,
+/// here, by [`RunFailure::from_source`]. A stop, and a failed cancel request, carry none (RU-17):
+/// [`RunFailure::new`].
 ///
 /// ```
-/// use engine_core::{FailureCode, RunFailure};
+/// use engine_core::{FailureCode, FailureSource, RunFailure};
 ///
-/// let failure = RunFailure::new(FailureCode::AgentUnreachable, "connection reset");
+/// let failure = RunFailure::from_source(
+///     FailureCode::AgentUnreachable,
+///     FailureSource::SENDING,
+///     "connection reset",
+/// );
 /// assert_eq!(failure.code.as_str(), "agent_unreachable");
+/// assert_eq!(failure.message, "Source: Sending to the Agent. connection reset");
+/// assert_eq!(failure.unlabelled_message(), "connection reset");
 /// assert_eq!(
 ///     serde_json::to_value(&failure).unwrap(),
-///     serde_json::json!({"code": "agent_unreachable", "message": "connection reset"}),
+///     serde_json::json!({
+///         "code": "agent_unreachable",
+///         "message": "Source: Sending to the Agent. connection reset",
+///         "source": "assistant_backend_http",
+///     }),
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,17 +122,44 @@ impl std::fmt::Display for FailureCode {
 pub struct RunFailure {
     /// The stable code.
     pub code: FailureCode,
-    /// The text, as `runStatusDetail` shows it.
+    /// The text, as `runStatusDetail` shows it: labelled with its source when it has one.
     pub message: String,
+    /// Where the failure comes from (RU-14), when it has a source; serialized as its key and
+    /// left out when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<FailureSource>,
 }
 
 impl RunFailure {
-    /// A failure with this code and text.
+    /// A failure with this code and text, and no source: the text is kept as given. For a
+    /// stop and a failed cancel request (RU-17); every failure of a turn has a source.
     pub fn new(code: FailureCode, message: impl Into<String>) -> RunFailure {
         RunFailure {
             code,
             message: message.into(),
+            source: None,
         }
+    }
+
+    /// A failure with this code, from this source: its text is the message labelled (RU-13),
+    /// "Source: {label}. {message}", never twice.
+    pub fn from_source(code: FailureCode, source: FailureSource, message: &str) -> RunFailure {
+        RunFailure {
+            code,
+            message: source.label_message(message),
+            source: Some(source),
+        }
+    }
+
+    /// The text after the label (RU-17: "a check on an error's own message compares the text
+    /// after the label"): the message without "Source: {label}. " when it begins with its own
+    /// source's label, else the message as it is.
+    pub fn unlabelled_message(&self) -> &str {
+        let Some(source) = &self.source else {
+            return &self.message;
+        };
+        let prefix = format!("Source: {}. ", source.label());
+        self.message.strip_prefix(&prefix).unwrap_or(&self.message)
     }
 }
 
@@ -145,5 +193,40 @@ mod tests {
             let json = serde_json::to_value(code).unwrap();
             assert_eq!(json, serde_json::Value::String(code.as_str().to_owned()));
         }
+    }
+
+    #[test]
+    fn a_failure_with_a_source_is_labelled_once() {
+        let failure = RunFailure::from_source(
+            FailureCode::StreamError,
+            FailureSource::new("provider_gateway"),
+            " The model provider refused the request. ",
+        );
+        assert_eq!(
+            failure.message,
+            "Source: Provider Gateway. The model provider refused the request."
+        );
+        assert_eq!(
+            failure.unlabelled_message(),
+            "The model provider refused the request."
+        );
+        let again = RunFailure::from_source(
+            FailureCode::StreamError,
+            FailureSource::RECEIVING,
+            &failure.message,
+        );
+        assert_eq!(again.message, failure.message);
+        // Labelled by another source before: the whole text is its own message.
+        assert_eq!(again.unlabelled_message(), failure.message);
+        let plain = RunFailure::new(FailureCode::RunCancelled, "Run cancelled.");
+        assert_eq!(plain.unlabelled_message(), "Run cancelled.");
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            serde_json::json!({"code": "run_cancelled", "message": "Run cancelled."})
+        );
+        let read: RunFailure =
+            serde_json::from_value(serde_json::json!({"code": "queue_full", "message": "x"}))
+                .unwrap();
+        assert_eq!(read.source, None);
     }
 }

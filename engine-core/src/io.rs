@@ -72,6 +72,20 @@ struct Pending {
     streaming: bool,
     /// Bytes of a streamed answer so far (capped by `max_answer_bytes`).
     streamed: usize,
+    /// The request's method and full address as the engine built it (before any rewrite by the
+    /// host), for the text of a refused runtime request (RU-19). Boxed: an [`Answer`] carries it
+    /// on, and [`Delivery`] stays small.
+    line: Box<CallLine>,
+}
+
+/// A request's method and full address, as the engine built it, and the reason phrase of its
+/// answer's status line, once the head came: what RU-19's text of a refusal quotes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CallLine {
+    pub method: crate::intent::Method,
+    pub url: String,
+    /// The status line's reason phrase, when the head had one.
+    pub reason: Option<String>,
 }
 
 /// What an answer part means for its owner.
@@ -113,6 +127,8 @@ pub(crate) struct Answer {
     pub outcome: Outcome,
     /// `Content-Type` of the answer, when it had a head that gave one.
     pub content_type: Option<String>,
+    /// The request's method and address, and the answer's reason phrase.
+    pub line: Box<CallLine>,
 }
 
 /// How a request ended.
@@ -131,6 +147,7 @@ impl std::fmt::Debug for Pending {
             .field("head", &self.head)
             .field("body_bytes", &self.body.len())
             .field("streaming", &self.streaming)
+            .field("line", &self.line)
             .finish()
     }
 }
@@ -296,6 +313,11 @@ impl Io {
     ) -> RequestId {
         self.next_id += 1;
         let id = RequestId(self.next_id);
+        let line = Box::new(CallLine {
+            method: request.method,
+            url: request.url(),
+            reason: None,
+        });
         self.in_flight.insert(
             id,
             Box::new(Pending {
@@ -305,6 +327,7 @@ impl Io {
                 body: BytesMut::new(),
                 streaming: false,
                 streamed: 0,
+                line,
             }),
         );
         self.outbox.push_back(Intent::Http { id, call, request });
@@ -510,6 +533,8 @@ impl Io {
     fn finish(&mut self, id: RequestId, result: Result<(), ApiError>) -> Option<Answer> {
         let p = self.in_flight.remove(&id)?;
         let content_type = p.head.as_ref().and_then(|h| h.content_type.clone());
+        let mut line = p.line;
+        line.reason = p.head.as_ref().and_then(|h| h.reason.clone());
         let outcome = match (result, p.head) {
             (Ok(()), Some(head)) => Outcome::Http {
                 status: head.status,
@@ -532,6 +557,7 @@ impl Io {
             call: p.call,
             outcome,
             content_type,
+            line,
         })
     }
 

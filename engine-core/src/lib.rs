@@ -29,7 +29,7 @@ mod work;
 pub use config::{Config, ConfigError, HostConfig, json_error_text};
 pub use engine::Engine;
 pub use event::{Event, Notice, NoticeVariant};
-pub use failure::{FailureCode, RunFailure};
+pub use failure::{FailureCode, FailureSource, RunFailure, is_labelled, labelled};
 pub use input::{
     AgentRecord, Command, DefaultSession, Input, LaunchTarget, Person, Secret, SessionSummary,
     SourceStatus,

@@ -15,6 +15,12 @@ pub struct ResponseHead {
     /// in (ADR 099). Shells pass it for every answer; the engine reads it for turns only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_session_uid: Option<String>,
+    /// The reason phrase of the status line, when the shell has one: it goes into the text of a
+    /// refused message or cancel request ("Status: HTTP 500 Internal Server Error", RU-19). The
+    /// shells give the phrase as received, else the status's canonical phrase; left out, the
+    /// text has the code alone. Absent from traces recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl ResponseHead {
@@ -24,6 +30,7 @@ impl ResponseHead {
             status,
             content_type,
             agent_session_uid: None,
+            reason: None,
         }
     }
 
@@ -41,6 +48,18 @@ impl ResponseHead {
     /// ```
     pub fn with_agent_session_uid(mut self, agent_session_uid: Option<String>) -> ResponseHead {
         self.agent_session_uid = agent_session_uid;
+        self
+    }
+
+    /// The same head with this reason phrase (blank reads as none).
+    ///
+    /// ```
+    /// let head = engine_core::ResponseHead::json(500).with_reason(Some("Internal Server Error".into()));
+    /// assert_eq!(head.reason.as_deref(), Some("Internal Server Error"));
+    /// assert_eq!(engine_core::ResponseHead::json(500).with_reason(Some(" ".into())).reason, None);
+    /// ```
+    pub fn with_reason(mut self, reason: Option<String>) -> ResponseHead {
+        self.reason = reason.filter(|r| !r.trim().is_empty());
         self
     }
 }

@@ -846,7 +846,8 @@ fn silent_stream_fails_after_its_idle_timeout() {
         failed.run_failure.map(|f| (f.code, f.message)),
         Some((
             engine_core::FailureCode::StreamInterrupted,
-            "The answer stalled for 300 ms.".to_owned()
+            // RU-16: an answer cut short has no source of its own.
+            "Source: Request was never sent. The answer stalled for 300 ms.".to_owned()
         ))
     );
     dropped_rx

@@ -23,6 +23,16 @@ use engine_core::{BodyMode, FailureKind, HttpRequest, Method, ResponseHead, Tran
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::time::{Instant, timeout_at};
 
+/// The status line's reason phrase: as received when it differs from the canonical one (hyper
+/// keeps it then, HTTP/1 only), else the status's canonical phrase (RU-19 puts it in the text
+/// of a refused runtime request). `None` for a status without one.
+fn reason_phrase(response: &reqwest::Response) -> Option<String> {
+    match response.extensions().get::<hyper::ext::ReasonPhrase>() {
+        Some(reason) => Some(String::from_utf8_lossy(reason.as_bytes()).into_owned()),
+        None => response.status().canonical_reason().map(str::to_owned),
+    }
+}
+
 /// A piece of an answer, in the order the engine takes them.
 #[derive(Debug)]
 pub enum Part {
@@ -190,7 +200,7 @@ pub async fn exchange(
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let mut head = ResponseHead::new(status, content_type);
+    let mut head = ResponseHead::new(status, content_type).with_reason(reason_phrase(&response));
     // ADR 099: a local runtime names the conversation a turn ran in.
     head.agent_session_uid = response
         .headers()

@@ -102,7 +102,8 @@ impl Shell {
                             .get("content-type")
                             .and_then(|v| v.to_str().ok())
                             .map(str::to_owned);
-                        let head = ResponseHead::new(response.status().as_u16(), content_type);
+                        let head = ResponseHead::new(response.status().as_u16(), content_type)
+                            .with_reason(response.status().canonical_reason().map(str::to_owned));
                         let _ = tx.send(Msg::Head(id, head));
                         let mut body = response.bytes_stream();
                         while let Some(piece) = body.next().await {

@@ -95,6 +95,17 @@ pub fn runtime_ready(session: &str) -> Value {
     })
 }
 
+/// A P11 answer that admits (`can_submit: true`) with mode `unavailable`: no `rpc_url`, no
+/// token, and this `detail` (OI-6; RU-16).
+pub fn runtime_unavailable(session: &str, detail: Value) -> Value {
+    let mut answer = runtime_ready(session);
+    answer["mode"] = json!("unavailable");
+    answer["rpc_url"] = Value::Null;
+    answer["token"] = Value::Null;
+    answer["detail"] = detail;
+    answer
+}
+
 /// A transient P11 answer in `state` (checking, starting, waking, updating) with this interval.
 pub fn runtime_transient(state: &str, retry_after_ms: Option<i64>) -> Value {
     json!({

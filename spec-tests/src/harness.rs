@@ -13,6 +13,49 @@ use serde_json::Value;
 
 use crate::transcript::{call_name, event_line, intent_line, snapshot_diff};
 
+/// The canonical reason phrase of a status (RFC 9110 and the registry's names, as the `http`
+/// crate gives them), for the statuses the suite answers with; `None` for others.
+pub fn canonical_reason(status: u16) -> Option<&'static str> {
+    Some(match status {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        413 => "Payload Too Large",
+        415 => "Unsupported Media Type",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => return None,
+    })
+}
+
+/// A head as the suite's answers have it: this status and content type, and the status's
+/// canonical reason phrase, as the shells give it for an HTTP/1 answer that names none of its
+/// own (`ResponseHead::reason`).
+pub fn response_head(status: u16, content_type: Option<&str>) -> ResponseHead {
+    ResponseHead::new(status, content_type.map(str::to_owned))
+        .with_reason(canonical_reason(status).map(str::to_owned))
+}
+
 /// One HTTP intent the engine emitted.
 #[derive(Debug, Clone)]
 pub struct Sent {
@@ -414,8 +457,11 @@ impl Harness {
                 at,
             ),
             Reply::Json(status, v) => {
-                self.engine
-                    .handle_response(id, ResponseHead::json(status), at);
+                self.engine.handle_response(
+                    id,
+                    response_head(status, Some("application/json")),
+                    at,
+                );
                 self.feed(id, v.to_string().into_bytes(), chunk);
                 self.engine.handle_body_end(id, at);
             }
@@ -425,7 +471,7 @@ impl Harness {
                 body,
             } => {
                 self.engine
-                    .handle_response(id, ResponseHead::new(status, content_type), at);
+                    .handle_response(id, response_head(status, content_type.as_deref()), at);
                 self.feed(id, body, chunk);
                 self.engine.handle_body_end(id, at);
             }
@@ -468,8 +514,11 @@ impl Harness {
 
     /// Only the head of an answer arrives for request `id` (its body is still on the way).
     pub fn head(&mut self, id: RequestId, status: u16) -> &mut Self {
-        self.engine
-            .handle_response(id, ResponseHead::json(status), self.at());
+        self.engine.handle_response(
+            id,
+            response_head(status, Some("application/json")),
+            self.at(),
+        );
         self.step(&format!("<- {id} {status} (head only)"));
         self
     }
@@ -477,6 +526,15 @@ impl Harness {
     /// Request `id` gets no answer.
     pub fn fail(&mut self, id: RequestId) -> &mut Self {
         self.deliver(id, Reply::NoAnswer, None);
+        self
+    }
+
+    /// Request `id` gets no answer, the transport saying `message` (blank: it says nothing).
+    pub fn fail_with(&mut self, id: RequestId, message: &str) -> &mut Self {
+        self.open.remove(&id);
+        let failure = TransportFailure::no_answer(message);
+        self.engine.handle_failure(id, failure, self.at());
+        self.step(&format!("<- {id} no answer ({message:?})"));
         self
     }
 
@@ -662,7 +720,7 @@ impl Harness {
 
     /// The 2xx head of a streamed answer (`text/event-stream`); the body follows in chunks.
     pub fn stream_head(&mut self, id: RequestId) -> &mut Self {
-        let head = ResponseHead::new(200, Some("text/event-stream".into()));
+        let head = response_head(200, Some("text/event-stream"));
         self.engine.handle_response(id, head, self.at());
         self.step(&format!("<- {id} 200 text/event-stream"));
         self

@@ -24,5 +24,5 @@ pub mod sim;
 mod transcript;
 pub mod turns;
 
-pub use harness::{BASE, Harness, ORIGIN, Reply, Sent};
+pub use harness::{BASE, Harness, ORIGIN, Reply, Sent, canonical_reason, response_head};
 pub use transcript::snapshot_diff;

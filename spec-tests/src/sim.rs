@@ -32,7 +32,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use engine_core::{
     ApiCall, Command, Config, DefaultSession, Engine, Event, FailureKind, Input, Intent, Person,
-    RequestId, ResponseHead, Secret, SourceStatus, StorageRequest, Time, TransportFailure,
+    RequestId, Secret, SourceStatus, StorageRequest, Time, TransportFailure,
 };
 use serde_json::{Value, json};
 
@@ -978,7 +978,7 @@ impl World {
                 } else {
                     "application/json"
                 };
-                let head = ResponseHead::new(status, Some(content_type.to_owned()));
+                let head = crate::response_head(status, Some(content_type));
                 // RTA-17: any answer but 502, 503 and 504 says the Agent serves (its head is
                 // the answer, even when the body then breaks off).
                 if !matches!(status, 502..=504)

@@ -15,8 +15,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use engine_core::{
     AgentRecord, ApiCall, Command, Config, DefaultSessionStatus, DetailStatus, Engine, Event,
-    Input, Intent, Notice, NoticeVariant, Origin, Person, ReadinessStatus, RequestId, ResponseHead,
-    Secret, Snapshot, Time, TransportFailure,
+    Input, Intent, Notice, NoticeVariant, Origin, Person, ReadinessStatus, RequestId, Secret,
+    Snapshot, Time, TransportFailure,
 };
 use serde_json::{Value, json};
 use spec_tests::fixtures::{AGENT, AGENT2, ENV, ENV2, USER, page, record};
@@ -98,8 +98,11 @@ impl Direct {
 
     fn reply(&mut self, id: RequestId, status: u16, body: &Value) {
         let at = self.at();
-        self.engine
-            .handle_response(id, ResponseHead::json(status), at);
+        self.engine.handle_response(
+            id,
+            spec_tests::response_head(status, Some("application/json")),
+            at,
+        );
         self.engine
             .handle_body_chunk(id, Bytes::from(body.to_string()), at);
         self.engine.handle_body_end(id, at);

@@ -475,7 +475,7 @@ fn answer_to<'a>(s: &'a Snapshot, text: &str) -> Option<&'a Message> {
 }
 
 /// The end state of a failed turn: status error, this code, exactly this text, in the
-/// project's own words.
+/// project's own words, after its source label (RU-13, RU-16).
 fn assert_failed(s: &Snapshot, code: FailureCode, detail: &str) {
     assert_eq!(s.run_status, RunStatus::Error, "{:?}", s.run_status_detail);
     assert_eq!(
@@ -485,11 +485,51 @@ fn assert_failed(s: &Snapshot, code: FailureCode, detail: &str) {
         s.run_failure
     );
     assert_eq!(s.run_status_detail.as_deref(), Some(detail));
+    assert_eq!(
+        s.run_failure.as_ref().map(|f| f.message.as_str()),
+        Some(detail)
+    );
     assert_own_words(detail);
 }
 
+/// A status and its canonical reason phrase, as the shells pass it (RU-19).
+fn reason(status: u16) -> String {
+    match spec_tests::canonical_reason(status) {
+        Some(reason) => format!("{status} {reason}"),
+        None => status.to_string(),
+    }
+}
+
+/// RU-16: a failed turn's text, labelled.
+fn sending(message: &str) -> String {
+    format!("Source: Sending to the Agent. {message}")
+}
+
+/// RU-16: a failed turn's text with no source of its own (an answer cut short, RU-6).
+fn never_sent(message: &str) -> String {
+    format!("Source: Request was never sent. {message}")
+}
+
+/// RU-19: the text of a refused message request to the simulator's Agent.
+fn refused<S>(r: &Run<S>, status: &str, message: &str) -> String {
+    sending(&format!(
+        "Agent chat stream request failed. Status: HTTP {status}. Call: POST {}/runtime/{}/api/chat. Server response: {message}",
+        r.sim.url(),
+        platform_sim::DEFAULT_AGENT_UID,
+    ))
+}
+
+/// No word of the HTTP library, and no address but in the "Call:" part RU-19 puts in a refusal's
+/// text on purpose.
 fn assert_own_words(text: &str) {
-    let lower = text.to_lowercase();
+    let without_call = match text.split_once(" Call: ") {
+        Some((before, rest)) => match rest.split_once(". Server response: ") {
+            Some((_, after)) => format!("{before} {after}"),
+            None => text.to_owned(),
+        },
+        None => text.to_owned(),
+    };
+    let lower = without_call.to_lowercase();
     for foreign in FOREIGN {
         assert!(!lower.contains(foreign), "{foreign:?} leaked into {text:?}");
     }
@@ -541,7 +581,7 @@ fn reset_before_head<S: ShellUnderTest>() {
         assert_failed(
             &s,
             FailureCode::AgentUnreachable,
-            "The server closed without answering.",
+            &sending("The server closed without answering."),
         );
         assert_eq!(r.message_requests(), 1);
         assert!(user_message(&s, "reset before the head").is_some());
@@ -568,7 +608,7 @@ fn reset_mid_answer<S: ShellUnderTest>() {
         assert_failed(
             &s,
             FailureCode::StreamInterrupted,
-            "The answer was interrupted before it finished.",
+            &never_sent("The answer was interrupted before it finished."),
         );
         assert_eq!(r.message_requests(), 1);
         let answer = answer_to(&s, "cut me off").expect("the partial answer stays");
@@ -624,7 +664,7 @@ fn drip_past_idle_timeout<S: ShellUnderTest>() {
         assert_failed(
             &s,
             FailureCode::StreamInterrupted,
-            "The answer stalled for 500 ms.",
+            &never_sent("The answer stalled for 500 ms."),
         );
         assert_eq!(r.message_requests(), 1);
         assert!(user_message(&s, "too slow").is_some());
@@ -651,7 +691,7 @@ fn answer_larger_than_limit<S: ShellUnderTest>() {
         assert_failed(
             &s,
             FailureCode::StreamTooLarge,
-            "The response body exceeded the limit of 262144 bytes.",
+            &never_sent("The response body exceeded the limit of 262144 bytes."),
         );
         assert_eq!(r.message_requests(), 1);
         assert!(user_message(&s, "tell me everything").is_some());
@@ -679,7 +719,7 @@ fn malformed_json_access<S: ShellUnderTest>() {
         assert_failed(
             &s,
             FailureCode::RuntimeAccessFailed,
-            "The runtime access answer is not a JSON object.",
+            "Source: Connecting to the Agent. The runtime access answer is not a JSON object.",
         );
         assert_eq!(r.message_requests(), 0);
         assert_eq!(
@@ -702,7 +742,7 @@ fn malformed_json_answer<S: ShellUnderTest>() {
         assert_failed(
             &s,
             FailureCode::StreamInterrupted,
-            "The answer was interrupted before it finished.",
+            &never_sent("The answer was interrupted before it finished."),
         );
         assert_eq!(r.message_requests(), 1);
         assert!(user_message(&s, "malformed answer").is_some());
@@ -710,8 +750,10 @@ fn malformed_json_answer<S: ShellUnderTest>() {
 }
 
 /// SND-7, SND-14, interpretations "Non-2xx message request": 500, 502, 503 and 504 each fail
-/// their turn `agent_http_error` with "Chat stream failed with status N." and the server's
-/// message, one message request each, never repeated; the texts stay in the thread.
+/// their turn `agent_http_error` with RU-19's text ("Source: Sending to the Agent. Agent chat
+/// stream request failed. Status: HTTP N {reason}. Call: POST {url}. Server response: {message}",
+/// the reason phrase as the shell read it), one message request each, never repeated; the texts
+/// stay in the thread.
 fn server_errors<S: ShellUnderTest>() {
     run::<S>(SimConfig::default(), Tune::default(), Vec::new(), |r| {
         for (n, status) in [500u16, 502, 503, 504].into_iter().enumerate() {
@@ -724,7 +766,7 @@ fn server_errors<S: ShellUnderTest>() {
             assert_failed(
                 &s,
                 FailureCode::AgentHttpError,
-                &format!("Chat stream failed with status {status}. Upstream said no."),
+                &refused(r, &reason(status), "Upstream said no."),
             );
             assert_eq!(r.message_requests(), n + 1, "after {status}");
             assert!(user_message(&s, &text).is_some());
@@ -764,7 +806,7 @@ fn forbidden_twice<S: ShellUnderTest>() {
         assert_failed(
             &s,
             FailureCode::AgentHttpError,
-            "Chat stream failed with status 403. Not yours.",
+            &refused(r, "403 Forbidden", "Not yours."),
         );
         assert_eq!(r.message_requests(), 2);
         assert!(user_message(&s, "let me in").is_some());
@@ -773,7 +815,8 @@ fn forbidden_twice<S: ShellUnderTest>() {
 }
 
 /// SND-7, SND-14 (shells: redirects are not followed): a 307 on the message request is its
-/// answer: `agent_http_error` "Chat stream failed with status 307.", one message request,
+/// answer: `agent_http_error`, RU-19's text with the fallback "Chat stream failed with status
+/// 307.", one message request,
 /// nothing requested at the redirect's address.
 fn redirect_307<S: ShellUnderTest>() {
     let faults = vec![on_chat(FaultKind::Redirect {
@@ -785,7 +828,11 @@ fn redirect_307<S: ShellUnderTest>() {
         assert_failed(
             &s,
             FailureCode::AgentHttpError,
-            "Chat stream failed with status 307.",
+            &refused(
+                r,
+                "307 Temporary Redirect",
+                "Chat stream failed with status 307.",
+            ),
         );
         assert_eq!(r.message_requests(), 1);
         assert!(!r.sim.log().iter().any(|l| l.path.contains("/elsewhere")));
@@ -807,7 +854,7 @@ fn no_answer_at_all<S: ShellUnderTest>() {
         assert_failed(
             &s,
             FailureCode::AgentUnreachable,
-            "No answer within 500 ms.",
+            &sending("No answer within 500 ms."),
         );
         assert_eq!(r.message_requests(), 1);
         assert!(user_message(&s, "anyone there?").is_some());

@@ -561,10 +561,11 @@ fn adr_099_a_message_goes_to_the_local_runtime() {
     );
 }
 
-/// A turn refused by the local runtime fails with "Local chat failed with status N. {message}"
-/// (`agent_http_error`) and the runtime is checked again; a runtime that has not passed its
-/// checks takes no message: it is handed back with its message (`runtime_unavailable`), and
-/// nothing is sent.
+/// A turn refused by the local runtime fails as R2 does (RU-16, RU-19: "Source: Sending to the
+/// Agent. Agent chat stream request failed. Status: HTTP 500 Internal Server Error. Call: POST
+/// {base}/api/chat. Server response: {message}", `agent_http_error`) and the runtime is checked
+/// again; a runtime that has not passed its checks takes no message: it is handed back with its
+/// message, labelled as the send guard's (`runtime_unavailable`), and nothing is sent.
 #[test]
 fn adr_099_a_refused_turn_and_an_unavailable_runtime() {
     let mut h = talking("local-2");
@@ -577,7 +578,7 @@ fn adr_099_a_refused_turn_and_an_unavailable_runtime() {
     assert_eq!(failure.code, engine_core::FailureCode::AgentHttpError);
     assert_eq!(
         failure.message,
-        "Local chat failed with status 500. Model crashed."
+        "Source: Sending to the Agent. Agent chat stream request failed. Status: HTTP 500 Internal Server Error. Call: POST http://127.0.0.1:8787/api/chat. Server response: Model crashed."
     );
     let id = pending(&h, LocalRoute::Ready);
     h.reply(id, 503, json!({"ok": false, "detail": "Restarting."}));
@@ -600,7 +601,7 @@ fn adr_099_a_refused_turn_and_an_unavailable_runtime() {
         handed_back,
         [(
             "Again".to_owned(),
-            "Restarting.".to_owned(),
+            "Source: Request was never sent. Restarting.".to_owned(),
             engine_core::FailureCode::RuntimeUnavailable
         )]
     );
@@ -789,7 +790,8 @@ fn issue_14_a_new_conversation_takes_the_runtimes_id() {
 }
 
 /// adr-notes 2 and 8: a new conversation whose first turn finishes without the runtime naming
-/// a session shows "The agent did not start a session for this conversation." and
+/// a session shows "Source: Request was never sent. The agent did not start a session for this
+/// conversation." (RU-16: a failure without a source of its own) and
 /// `sessionNotice` "This new conversation did not get a session. Send the message again before
 /// continuing.", and holds the queue `failed`; a `new_session` frame names it as the header
 /// would.
@@ -806,7 +808,9 @@ fn issue_14_a_new_conversation_without_a_session_and_the_frame() {
     assert_eq!(s.run_status, engine_core::RunStatus::Error);
     assert_eq!(
         s.run_status_detail.as_deref(),
-        Some("The agent did not start a session for this conversation.")
+        Some(
+            "Source: Request was never sent. The agent did not start a session for this conversation."
+        )
     );
     assert_eq!(
         s.run_failure.unwrap().code,

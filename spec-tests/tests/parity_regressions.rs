@@ -96,7 +96,11 @@ fn hyd_11_history_after_a_failed_turn_keeps_the_failure() {
             s.run_status_detail.as_deref(),
             s.run_failure.is_some()
         ),
-        (RunStatus::Error, Some("connection reset"), true),
+        (
+            RunStatus::Error,
+            Some("Source: Request was never sent. connection reset"),
+            true
+        ),
         "the failure of the turn just run is gone"
     );
 }

@@ -11,11 +11,12 @@
 //! (adr-notes 6). Each test names the adr-notes section and the rule IDs it checks.
 
 use engine_core::message::{MessageStatus, Part, PartState, ToolState};
-use engine_core::{ApiCall, Command, Config, Event, FailureCode, RunFailure, RunStatus, Snapshot};
+use engine_core::{ApiCall, Command, Config, Event, FailureCode, RunStatus, Snapshot};
 use serde_json::{Value, json};
 use spec_tests::Harness;
 use spec_tests::fixtures::{
     AGENT, ENV, USER, history, insights, record, runtime_ready, runtime_terminal,
+    runtime_unavailable,
 };
 use spec_tests::turns::{body, is_send, post_on};
 
@@ -531,13 +532,16 @@ fn stopping_another_writers_work() {
 // ---------------------------------------------------------------------------------------------
 
 /// Asserts the one failure of the turn: in the snapshot (`runFailure`, `runStatus` error, the
-/// text as `runStatusDetail`) and in `Event::RunFailed`; when unsent, the text handed back with
-/// the same code.
+/// text as `runStatusDetail`, labelled with its source, RU-16) and in `Event::RunFailed`; when
+/// unsent, the text handed back with the same code.
 fn assert_failed(h: &Harness, code: FailureCode, text: &str, sent: bool, written: &str) {
     let s = h.snapshot();
     assert_eq!(s.run_status, RunStatus::Error);
     assert_eq!(s.run_status_detail.as_deref(), Some(text));
-    assert_eq!(s.run_failure, Some(RunFailure::new(code, text)));
+    let failure = s.run_failure.clone().expect("a failure");
+    assert_eq!((failure.code, failure.message.as_str()), (code, text));
+    assert!(failure.source.is_some(), "a turn's failure has a source");
+    assert!(text.starts_with("Source: "), "{text}");
     assert_eq!(
         run_failures(h),
         vec![(code, text.to_owned(), sent)],
@@ -564,7 +568,7 @@ fn code_session_not_ready() {
     assert_failed(
         &h,
         FailureCode::SessionNotReady,
-        "The session is still loading. Wait for it to finish before sending.",
+        "Source: Request was never sent. The session is still loading. Wait for it to finish before sending.",
         false,
         "Too early",
     );
@@ -584,7 +588,7 @@ fn code_runtime_interaction_blocked() {
     assert_failed(
         &h,
         FailureCode::RuntimeInteractionBlocked,
-        "Ledger Helper could not be updated.",
+        "Source: Request was never sent. Ledger Helper could not be updated.",
         false,
         "Hello",
     );
@@ -596,16 +600,12 @@ fn code_runtime_unavailable() {
     let mut h = Harness::talking(S1);
     h.send("Hello");
     let id = h.runtime_request(S1);
-    let mut answer = runtime_ready(S1);
-    answer["mode"] = json!("unavailable");
-    answer["rpc_url"] = Value::Null;
-    answer["token"] = Value::Null;
-    answer["detail"] = json!("Reconciling the service.");
+    let answer = runtime_unavailable(S1, json!("Reconciling the service."));
     h.reply(id, 200, answer);
     assert_failed(
         &h,
         FailureCode::RuntimeUnavailable,
-        "Reconciling the service.",
+        "Source: Connecting to the Agent. Reconciling the service.",
         false,
         "Hello",
     );
@@ -645,14 +645,15 @@ fn code_agent_http_error() {
     assert_failed(
         &h,
         FailureCode::AgentHttpError,
-        "Chat stream failed with status 500. Runtime exploded.",
+        "Source: Sending to the Agent. Agent chat stream request failed. Status: HTTP 500 Internal Server Error. Call: POST https://rt.test/agents/s-1/api/chat. Server response: Runtime exploded.",
         true,
         "Hello",
     );
 }
 
-/// adr-notes 8: an error frame is `stream_error`, with its text (or "The agent reported an
-/// error."); the run status says error as soon as the frame arrives.
+/// adr-notes 8, RU-15: an error frame is `stream_error`; the run status says error with its text
+/// (or "The agent reported an error.") as soon as the frame arrives, and the turn ends with the
+/// labelled text ("The assistant runtime reported an error." for a frame without one).
 #[test]
 fn code_stream_error() {
     let mut h = Harness::talking(S1);
@@ -683,7 +684,13 @@ fn code_stream_error() {
         Some(FailureCode::StreamError)
     );
     h.end(id);
-    assert_failed(&h, FailureCode::StreamError, "Tool crashed.", true, "Hello");
+    assert_failed(
+        &h,
+        FailureCode::StreamError,
+        "Source: Receiving the Agent's reply. Tool crashed.",
+        true,
+        "Hello",
+    );
 
     let mut h = Harness::talking(S1);
     let id = post(&mut h, "Hello");
@@ -693,7 +700,7 @@ fn code_stream_error() {
     assert_failed(
         &h,
         FailureCode::StreamError,
-        "The agent reported an error.",
+        "Source: Receiving the Agent's reply. The assistant runtime reported an error.",
         true,
         "Hello",
     );
@@ -710,7 +717,7 @@ fn code_stream_interrupted() {
     assert_failed(
         &h,
         FailureCode::StreamInterrupted,
-        "The answer was interrupted before it finished.",
+        "Source: Request was never sent. The answer was interrupted before it finished.",
         true,
         "Hello",
     );

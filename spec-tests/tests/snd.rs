@@ -117,7 +117,8 @@ fn snd_2_send_guard_refuses_before_ready() {
     assert_eq!(h.count(is_resolve), resolves);
     let s = h.snapshot();
     assert_eq!(s.run_status, RunStatus::Error);
-    let text = "The session is still loading. Wait for it to finish before sending.";
+    // RU-16: the guard's text, labelled.
+    let text = "Source: Request was never sent. The session is still loading. Wait for it to finish before sending.";
     assert_eq!(s.run_status_detail.as_deref(), Some(text));
     assert!(h.notices().is_empty());
     assert_eq!(
@@ -134,13 +135,13 @@ fn snd_2_send_guard_refuses_before_ready() {
         matches!(&last.status, engine_core::message::MessageStatus::Failed { error } if error == text)
     );
 
-    // A readiness error gives its own text.
+    // A readiness error gives its own text, labelled as the guard's.
     let id = h.detail_request(S1);
     h.reply(id, 500, json!({"detail": "Database down."}));
     h.send("Still?");
     assert_eq!(
         h.snapshot().run_status_detail.as_deref(),
-        Some("Database down.")
+        Some("Source: Request was never sent. Database down.")
     );
     assert_eq!(h.count(is_send), 0);
 }
@@ -260,7 +261,7 @@ fn snd_11_terminal_first_answer_fails_at_once() {
     assert_eq!(s.run_status, RunStatus::Error);
     assert_eq!(
         s.run_status_detail.as_deref(),
-        Some("Ledger Helper could not be updated.")
+        Some("Source: Request was never sent. Ledger Helper could not be updated.")
     );
     assert!(!s.is_agent_working);
     let resolves = h.count(is_resolve);
@@ -285,7 +286,7 @@ fn snd_11_held_send_fails_when_the_decision_turns_terminal() {
     let resolves = h.count(is_resolve);
     h.advance(500);
     let s = h.snapshot();
-    let text = "Ledger Helper could not be updated. Your message was not sent; send it again when the agent is ready.";
+    let text = "Source: Request was never sent. Ledger Helper could not be updated. Your message was not sent; send it again when the agent is ready.";
     assert_eq!(s.run_status, RunStatus::Error);
     assert_eq!(s.run_status_detail.as_deref(), Some(text));
     let failure = s.run_failure.expect("a typed failure");
@@ -315,7 +316,7 @@ fn snd_12_cancel_fails_a_held_send() {
     assert_eq!(s.run_status, RunStatus::Idle);
     assert_eq!(s.run_status_detail.as_deref(), Some("Run cancelled."));
     assert_eq!(s.run_failure, None);
-    let text = "Ledger Helper is starting. Your message was not sent; send it again when the agent is ready.";
+    let text = "Source: Request was never sent. Ledger Helper is starting. Your message was not sent; send it again when the agent is ready.";
     assert_eq!(
         not_sent_events(&h),
         vec![("Hello".to_owned(), text.to_owned())]
@@ -356,7 +357,7 @@ fn snd_13_hold_deadline_without_a_wake() {
     assert_eq!(
         s.run_status_detail.as_deref(),
         Some(
-            "Ledger Helper is starting. Your message was not sent; send it again when the agent is ready."
+            "Source: Request was never sent. Ledger Helper is starting. Your message was not sent; send it again when the agent is ready."
         )
     );
     assert_eq!(h.count(is_send), 0);
@@ -497,7 +498,8 @@ fn snd_17_23_cancel_refused_then_failed() {
     assert_ne!(cancel, cancel2);
     h.reply(cancel2, 403, json!({"detail": "Still no."}));
     let s = h.snapshot();
-    let text = "Session cancellation failed with status 403. Still no.";
+    // RU-17, RU-19, RU-23: the full text, unlabelled.
+    let text = "Agent session cancellation request failed. Status: HTTP 403 Forbidden. Call: POST https://rt.test/agents/s-1/api/chat/session/cancel. Server response: Still no.";
     assert_eq!(s.run_status, RunStatus::Error);
     assert_eq!(s.run_status_detail.as_deref(), Some(text));
     assert_eq!(s.session_notice.as_deref(), Some(text));
@@ -600,7 +602,10 @@ fn snd_22_failed_run_holds_the_queue() {
     h.chunk(id, &failing).end(id);
     let s = h.snapshot();
     assert_eq!(s.run_status, RunStatus::Error);
-    assert_eq!(s.run_status_detail.as_deref(), Some("Model overloaded."));
+    assert_eq!(
+        s.run_status_detail.as_deref(),
+        Some("Source: Receiving the Agent's reply. Model overloaded.")
+    );
     let hold = s.message_queue_hold.expect("held");
     assert_eq!(hold.reason, HoldReason::Failed);
     h.advance(30_000);
@@ -652,7 +657,9 @@ fn snd_23_refused_message_request_is_repeated_once() {
     let s = h.snapshot();
     assert_eq!(
         s.run_status_detail.as_deref(),
-        Some("Chat stream failed with status 403. Forbidden.")
+        Some(
+            "Source: Sending to the Agent. Agent chat stream request failed. Status: HTTP 403 Forbidden. Call: POST https://rt.test/agents/s-1/api/chat. Server response: Forbidden."
+        )
     );
     h.advance(60_000);
     assert_eq!(texts_sent(&h), ["Hello", "Hello"]);
@@ -1000,7 +1007,9 @@ fn snd_14_23_broken_error_body_is_an_answer() {
     h.broken(id);
     assert_eq!(
         h.snapshot().run_status_detail.as_deref(),
-        Some("Chat stream failed with status 409.")
+        Some(
+            "Source: Sending to the Agent. Agent chat stream request failed. Status: HTTP 409 Conflict. Call: POST https://rt.test/agents/s-1/api/chat. Server response: Chat stream failed with status 409."
+        )
     );
     assert_eq!(
         h.count(is_resolve),

@@ -342,9 +342,9 @@ fn an_ai_sdk_call_is_one_part_not_a_duplicate() {
     assert_eq!(done.stream.message().status, MessageStatus::Complete);
 }
 
-/// RU-5: a `tool-result` naming no started call fails the turn (`error`, the queue held
-/// `failed`) with "Encountered tool result with unknown id: {id}"; what came before stays, none
-/// of it streaming, and nothing after it is read.
+/// RU-5, RU-16: a `tool-result` naming no started call fails the turn (`error`, the queue held
+/// `failed`) with "Source: Request was never sent. Encountered tool result with unknown id:
+/// {id}"; what came before stays, none of it streaming, and nothing after it is read.
 #[test]
 fn a_result_for_a_call_never_started_fails_the_turn() {
     let (mut h, id) = streaming();
@@ -387,6 +387,11 @@ fn a_result_for_a_call_never_started_fails_the_turn() {
     h.end(id);
     let s = h.snapshot();
     assert_eq!(s.run_status, RunStatus::Error);
+    // RU-5 with RU-16: the reference's full detail.
+    assert_eq!(
+        s.run_status_detail.as_deref(),
+        Some("Source: Request was never sent. Encountered tool result with unknown id: call-9")
+    );
     assert_eq!(
         s.run_failure.as_ref().unwrap().code,
         FailureCode::StreamError

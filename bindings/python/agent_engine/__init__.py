@@ -155,10 +155,12 @@ class Engine:
         content_type: Optional[str],
         now_us: int,
         agent_session_uid: Optional[str] = None,
+        reason: Optional[str] = None,
     ) -> None:
         """The head of the answer to request ``id`` (``agent_session_uid``: its
-        ``X-Agent-Session-Uid`` header)."""
-        self._native.handle_response(id, status, content_type, agent_session_uid, now_us)
+        ``X-Agent-Session-Uid`` header; ``reason``: the status line's reason phrase, which the
+        text of a refused message or cancel request quotes)."""
+        self._native.handle_response(id, status, content_type, agent_session_uid, now_us, reason)
 
     def handle_body_chunk(self, id: int, chunk: bytes, now_us: int) -> None:
         """A piece of the body of the answer to request ``id``, as it came."""

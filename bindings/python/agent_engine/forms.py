@@ -87,11 +87,21 @@ class MessageNotSentEvent(TypedDict):
     code: str
 
 
-class FailureData(TypedDict):
-    """A turn's failure: its stable code and its text (as ``runStatusDetail`` shows it)."""
-
+class _FailureRequired(TypedDict):
+    #: The stable code (``agent_http_error``, ...).
     code: str
+    #: The text, as ``runStatusDetail`` shows it: "Source: {label}. {message}" when it has a
+    #: source.
     message: str
+
+
+class FailureData(_FailureRequired, total=False):
+    """A turn's failure: its stable code, its text (as ``runStatusDetail`` shows it) and where
+    it comes from."""
+
+    #: The source key (``assistant_backend_http``, an Agent's own ``error_source``, ...);
+    #: absent for a stop.
+    source: str
 
 
 class RunFailedEvent(TypedDict):

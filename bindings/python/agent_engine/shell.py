@@ -340,9 +340,10 @@ class Shell:
             status = response.status_code
             content_type = response.headers.get("content-type")
             session = response.headers.get("x-agent-session-uid")
+            reason = response.reason_phrase or None
             self._post(
                 lambda: self.engine.handle_response(
-                    id, status, content_type, self._now(), agent_session_uid=session
+                    id, status, content_type, self._now(), agent_session_uid=session, reason=reason
                 )
             )
             try:

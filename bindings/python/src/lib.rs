@@ -270,8 +270,8 @@ impl NativeEngine {
         })
     }
 
-    /// The head of the answer to request `id`.
-    #[pyo3(signature = (id, status, content_type, agent_session_uid, now_us))]
+    /// The head of the answer to request `id` (`reason`: the status line's reason phrase).
+    #[pyo3(signature = (id, status, content_type, agent_session_uid, now_us, reason=None))]
     fn handle_response(
         &mut self,
         id: u64,
@@ -279,9 +279,11 @@ impl NativeEngine {
         content_type: Option<String>,
         agent_session_uid: Option<String>,
         now_us: u64,
+        reason: Option<String>,
     ) -> PyResult<()> {
-        let head =
-            ResponseHead::new(status, content_type).with_agent_session_uid(agent_session_uid);
+        let head = ResponseHead::new(status, content_type)
+            .with_agent_session_uid(agent_session_uid)
+            .with_reason(reason);
         self.guard(|s| {
             s.engine
                 .handle_response(RequestId(id), head, Time::from_micros(now_us));

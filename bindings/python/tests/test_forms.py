@@ -79,7 +79,10 @@ def test_the_event_forms_are_the_engines() -> None:
     assert python == rust
     # The failure a run_failed event carries.
     failure = struct_keys((SRC / "failure.rs").read_text(), "RunFailure")
-    assert failure == (set(forms.FailureData.__required_keys__), set())
+    assert failure == (
+        set(forms.FailureData.__required_keys__),
+        set(forms.FailureData.__optional_keys__),
+    )
     assert typing.get_type_hints(forms.RunFailedEvent)["failure"] is forms.FailureData
 
 

@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::io::Answer;
+
 /// What a turn's body is made of, besides the text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct BodyFacts {
@@ -63,13 +65,54 @@ pub(crate) fn cancel_body(session_uid: &str, facts: &BodyFacts) -> Value {
     })
 }
 
-/// The text of a refused turn or cancel: "{what} failed with status N." plus the server's
-/// message (R2, R3).
-pub(crate) fn status_text(what: &str, status: u16, body: &[u8]) -> String {
-    match super::error_message(body) {
-        Some(message) => format!("{what} failed with status {status}. {message}"),
-        None => format!("{what} failed with status {status}."),
+/// A runtime call whose refusal has RU-19's full text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RuntimeCall {
+    /// R2 (and a local runtime's `POST /api/chat`): a turn.
+    Chat,
+    /// R3 (and a local runtime's cancel): the run cancel.
+    Cancel,
+}
+
+impl RuntimeCall {
+    /// RU-19: the operation that starts the text.
+    fn operation(self) -> &'static str {
+        match self {
+            RuntimeCall::Chat => "Agent chat stream request failed",
+            RuntimeCall::Cancel => "Agent session cancellation request failed",
+        }
     }
+
+    /// RU-19: the server message when the body gives none.
+    fn fallback(self, status: u16) -> String {
+        match self {
+            RuntimeCall::Chat => format!("Chat stream failed with status {status}."),
+            RuntimeCall::Cancel => format!("Session cancellation failed with status {status}."),
+        }
+    }
+}
+
+/// RU-19: the text of a runtime request refused with a non-2xx answer, "{operation}. Status:
+/// HTTP {code}[ {reason}]. Call: {METHOD} {url}. Server response: {message}", the server message
+/// read by RU-18 (the call's fallback when the body gives none). Unlabelled: a turn's failure
+/// puts its source before it, a cancel's stays as it is (RU-17).
+pub(crate) fn refused_text(call: RuntimeCall, answer: &Answer, status: u16, body: &[u8]) -> String {
+    let reason = answer
+        .line
+        .reason
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(|r| format!(" {r}"))
+        .unwrap_or_default();
+    let message = super::server_message(answer.content_type.as_deref(), body)
+        .unwrap_or_else(|| call.fallback(status));
+    format!(
+        "{}. Status: HTTP {status}{reason}. Call: {} {}. Server response: {message}",
+        call.operation(),
+        answer.line.method.as_str(),
+        answer.line.url,
+    )
 }
 
 #[cfg(test)]
@@ -116,13 +159,48 @@ mod tests {
             json!({"runtime_session_uid": "s-1", "thread_id": "s-1", "user_uid": null,
                    "reason": "user_requested", "message": "User pressed stop."})
         );
+    }
+
+    fn answer(reason: Option<&str>, content_type: Option<&str>, url: &str) -> Answer {
+        Answer {
+            id: crate::intent::RequestId(1),
+            owner: crate::io::Owner::Send,
+            call: crate::intent::ApiCall::ListModelProviders,
+            outcome: crate::io::Outcome::Http {
+                status: 500,
+                body: bytes::Bytes::new(),
+            },
+            content_type: content_type.map(str::to_owned),
+            line: Box::new(crate::io::CallLine {
+                method: crate::intent::Method::Post,
+                url: url.to_owned(),
+                reason: reason.map(str::to_owned),
+            }),
+        }
+    }
+
+    /// RU-19 and RU-23: the full text of a refused R2 and R3.
+    #[test]
+    fn refused_texts_follow_ru_19() {
+        let url = "https://rt.test/agents/a/api/chat/session/cancel";
+        let a = answer(Some("Internal Server Error"), Some("application/json"), url);
         assert_eq!(
-            status_text("Chat stream", 409, br#"{"detail": "Busy."}"#),
-            "Chat stream failed with status 409. Busy."
+            refused_text(RuntimeCall::Cancel, &a, 500, br#"{"detail":"boom"}"#),
+            "Agent session cancellation request failed. Status: HTTP 500 Internal Server Error. Call: POST https://rt.test/agents/a/api/chat/session/cancel. Server response: boom"
+        );
+        let a = answer(None, Some("application/json"), "https://rt.test/a/api/chat");
+        assert_eq!(
+            refused_text(RuntimeCall::Chat, &a, 409, b""),
+            "Agent chat stream request failed. Status: HTTP 409. Call: POST https://rt.test/a/api/chat. Server response: Chat stream failed with status 409."
+        );
+        let a = answer(
+            Some("  "),
+            None,
+            "https://rt.test/a/api/chat/session/cancel",
         );
         assert_eq!(
-            status_text("Chat stream", 500, b""),
-            "Chat stream failed with status 500."
+            refused_text(RuntimeCall::Cancel, &a, 502, b"  "),
+            "Agent session cancellation request failed. Status: HTTP 502. Call: POST https://rt.test/a/api/chat/session/cancel. Server response: Session cancellation failed with status 502."
         );
     }
 }

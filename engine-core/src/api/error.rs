@@ -172,8 +172,8 @@ const MAX_MESSAGE_CHARS: usize = 500;
 /// The fields that hold the message itself, in order of preference.
 const MESSAGE_FIELDS: [&str; 4] = ["message", "detail", "error", "error_detail"];
 
-/// Metadata fields that never contribute text to a collected message.
-const METADATA_FIELDS: [&str; 5] = ["code", "request_id", "status", "status_code", "error_code"];
+/// Metadata fields that never contribute text to a collected message (RU-19).
+const METADATA_FIELDS: [&str; 4] = ["code", "request_id", "status", "status_code"];
 
 /// The field whose texts are collected without a `field: ` prefix.
 const NON_FIELD_ERRORS: &str = "non_field_errors";
@@ -189,6 +189,44 @@ pub fn error_message(body: &[u8]) -> Option<String> {
     let message = match parse_json(body) {
         Some(value) => message_from_json(&value, body),
         None => message_from_text(body),
+    };
+    message.map(cap_message)
+}
+
+/// The server message of an answer (RU-18, RU-19), read by its content type: with a content
+/// type containing `application/json` the body is parsed and the message extracted (no parse,
+/// or no message, gives `None`: the call's fallback); otherwise the body is text: blank gives
+/// `None`, JSON text its extracted message (else the trimmed text), other text the trimmed text.
+///
+/// The extraction is [`error_message`]'s (RU-19). Invalid UTF-8 is decoded leniently; messages
+/// longer than 500 characters are cut and end with "…".
+///
+/// ```
+/// use engine_core::api::server_message;
+///
+/// let json = Some("application/json; charset=utf-8");
+/// assert_eq!(server_message(json, br#"{"detail": " boom "}"#).as_deref(), Some("boom"));
+/// assert_eq!(server_message(json, b"<html>oops</html>"), None);
+/// assert_eq!(server_message(Some("text/html"), b" <html>oops</html> ").as_deref(), Some("<html>oops</html>"));
+/// assert_eq!(server_message(None, br#"{"error": "x"}"#).as_deref(), Some("x"));
+/// assert_eq!(server_message(None, b"{}").as_deref(), Some("{}"));
+/// assert_eq!(server_message(Some("text/plain"), b"  \n"), None);
+/// ```
+pub fn server_message(content_type: Option<&str>, body: &[u8]) -> Option<String> {
+    let json_type =
+        content_type.is_some_and(|t| t.to_ascii_lowercase().contains("application/json"));
+    let message = if json_type {
+        parse_json(body).and_then(|value| message_from_json(&value, body))
+    } else {
+        let text = String::from_utf8_lossy(strip_bom(body));
+        let text = text.trim();
+        if text.is_empty() {
+            None
+        } else {
+            parse_json(text.as_bytes())
+                .and_then(|value| message_from_json(&value, text.as_bytes()))
+                .or_else(|| Some(text.to_owned()))
+        }
     };
     message.map(cap_message)
 }
@@ -261,6 +299,7 @@ fn collected_message(body: &[u8]) -> Option<String> {
     // so far is still the best message.
     let _ = Collect {
         path: String::new(),
+        index: None,
         out: &mut texts,
     }
     .deserialize(&mut deserializer);
@@ -270,13 +309,27 @@ fn collected_message(body: &[u8]) -> Option<String> {
 }
 
 /// Walks one JSON value, pushing `path: text` (or `text` at an empty path) for every non-blank
-/// string. List items keep their parent's path; `non_field_errors` adds nothing to the path;
-/// metadata fields are skipped. Nesting is bounded by the JSON parser's recursion limit.
+/// string (RU-19). A list entry that is a string keeps the list's path, one that is an object
+/// or a list adds `[i]`; `non_field_errors` adds nothing to the path; metadata fields are
+/// skipped with all they hold. Nesting is bounded by the JSON parser's recursion limit.
 struct Collect<'a> {
-    /// The field path of the value (`outer.inner`), empty at the top.
+    /// The field path of the value (`outer[0].inner`), empty at the top.
     path: String,
+    /// The value's index when it is a list entry: added to the path when it is an object or a
+    /// list.
+    index: Option<usize>,
     /// The texts collected so far.
     out: &'a mut Vec<String>,
+}
+
+impl Collect<'_> {
+    /// The path of this value's own entries: with `[i]` when it is a list entry.
+    fn container_path(&self) -> String {
+        match self.index {
+            Some(i) => format!("{}[{i}]", self.path),
+            None => self.path.clone(),
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Collect<'_> {
@@ -330,19 +383,25 @@ impl<'de> Visitor<'de> for Collect<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let Collect { path, out } = self;
+        let path = self.container_path();
+        let out = self.out;
+        let mut i = 0;
         while seq
             .next_element_seed(Collect {
                 path: path.clone(),
+                index: Some(i),
                 out: &mut *out,
             })?
             .is_some()
-        {}
+        {
+            i += 1;
+        }
         Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let Collect { path, out } = self;
+        let path = self.container_path();
+        let out = self.out;
         while let Some(key) = map.next_key::<String>()? {
             if METADATA_FIELDS.contains(&key.as_str()) {
                 map.next_value::<IgnoredAny>()?;
@@ -357,6 +416,7 @@ impl<'de> Visitor<'de> for Collect<'_> {
             };
             map.next_value_seed(Collect {
                 path: child,
+                index: None,
                 out: &mut *out,
             })?;
         }
@@ -535,8 +595,77 @@ mod tests {
         assert_eq!(
             message(body).as_deref(),
             Some(
-                "runtime_config_override.limits.max_turns: Too large.; runtime_config_override: Bad config.; llm_model: Unknown model.; again: Unknown model.; dup: x"
+                "error_code: bad; runtime_config_override.limits.max_turns: Too large.; runtime_config_override: Bad config.; llm_model: Unknown model.; again: Unknown model.; dup: x"
             )
+        );
+    }
+
+    /// RU-19's example, verbatim: list entries that are objects add `[i]`, `request_id` is
+    /// skipped.
+    #[test]
+    fn ru_19_list_entries_add_their_index() {
+        let body = r#"{"models": [{"metadata": ["Metadata cannot contain authentication fields: token."], "thinking_levels": ["A non-reasoning model cannot expose thinking levels."]}], "request_id": "r"}"#;
+        assert_eq!(
+            message(body).as_deref(),
+            Some(
+                "models[0].metadata: Metadata cannot contain authentication fields: token.; models[0].thinking_levels: A non-reasoning model cannot expose thinking levels."
+            )
+        );
+        // A string entry keeps the list's path; lists in lists add each index; a top-level list
+        // starts at its index; `non_field_errors` adds nothing, `status` is skipped with all it
+        // holds; numbers, booleans and null give nothing.
+        assert_eq!(
+            message(r#"{"a": ["x", ["y", {"b": "z"}], 3, null, true]}"#).as_deref(),
+            Some("a: x; a[1]: y; a[1][1].b: z")
+        );
+        assert_eq!(
+            message(r#"[{"a": "x"}, "y", {"non_field_errors": ["w"]}]"#).as_deref(),
+            Some("[0].a: x; y; [2]: w")
+        );
+        assert_eq!(
+            message(r#"{"status": {"a": "hidden"}, "status_code": ["hidden"], "code": "c", "f": [{"non_field_errors": ["v"]}]}"#).as_deref(),
+            Some("f[0]: v")
+        );
+    }
+
+    /// RU-18: the body read by its content type.
+    #[test]
+    fn ru_18_server_message_by_content_type() {
+        let json = Some("Application/JSON");
+        assert_eq!(
+            server_message(json, br#"{"detail": "boom"}"#).as_deref(),
+            Some("boom")
+        );
+        assert_eq!(server_message(json, b"not json"), None);
+        assert_eq!(server_message(json, b"{}"), None);
+        assert_eq!(server_message(json, b""), None);
+        assert_eq!(
+            server_message(json, br#"{"llm_model": ["Bad."]}"#).as_deref(),
+            Some("llm_model: Bad.")
+        );
+        for text_type in [None, Some("text/plain"), Some("text/html")] {
+            assert_eq!(server_message(text_type, b" \n "), None);
+            assert_eq!(
+                server_message(text_type, br#" {"message": "m"} "#).as_deref(),
+                Some("m")
+            );
+            assert_eq!(
+                server_message(text_type, b"[1, 2]").as_deref(),
+                Some("[1, 2]")
+            );
+            assert_eq!(
+                server_message(text_type, b"  Bad gateway \n").as_deref(),
+                Some("Bad gateway")
+            );
+            assert_eq!(
+                server_message(text_type, b"<h1>502</h1>").as_deref(),
+                Some("<h1>502</h1>")
+            );
+        }
+        let long = "a".repeat(600);
+        assert_eq!(
+            server_message(None, long.as_bytes()).map(|m| m.chars().count()),
+            Some(501)
         );
     }
 
@@ -702,6 +831,8 @@ mod tests {
     fn hostile_bodies_do_not_panic() {
         for body in hostile_bodies() {
             let _ = error_message(&body);
+            let _ = server_message(Some("application/json"), &body);
+            let _ = server_message(None, &body);
             let _ = model_required_fields(400, &body);
         }
     }

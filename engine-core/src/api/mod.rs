@@ -21,7 +21,7 @@ pub use catalog::{
     ModelOption, ProviderOption, Resolved, ThinkingLevel, catalog_signature, missing_model_notice,
     parse_catalog, pick_default_session_model, resolve_selection,
 };
-pub use error::{ApiError, Operation, error_message, model_required_fields};
+pub use error::{ApiError, Operation, error_message, model_required_fields, server_message};
 pub use history::{History, HistoryStatus, parse_history};
 pub(crate) use icons::icon_address;
 pub use icons::{

@@ -38,7 +38,12 @@ impl Engine {
                 .message
                 .clone()
                 .unwrap_or_else(|| crate::api::local::NOT_READY_TEXT.to_owned());
-            crate::failure::RunFailure::new(crate::failure::FailureCode::RuntimeUnavailable, text)
+            // RU-16: the send guard's refusal, "Source: Request was never sent. ...".
+            crate::failure::RunFailure::from_source(
+                crate::failure::FailureCode::RuntimeUnavailable,
+                crate::failure::FailureSource::GUARD,
+                &text,
+            )
         })
     }
 

@@ -5,7 +5,7 @@ use crate::time::Time;
 
 use super::{Engine, WRITER_POLL};
 use crate::event::{Event, Notice, NoticeVariant};
-use crate::failure::{FailureCode, RunFailure};
+use crate::failure::{FailureCode, FailureSource, RunFailure};
 use crate::inputs::non_blank;
 use crate::intent::Intent;
 use crate::machines::cancel::CancelEvent;
@@ -122,12 +122,17 @@ impl Engine {
             let text = readiness.error.unwrap_or_else(|| {
                 "The session is still loading. Wait for it to finish before sending.".to_owned()
             });
-            Some(RunFailure::new(FailureCode::SessionNotReady, text))
+            Some(RunFailure::from_source(
+                FailureCode::SessionNotReady,
+                FailureSource::GUARD,
+                &text,
+            ))
         } else if let Some(failure) = local.then(|| self.local_refusal()).flatten() {
             Some(failure)
         } else if !detail_loaded {
-            Some(RunFailure::new(
+            Some(RunFailure::from_source(
                 FailureCode::SessionDetailMissing,
+                FailureSource::GUARD,
                 "The session details are not loaded yet. Wait for them before sending.",
             ))
         } else {

@@ -9,7 +9,7 @@ use crate::time::Time;
 use statig::prelude::*;
 
 use super::Signal;
-use crate::api::chat::{BodyFacts, cancel_body, status_text};
+use crate::api::chat::{BodyFacts, RuntimeCall, cancel_body, refused_text};
 use crate::api::{RuntimeEndpoint, parse_runtime_access};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Outcome as Done, Owner};
@@ -180,8 +180,9 @@ impl Cancel {
                 Done::Http {
                     status: 401 | 403, ..
                 } if !*retried && context.inputs.source.is_none() => self.resolve(context, true),
+                // RU-19, RU-23: the full text, unlabelled (RU-17).
                 Done::Http { status, body } => {
-                    let text = status_text("Session cancellation", *status, body);
+                    let text = refused_text(RuntimeCall::Cancel, a, *status, body);
                     self.fail(context, text)
                 }
                 Done::Failed(e) => self.fail(context, e.to_string()),

@@ -14,10 +14,10 @@ use statig::prelude::*;
 
 use super::Signal;
 use super::runtime_access::{Decision, client_waking};
-use crate::api::chat::{BodyFacts, status_text, turn_body};
+use crate::api::chat::{BodyFacts, RuntimeCall, refused_text, turn_body};
 use crate::api::{AccessMode, RuntimeEndpoint, parse_runtime_access};
 use crate::event::Event;
-use crate::failure::{FailureCode, RunFailure};
+use crate::failure::{FailureCode, FailureSource, RunFailure};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Outcome as Done, Owner, PieceKind, StreamPiece};
 use crate::message::{Message, MessageStatus, Part, Role};
@@ -40,6 +40,8 @@ const BLOCKED_TEXT: &str = "The agent cannot take a new message right now.";
 /// OI-6: `can_submit` true with mode `unavailable` and no detail.
 const UNAVAILABLE_TEXT: &str =
     "The agent runtime is unavailable while its service is being reconciled.";
+/// RU-15: the final text of an `error` frame that gives none.
+const RUNTIME_ERROR_TEXT: &str = "The assistant runtime reported an error.";
 /// A run stopped before its message left (the engine's choice, docs/interpretations.md).
 const STOPPED_UNSENT_TEXT: &str = "Run cancelled. Your message was not sent.";
 
@@ -147,9 +149,13 @@ impl RunEnd {
     }
 }
 
-fn failed(code: FailureCode, message: impl Into<String>) -> RunEnd {
-    RunEnd::Failed(RunFailure::new(code, message))
+/// A failed turn, its text labelled with its source (RU-13, RU-16).
+fn failed(code: FailureCode, source: FailureSource, message: &str) -> RunEnd {
+    RunEnd::Failed(RunFailure::from_source(code, source, message))
 }
+
+/// RU-16: R2 got no answer; "Source: Sending to the Agent. {the transport's message}".
+const NO_RESPONSE_TEXT: &str = "Agent runtime request failed before receiving a response.";
 
 /// Shared storage: one session's turns.
 #[derive(Default)]
@@ -486,19 +492,25 @@ impl Run {
                     self.resolve(context, &again)
                 }
                 Done::Http { status, body } => {
-                    let what = match context.inputs.source {
-                        Some(_) => "Local chat",
-                        None => "Chat stream",
-                    };
-                    let text = status_text(what, *status, body);
-                    let end = failed(FailureCode::AgentHttpError, text);
+                    // RU-16, RU-19 (a local runtime's refusal reads the same).
+                    let text = refused_text(RuntimeCall::Chat, a, *status, body);
+                    let end = failed(FailureCode::AgentHttpError, FailureSource::SENDING, &text);
                     self.end(context, turn, end, true)
                 }
                 Done::Failed(e) => {
                     // SND-14, SND-15: never again; forget the confirmation, check again (a local
                     // runtime is checked again by its admission, after the turn's end).
                     context.io.confirmations.forget(endpoint);
-                    let end = failed(FailureCode::AgentUnreachable, e.to_string());
+                    let message = e.to_string();
+                    let message = match message.trim() {
+                        "" => NO_RESPONSE_TEXT,
+                        m => m,
+                    };
+                    let end = failed(
+                        FailureCode::AgentUnreachable,
+                        FailureSource::SENDING,
+                        message,
+                    );
                     let ended = self.end(context, turn, end, true);
                     if context.inputs.source.is_some() {
                         return ended;
@@ -552,17 +564,23 @@ impl Run {
                                 session_uid: self.session_uid.clone(),
                                 text: NO_SESSION_NOTICE.to_owned(),
                             });
-                            failed(FailureCode::NewChatWithoutSession, NO_SESSION_TEXT)
+                            failed(
+                                FailureCode::NewChatWithoutSession,
+                                FailureSource::NOT_SENT,
+                                NO_SESSION_TEXT,
+                            )
                         }
                         Some(StreamOutcome::Finished { .. } | StreamOutcome::Aborted { .. }) => {
                             RunEnd::Clean
                         }
-                        Some(StreamOutcome::Failed { error_text }) => {
-                            failed(FailureCode::StreamError, error_text.clone())
-                        }
-                        Some(_) | None => {
-                            failed(FailureCode::StreamInterrupted, self.answer_error())
-                        }
+                        Some(StreamOutcome::Failed { error_text }) => self.error_frame(error_text),
+                        // RU-6, RU-16: the reference labels its decoder's errors "Request was
+                        // never sent" (docs/interpretations.md).
+                        Some(_) | None => failed(
+                            FailureCode::StreamInterrupted,
+                            FailureSource::NOT_SENT,
+                            &self.answer_error(),
+                        ),
                     };
                     self.end(context, turn, end, true)
                 }
@@ -571,7 +589,8 @@ impl Run {
                         crate::api::ApiError::BodyTooLarge { .. } => FailureCode::StreamTooLarge,
                         _ => FailureCode::StreamInterrupted,
                     };
-                    self.end(context, turn, failed(code, e.to_string()), true)
+                    let end = failed(code, FailureSource::NOT_SENT, &e.to_string());
+                    self.end(context, turn, end, true)
                 }
             },
             RunEvent::Stop { .. } => self.end(context, turn, RunEnd::Stopped(None), true),
@@ -696,7 +715,11 @@ impl Run {
             Err(e) => self.end(
                 context,
                 turn,
-                failed(FailureCode::RequestRefused, e.to_string()),
+                failed(
+                    FailureCode::RequestRefused,
+                    FailureSource::NOT_SENT,
+                    &e.to_string(),
+                ),
                 false,
             ),
         }
@@ -710,7 +733,11 @@ impl Run {
         let access = match access {
             Ok(access) => access,
             Err(e) => {
-                let end = failed(FailureCode::RuntimeAccessFailed, e.to_string());
+                let end = failed(
+                    FailureCode::RuntimeAccessFailed,
+                    FailureSource::CONNECTING,
+                    &e.to_string(),
+                );
                 return self.end(context, turn, end, false);
             }
         };
@@ -736,8 +763,12 @@ impl Run {
             let failure = if turn.hold_deadline_ms.is_some() {
                 not_sent(notice.as_deref())
             } else {
-                let text = notice.clone().unwrap_or_else(|| BLOCKED_TEXT.to_owned());
-                RunFailure::new(FailureCode::RuntimeInteractionBlocked, text)
+                let text = notice.as_deref().unwrap_or(BLOCKED_TEXT);
+                RunFailure::from_source(
+                    FailureCode::RuntimeInteractionBlocked,
+                    FailureSource::GUARD,
+                    text,
+                )
             };
             return self.end(context, turn, RunEnd::Blocked { notice, failure }, false);
         }
@@ -748,7 +779,11 @@ impl Run {
             return self.end(
                 context,
                 turn,
-                failed(FailureCode::RuntimeUnavailable, text),
+                failed(
+                    FailureCode::RuntimeUnavailable,
+                    FailureSource::CONNECTING,
+                    &text,
+                ),
                 false,
             );
         };
@@ -861,7 +896,11 @@ impl Run {
                 ))
             }
             Err(e) => {
-                let end = failed(FailureCode::RequestRefused, e.to_string());
+                let end = failed(
+                    FailureCode::RequestRefused,
+                    FailureSource::NOT_SENT,
+                    &e.to_string(),
+                );
                 self.end(context, turn, end, false)
             }
         }
@@ -986,6 +1025,29 @@ impl Run {
         }
     }
 
+    /// RU-15: the turn failed by an `error` frame: its text (the runtime's default when the
+    /// frame gave none) from the frame's source, else "Receiving the Agent's reply".
+    fn error_frame(&self, error_text: &str) -> RunEnd {
+        let answer = self.answer.as_deref();
+        // RU-5: a stream broken by its frames fails as the reference's decoder throws, labelled
+        // "Request was never sent" (inferred there).
+        if answer.is_some_and(AnswerStream::broken) {
+            return failed(
+                FailureCode::StreamError,
+                FailureSource::NOT_SENT,
+                error_text,
+            );
+        }
+        let source = answer
+            .and_then(AnswerStream::error_source)
+            .map_or(FailureSource::RECEIVING, FailureSource::new);
+        let message = match error_text {
+            crate::stream::chunk::DEFAULT_ERROR_TEXT => RUNTIME_ERROR_TEXT,
+            text => text,
+        };
+        failed(FailureCode::StreamError, source, message)
+    }
+
     /// The failure text of an answer that did not finish.
     fn answer_error(&self) -> String {
         match self.answer.as_ref().map(|a| &a.message().status) {
@@ -1018,12 +1080,10 @@ impl Run {
             match (&end, &message.status) {
                 // SND-16: a cut-short answer is never complete, and nothing in it streams on.
                 (RunEnd::Stopped(_), _) => message.cancel(),
-                (RunEnd::Failed(f), MessageStatus::Running | MessageStatus::Complete) => {
+                // The answer's error reads as the turn's, labelled (RU-16); nothing in it
+                // streams on (RU-6).
+                (RunEnd::Failed(f), _) => {
                     message.fail(f.message.clone());
-                }
-                (RunEnd::Failed(_), MessageStatus::Failed { error }) => {
-                    let error = error.clone();
-                    message.fail(error);
                 }
                 (_, MessageStatus::Running) => message.status = MessageStatus::Complete,
                 _ => {}
@@ -1066,9 +1126,13 @@ fn stopped_unsent() -> RunEnd {
     )))
 }
 
-/// OI-6: a held send that ends undelivered.
+/// OI-6, RU-16: a held send that ends undelivered ("Source: Request was never sent. ...").
 fn not_sent(notice: Option<&str>) -> RunFailure {
-    RunFailure::new(FailureCode::RuntimeRequestNotSent, not_sent_text(notice))
+    RunFailure::from_source(
+        FailureCode::RuntimeRequestNotSent,
+        FailureSource::NOT_SENT,
+        &not_sent_text(notice),
+    )
 }
 
 /// Whether a turn runs (from its send, a held send included, to its end: OI-20).

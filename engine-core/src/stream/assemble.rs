@@ -74,6 +74,8 @@ pub struct Assembler {
     step_start: Option<usize>,
     /// The first error text seen.
     error_text: Option<String>,
+    /// The first error's source (`error_source`, else `source`), when it named one (RU-15).
+    error_source: Option<String>,
     outcome: StreamOutcome,
     protocol_errors: u64,
 }
@@ -96,6 +98,7 @@ impl Assembler {
             data_parts: HashMap::new(),
             step_start: None,
             error_text: None,
+            error_source: None,
             outcome: StreamOutcome::Open,
             protocol_errors: 0,
         }
@@ -119,6 +122,11 @@ impl Assembler {
     /// The first error text an `error` chunk gave.
     pub fn error_text(&self) -> Option<&str> {
         self.error_text.as_deref()
+    }
+
+    /// The source the first `error` chunk named (`error_source`, else `source`), if any.
+    pub fn error_source(&self) -> Option<&str> {
+        self.error_source.as_deref()
     }
 
     /// Chunks that broke the protocol (deltas, ends or tool chunks for unknown ids).
@@ -173,6 +181,9 @@ impl Assembler {
             }
             Chunk::Abort { reason } => self.terminate(StreamOutcome::Aborted { reason }, out),
             Chunk::Error(error) => {
+                if self.error_text.is_none() {
+                    self.error_source = error.error_source.clone();
+                }
                 let first = self.error_text.get_or_insert(error.error_text.clone());
                 if self.outcome != StreamOutcome::Open {
                     self.outcome = StreamOutcome::Failed {

@@ -149,9 +149,22 @@ impl AnswerStream {
         self.receiver.assembler.outcome()
     }
 
+    /// Whether the stream broke the protocol beyond repair (RU-5): a `tool-result` for a call
+    /// never started, or a call id started twice. The message failed with the reference's
+    /// text; later events are ignored.
+    pub fn broken(&self) -> bool {
+        self.receiver.assembler.broken()
+    }
+
     /// The first error text an `error` chunk gave, if any.
     pub fn error_text(&self) -> Option<&str> {
         self.receiver.assembler.error_text()
+    }
+
+    /// The source the first `error` chunk named (`error_source`, else `source`), if any: where
+    /// the turn's failure comes from (RU-15).
+    pub fn error_source(&self) -> Option<&str> {
+        self.receiver.assembler.error_source()
     }
 
     /// The agent id the latest frame carrying one gave: its top-level `agent_id`, or the

@@ -365,6 +365,9 @@ struct HeadPayload {
     /// `X-Agent-Session-Uid` (ADR 099), when the answer had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     agent_session_uid: Option<String>,
+    /// The status line's reason phrase, when the shell gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -499,6 +502,7 @@ impl Record {
                     id: RequestId(p.id),
                     head: ResponseHead {
                         agent_session_uid: p.agent_session_uid,
+                        reason: p.reason,
                         ..ResponseHead::new(p.status, p.content_type)
                     },
                 }
@@ -562,6 +566,7 @@ impl Record {
                             status: head.status,
                             content_type: head.content_type.clone(),
                             agent_session_uid: head.agent_session_uid.clone(),
+                            reason: head.reason.clone(),
                         }),
                     }),
                     Step::Chunk { id, bytes } => {
