@@ -140,6 +140,15 @@ pub fn answer_body(
         .collect()
 }
 
+/// One SSE event (`data: {json}\n\n`) of a chunk with these fields, written as the simulator
+/// writes it in `dialect`: in the runtime's, as Python's `json.dumps` in the fields' order,
+/// non-ASCII escaped; in the AI SDK's, by serde_json. For tests that write answers of their
+/// own in either dialect.
+pub fn event(dialect: Dialect, fields: &[(&str, Value)]) -> String {
+    let bytes = frame(dialect, fields).bytes();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// How many frames come before the first text delta of an echo.
 pub(crate) fn frames_before_text(dialect: Dialect) -> usize {
     answer_frames(dialect, &AnswerStyle::Echo, "x", "m")

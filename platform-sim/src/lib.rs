@@ -52,7 +52,7 @@ pub use types::{
     LocalRuntime, LoggedRequest, RuntimeBehaviour, SIM_TOOL, SimConfig, default_catalog,
 };
 
-pub use answer::answer_body;
+pub use answer::{answer_body, event};
 
 pub use local::SESSION_HEADER;
 
