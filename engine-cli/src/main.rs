@@ -3,6 +3,7 @@
 //! `--platform URL` it talks to a real platform. `agent-chat send "text"` sends one message,
 //! prints the answer and exits.
 
+mod answer;
 mod args;
 mod chat;
 mod commands;
