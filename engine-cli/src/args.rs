@@ -45,7 +45,7 @@ pub struct Args {
     pub answer_delay_ms: Option<u64>,
     /// How the embedded simulator's Agent spells its answers (as `platform-sim --dialect`):
     /// `runtime`, as the platform's real Agent runtime does, or `ai-sdk`, the AI SDK's names.
-    #[arg(long, global = true, value_enum, default_value_t = platform_sim::Dialect::Runtime, conflicts_with_all = ["platform", "local"])]
+    #[arg(long, global = true, value_enum, default_value_t = platform_sim::Dialect::Runtime, hide_possible_values = true, conflicts_with_all = ["platform", "local"])]
     pub dialect: platform_sim::Dialect,
     /// What to do; without one, an interactive chat.
     #[command(subcommand)]

@@ -47,6 +47,7 @@ async fn main() -> ExitCode {
                 fault_rate: *fault_rate,
                 cross_environment: *cross_environment,
                 vary_presence: *vary_presence,
+                dialect: spec_tests::sim::dialect_of(*from),
             };
             return offline::simulate(sim, *seeds, out);
         }

@@ -101,7 +101,11 @@ pub fn simulate(sim: spec_tests::sim::Sim, seeds: u64, out: &Path) -> ExitCode {
     let started = std::time::Instant::now();
     let mut total = spec_tests::sim::Report::default();
     for seed in sim.seed..sim.seed.saturating_add(seeds) {
-        let one = spec_tests::sim::Sim { seed, ..sim };
+        let one = spec_tests::sim::Sim {
+            seed,
+            dialect: spec_tests::sim::dialect_of(seed),
+            ..sim
+        };
         let outcome = if sim.vary_presence {
             spec_tests::sim::presence_only(one)
         } else {

@@ -31,7 +31,7 @@ struct Args {
     /// `textDelta`, `json.dumps` style with `\uXXXX` escapes), or `ai-sdk`, the AI SDK's
     /// ui-message-stream names (`start`, `tool-input-*` / `tool-output-*`, `delta`). Both carry
     /// the same answer.
-    #[arg(long, value_enum, default_value_t = Dialect::Runtime)]
+    #[arg(long, value_enum, default_value_t = Dialect::Runtime, hide_possible_values = true)]
     dialect: Dialect,
     /// Also play a local Agent runtime at the root (ADR 099): /ready, /health, /api/chat, the
     /// local session routes. No credential is needed or accepted there.
