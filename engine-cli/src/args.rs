@@ -43,6 +43,10 @@ pub struct Args {
     /// `platform-sim --answer-delay-ms`): a slow answer, to try `/stop` or Ctrl-C on.
     #[arg(long, global = true, value_name = "MS", conflicts_with_all = ["platform", "local"])]
     pub answer_delay_ms: Option<u64>,
+    /// How the embedded simulator's Agent spells its answers (as `platform-sim --dialect`):
+    /// `runtime`, as the platform's real Agent runtime does, or `ai-sdk`, the AI SDK's names.
+    #[arg(long, global = true, value_enum, default_value_t = platform_sim::Dialect::Runtime, hide_possible_values = true, conflicts_with_all = ["platform", "local"])]
+    pub dialect: platform_sim::Dialect,
     /// What to do; without one, an interactive chat.
     #[command(subcommand)]
     pub command: Option<Action>,
@@ -54,6 +58,7 @@ Examples:
   agent-chat                          chat with the embedded simulator's demo Agent
   agent-chat send \"hello\"             one message, its answer on stdout, then exit
   agent-chat --answer-delay-ms 300    a slowly streamed answer, to try Ctrl-C or /stop
+  agent-chat --dialect ai-sdk send hi the simulator's Agent in the AI SDK's names
   AGENT_CHAT_TOKEN=... agent-chat --platform https://platform.example \\
       --environment ENV --agent AGENT_UID --user USER_UID
   agent-chat --local http://127.0.0.1:8787 send hello
@@ -82,7 +87,9 @@ pub enum Action {
         /// The trace file (JSON Lines).
         file: PathBuf,
     },
-    /// Decode a ui-message-stream body and print the assembled message (AI SDK shape).
+    /// Decode an answer stream (the runtime's dialect or the AI SDK's) and print the assembled
+    /// message (AI SDK shape); on stderr, a line per tool call and its outcome, and why an
+    /// answer that shows nothing does so.
     DecodeStream {
         /// The body, as an Agent sends it (`.sse`).
         file: PathBuf,

@@ -15,6 +15,7 @@ use engine_core::{
 use engine_io_tokio::{Handle, ShellConfig, spawn};
 use tokio::sync::broadcast;
 
+use crate::answer::Follower;
 use crate::commands::{self, Done, Listed};
 use crate::record::Record;
 use crate::stage::{self, Stage};
@@ -147,13 +148,15 @@ async fn turn(
     }
     let deadline = tokio::time::Instant::now() + timeout;
     let mut started = false;
+    // Tool lines and the note of an answer that showed nothing (issue 24).
+    let mut follower = Follower::default();
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     loop {
         tokio::select! {
             event = events.recv() => match event {
-                Ok(Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. }) => {
-                    screen.answer(&delta);
+                Ok(Event::Answer { delta, .. }) => {
+                    show(screen, &mut follower, &delta);
                     if screen.stdout_closed() {
                         stop_answer(handle).await;
                         return TurnEnd::Closed;
@@ -187,8 +190,8 @@ async fn turn(
                     // The answer's last pieces may still wait in the event channel (events and
                     // snapshots travel apart): printed first.
                     while let Ok(event) = events.try_recv() {
-                        if let Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. } = event {
-                            screen.answer(&delta);
+                        if let Event::Answer { delta, .. } = event {
+                            show(screen, &mut follower, &delta);
                         }
                     }
                     // Every answer ends its line, an empty one included.
@@ -212,6 +215,17 @@ async fn turn(
                 return TurnEnd::TimedOut;
             }
         }
+    }
+}
+
+/// Shows one delta of an answer: its text on stdout (control characters stripped), and the
+/// lines [`Follower`] makes of it (a tool call's outcome, ...) as notices.
+fn show(screen: &Screen, follower: &mut Follower, delta: &StreamDelta) {
+    for line in follower.lines(delta) {
+        screen.notice(&line);
+    }
+    if let StreamDelta::TextDelta { delta, .. } = delta {
+        screen.answer(delta);
     }
 }
 
@@ -571,24 +585,30 @@ async fn print_answers(handle: Handle, screen: Arc<Screen>) {
     // The code of a run failure whose message did not go out, just shown: the engine follows it
     // with a "message not sent" event of the same code and text, which is not shown again.
     let mut not_sent_shown: Option<String> = None;
+    // Tool lines and the note of an answer that showed nothing (issue 24).
+    let mut follower = Follower::default();
     loop {
         tokio::select! {
             event = events.recv() => match event {
-                Ok(Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. }) => {
-                    not_sent_shown = None;
-                    screen.answer(&delta);
-                }
                 // Each answer ends on its own line, with its own ending: events are not
                 // coalesced, so a queued turn that starts at once still shows the one before.
-                Ok(Event::Answer { delta: StreamDelta::Ended { outcome, .. }, .. }) => {
+                Ok(Event::Answer { delta: delta @ StreamDelta::Ended { .. }, .. }) => {
                     not_sent_shown = None;
                     screen.end_answer();
-                    if matches!(
+                    for line in follower.lines(&delta) {
+                        screen.notice(&line);
+                    }
+                    if let StreamDelta::Ended { outcome, .. } = &delta
+                        && matches!(
                         outcome,
                         StreamOutcome::Finished { .. } | StreamOutcome::Aborted { .. }
                     ) {
                         screen.notice("· Run completed.");
                     }
+                }
+                Ok(Event::Answer { delta, .. }) => {
+                    not_sent_shown = None;
+                    show(&screen, &mut follower, &delta);
                 }
                 Ok(Event::RunFailed { failure, sent, .. }) => {
                     screen.end_answer();

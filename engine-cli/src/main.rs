@@ -3,6 +3,7 @@
 //! `--platform URL` it talks to a real platform. `agent-chat send "text"` sends one message,
 //! prints the answer and exits.
 
+mod answer;
 mod args;
 mod chat;
 mod commands;
@@ -46,6 +47,7 @@ async fn main() -> ExitCode {
                 fault_rate: *fault_rate,
                 cross_environment: *cross_environment,
                 vary_presence: *vary_presence,
+                dialect: spec_tests::sim::dialect_of(*from),
             };
             return offline::simulate(sim, *seeds, out);
         }

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use engine_core::AnswerStream;
 
+use crate::terminal;
+
 /// `agent-chat replay FILE`: the timeline as it replays; exit 1 at the first failed expectation
 /// or malformed line (a line that is not UTF-8 included), with its line number and the
 /// difference. A closed output (`| head`) ends the replay quietly.
@@ -70,6 +72,20 @@ pub fn decode_stream(file: &Path) -> ExitCode {
     match serde_json::to_string_pretty(stream.message()) {
         Ok(json) => {
             println!("{json}");
+            // On stderr, as the chat shows them: the tool calls and their outcomes, and why
+            // an answer showed nothing (issue 24).
+            let parts = &stream.message().parts;
+            for part in parts {
+                if let Some(line) = match part {
+                    engine_core::message::Part::Tool(tool) => crate::answer::tool_line(tool),
+                    _ => None,
+                } {
+                    terminal::error_line(&line);
+                }
+            }
+            if let Some(note) = crate::answer::showed_nothing_in(parts, stream.stats()) {
+                terminal::error_line(&note);
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -85,7 +101,11 @@ pub fn simulate(sim: spec_tests::sim::Sim, seeds: u64, out: &Path) -> ExitCode {
     let started = std::time::Instant::now();
     let mut total = spec_tests::sim::Report::default();
     for seed in sim.seed..sim.seed.saturating_add(seeds) {
-        let one = spec_tests::sim::Sim { seed, ..sim };
+        let one = spec_tests::sim::Sim {
+            seed,
+            dialect: spec_tests::sim::dialect_of(seed),
+            ..sim
+        };
         let outcome = if sim.vary_presence {
             spec_tests::sim::presence_only(one)
         } else {

@@ -53,7 +53,7 @@ impl Target {
             });
         }
         let Some(platform) = &args.platform else {
-            let mut config = SimConfig::default();
+            let mut config = SimConfig::default().with_dialect(args.dialect);
             if let Some(delay) = args.answer_delay_ms {
                 config.answer_delay_ms = delay;
             }

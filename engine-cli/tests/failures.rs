@@ -14,7 +14,7 @@
 use std::io::{BufRead, Read, Write};
 use std::process::{Command, Output, Stdio};
 
-use platform_sim::{DEFAULT_PLATFORM_TOKEN, Fault, FaultKind, Sim, SimConfig};
+use platform_sim::{DEFAULT_PLATFORM_TOKEN, Fault, FaultKind, SIM_TOOL, Sim, SimConfig};
 
 fn agent_chat() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-chat"));
@@ -579,7 +579,8 @@ fn send_into_a_closed_pipe_ends_quietly() {
     let stderr = text(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(141), "{stderr}");
-    assert_eq!(stderr, "");
+    // Only the line of the tool call that came before the text (issue 24, point 4).
+    assert_eq!(stderr, format!("· {SIM_TOOL}: ok\n"));
 }
 
 /// The Agent's failure text carries escape sequences (a window title, a screen clear): `send`
@@ -696,8 +697,12 @@ fn a_trace_that_cannot_be_written_exits_1() {
     let stderr = text(&out.stderr);
     assert_eq!(text(&out.stdout), "You said: hi\n");
     assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // After the line of the answer's tool call (issue 24, point 4).
+    let tool_line = format!("· {SIM_TOOL}: ok\n");
     assert!(
-        stderr.starts_with("agent-chat: cannot write the trace /dev/full: "),
+        stderr
+            .strip_prefix(&tool_line)
+            .is_some_and(|rest| rest.starts_with("agent-chat: cannot write the trace /dev/full: ")),
         "{stderr}"
     );
 }

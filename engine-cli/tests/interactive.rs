@@ -117,7 +117,7 @@ async fn cancel_reaches_the_agent_while_the_answer_streams() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_next_answer_does_not_carry_the_previous_one() {
     let sim = Sim::start(SimConfig {
-        answer_delay_ms: 250,
+        answer_delay_ms: 120,
         ..SimConfig::default()
     })
     .await
@@ -127,12 +127,14 @@ async fn the_next_answer_does_not_carry_the_previous_one() {
     let mut stdin = child.stdin.take().unwrap();
     wait_log(&sim, |r| r.is("GET", "/api/chat")).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    // Sixteen frames 250 ms apart: four seconds, past the two-second turn limit.
+    // 28 frames (reasoning, a tool call, eleven words) 120 ms apart: over three seconds, past
+    // the two-second turn limit.
     writeln!(stdin, "a1 a2 a3 a4 a5 a6 a7 a8 zeta").unwrap();
     // Let that answer finish on the platform.
     tokio::time::sleep(Duration::from_millis(5500)).await;
     writeln!(stdin, "omega").unwrap();
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // Its 20 frames take 2.3 s.
+    tokio::time::sleep(Duration::from_millis(3500)).await;
     writeln!(stdin, "/quit").unwrap();
     drop(stdin);
     let out = child.wait_with_output().unwrap();

@@ -11,7 +11,7 @@ use engine_core::{
     Engine, Event, HttpRequest, Input, Intent, RequestId, ResponseHead, SessionSummary, Snapshot,
     StorageRequest, TransportFailure,
 };
-use engine_io_tokio::publish::{Counters, Handled, Throttle, is_urgent};
+use engine_io_tokio::publish::{Counters, Handled, Throttle, is_urgent, log_event};
 use tokio::task::AbortHandle;
 
 use crate::http::{Exchange, Limits, Transport, Woken};
@@ -383,6 +383,7 @@ impl Driver {
         let mut urgent = false;
         while let Some(event) = self.engine.poll_event() {
             urgent |= is_urgent(&event);
+            log_event(&event);
             run.events.push(event);
         }
         // Events first: when a waiter sees a snapshot, the events that led to it are queued.

@@ -6,7 +6,8 @@
     missing_docs
 )]
 //! The blocking shell against a loopback fake platform (axum on a tokio runtime of its own, in
-//! the background): requests on the wire, a streamed answer, abort, timeouts, refusal, shutdown.
+//! the background): requests on the wire, a streamed answer (in both answer dialects, issue 24
+//! point 4), abort, timeouts, refusal, shutdown.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +21,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use engine_core::{Command, Config, Event, Input, Person, ReadinessStatus, RunStatus, Secret};
 use engine_io_blocking::{MemoryStorage, Shell, ShellConfig};
+use platform_sim::{Dialect, event};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(5);
@@ -270,9 +272,51 @@ fn sse(event: &Value) -> String {
     format!("data: {event}\n\n")
 }
 
-/// The platform and the Agent of session `s-1` in `env-1`; the answer to a turn is streamed in
-/// two pieces with `gate` between them (the first piece ends in the middle of an event).
+/// The id of the answer's text part in `d`.
+fn text_id(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Runtime => "text-0",
+        Dialect::AiSdk => "t-1",
+    }
+}
+
+/// A text delta event in `d` (`textDelta` in the runtime's dialect, RU-1; `delta` in the AI
+/// SDK's), written by the simulator's writer.
+fn text_delta(d: Dialect, text: &str) -> String {
+    let key = match d {
+        Dialect::Runtime => "textDelta",
+        Dialect::AiSdk => "delta",
+    };
+    let fields = [
+        ("type", "text-delta".into()),
+        ("id", text_id(d).into()),
+        (key, text.into()),
+    ];
+    event(d, &fields)
+}
+
+/// The end of the answer in `d`: `text-end`, `finish-step`, `finish`, `[DONE]`.
+fn closing(d: Dialect) -> String {
+    let step_end = [
+        ("type", "finish-step".into()),
+        ("finishReason", "stop".into()),
+    ];
+    let finish = [("type", "finish".into()), ("finishReason", "stop".into())];
+    event(d, &[("type", "text-end".into()), ("id", text_id(d).into())])
+        + &event(d, &step_end)
+        + &event(d, &finish)
+        + "data: [DONE]\n\n"
+}
+
+/// The platform and the Agent of session `s-1` in `env-1`, answering in the runtime's dialect.
 fn platform(base: &str, gate: Arc<tokio::sync::Notify>) -> Handler {
+    platform_in(base, gate, Dialect::Runtime)
+}
+
+/// The platform and the Agent of session `s-1` in `env-1`; the answer to a turn is streamed in
+/// two pieces with `gate` between them (the first piece ends in the middle of an event), in
+/// dialect `d`.
+fn platform_in(base: &str, gate: Arc<tokio::sync::Notify>, d: Dialect) -> Handler {
     let rpc_url = format!("{base}/agents/s-1");
     Box::new(move |seen| {
         let route = (seen.method.as_str(), seen.path.as_str());
@@ -292,23 +336,26 @@ fn platform(base: &str, gate: Arc<tokio::sync::Notify>) -> Handler {
             ("GET", "/api/v1/model-providers/") => json(200, platform_sim::default_catalog()),
             ("GET", "/agents/s-1/api/chat") => json(200, json!({"status": "ready"})),
             ("POST", "/agents/s-1/api/chat") => {
+                let start = match d {
+                    Dialect::AiSdk => event(
+                        d,
+                        &[("type", "start".into()), ("messageId", "msg-a".into())],
+                    ),
+                    Dialect::Runtime => String::new(),
+                };
                 let first = [
-                    sse(&json!({"type": "start", "messageId": "msg-a"})),
-                    sse(&json!({"type": "start-step"})),
-                    sse(&json!({"type": "text-start", "id": "t-1"})),
-                    sse(&json!({"type": "text-delta", "id": "t-1", "delta": "Q4 totals "})),
+                    start,
+                    event(d, &[("type", "start-step".into())]),
+                    event(
+                        d,
+                        &[("type", "text-start".into()), ("id", text_id(d).into())],
+                    ),
+                    text_delta(d, "Q4 totals "),
                 ]
                 .concat();
-                let second = sse(&json!({"type": "text-delta", "id": "t-1", "delta": "5000."}));
+                let second = text_delta(d, "5000.");
                 let (head, tail) = second.split_at(20);
-                let rest = [
-                    tail.to_owned(),
-                    sse(&json!({"type": "text-end", "id": "t-1"})),
-                    sse(&json!({"type": "finish-step"})),
-                    sse(&json!({"type": "finish", "finishReason": "stop"})),
-                    "data: [DONE]\n\n".to_owned(),
-                ]
-                .concat();
+                let rest = tail.to_owned() + &closing(d);
                 Reply::Stream {
                     content_type: "text/event-stream",
                     steps: vec![
@@ -394,10 +441,18 @@ fn first_list_read_on_the_wire() {
 
 /// list → detail → history → resolve-runtime-access (ready, rpc_url on the same server) →
 /// GET /api/chat 200 → send → the SSE answer arrives in pieces and shows in the thread.
+/// Issue 24, point 4: a streamed answer shows while it arrives, in both dialects (the runtime's
+/// `textDelta`, RU-1, RU-4; the AI SDK's `delta`), an event cut between two pieces.
 #[test]
 fn streamed_answer_arrives_in_pieces() {
+    for dialect in Dialect::ALL {
+        streamed_answer_in(dialect);
+    }
+}
+
+fn streamed_answer_in(dialect: Dialect) {
     let gate = Arc::new(tokio::sync::Notify::new());
-    let server = Server::start(|base| platform(base, Arc::clone(&gate)));
+    let server = Server::start(|base| platform_in(base, Arc::clone(&gate), dialect));
     let shell = Shell::start(config(&server.base));
     let events = shell.events();
     open(&shell, "env-1");
@@ -1025,4 +1080,87 @@ fn a_held_back_piece_is_published_after_the_interval() {
         }
         shell.shutdown();
     }
+}
+
+/// What the process's tracing subscriber wrote (the one test that installs it).
+#[derive(Clone, Default)]
+struct LogBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Issue 24, point 5 (never silent): the shell logs each frame type the engine skipped, once
+/// per answer, with the session's uid: an unknown type at `debug`, an invalid frame (a known
+/// type with a bad field, a payload that is not a frame) at `warn`; the answer's text shows.
+#[test]
+fn skipped_frames_are_logged() {
+    let buffer = LogBuffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    // The only test of this binary that installs one.
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+    let d = Dialect::Runtime;
+    let server = Server::start(move |base| {
+        answering(base, move || {
+            let body = [
+                event(d, &[("type", "start-step".into())]),
+                event(d, &[("type", "x-future".into()), ("n", 1.into())]),
+                event(d, &[("type", "x-future".into()), ("n", 2.into())]),
+                event(d, &[("type", "text-start".into()), ("id", "text-0".into())]),
+                event(d, &[("type", "text-delta".into()), ("textDelta", 7.into())]),
+                "data: not a frame\n\n".to_owned(),
+                text_delta(d, "Shown."),
+                closing(d),
+            ]
+            .concat();
+            Reply::Stream {
+                content_type: "text/event-stream",
+                steps: vec![Step::Send(body.into_bytes())],
+                dropped: None,
+            }
+        })
+    });
+    let shell = Shell::start(config(&server.base));
+    send_turn(&shell);
+    shell
+        .wait_for(
+            |s| {
+                thread_text(s).contains("Shown.")
+                    && s.run_status == RunStatus::Complete
+                    && !s.has_active_chat_stream
+            },
+            WAIT,
+        )
+        .expect("the answer completes, its text shown");
+    shell.shutdown();
+    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("answer frame"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].contains("DEBUG") && lines[0].contains("session_uid=s-1 frame_type=\"x-future\""),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("WARN")
+            && lines[1].contains("frame_type=\"text-delta\" why=\"invalid field"),
+        "{text}"
+    );
+    assert!(
+        lines[2].contains("WARN") && lines[2].contains("frame_type=\"(not a frame)\""),
+        "{text}"
+    );
 }

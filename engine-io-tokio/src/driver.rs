@@ -11,7 +11,7 @@ use engine_core::{
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::{AbortHandle, JoinError, JoinSet};
 
-use crate::publish::{Counters, Handled, Throttle, is_urgent};
+use crate::publish::{Counters, Handled, Throttle, is_urgent, log_event};
 use crate::request::{self, Client, Completion, Limits, Part};
 use crate::storage::Storage;
 
@@ -227,6 +227,7 @@ impl Driver {
                 while let Some(event) = self.engine.poll_event() {
                     idle = false;
                     self.urgent |= is_urgent(&event);
+                    log_event(&event);
                     // No subscriber is not an error: the snapshot holds the level truth.
                     let _ = self.events.send(event);
                 }

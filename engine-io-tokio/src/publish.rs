@@ -21,6 +21,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use engine_core::stream::SkipReason;
 use engine_core::{Engine, Event, Revisions, Snapshot, StreamDelta};
 
 /// The default `snapshot_interval` of both shells.
@@ -112,8 +113,34 @@ impl Counters {
     }
 }
 
+/// Logs what a shell logs of an event before handing it on (issue 24, point 5: never silent):
+/// a frame the engine skipped ([`StreamDelta::FrameSkipped`], the first of each type in an
+/// answer) at `warn` when it was invalid (a known type with a bad field, or not a frame at
+/// all), at `debug` when its type is unknown (forward compatibility), with the session's uid
+/// and the frame's type. Nothing of the frame's content is logged.
+pub fn log_event(event: &Event) {
+    let Event::Answer {
+        session_uid,
+        delta: StreamDelta::FrameSkipped { frame_type, reason },
+    } = event
+    else {
+        return;
+    };
+    let frame_type = frame_type.as_deref().unwrap_or("(not a frame)");
+    if reason.is_invalid() {
+        let why = match reason {
+            SkipReason::InvalidField { field } => format!("invalid field {field}"),
+            _ => "not a frame".to_owned(),
+        };
+        tracing::warn!(%session_uid, frame_type, why, "answer frame skipped");
+    } else {
+        tracing::debug!(%session_uid, frame_type, "answer frame of an unknown type skipped");
+    }
+}
+
 /// Whether an event is a terminal fact that must not wait for the throttle: anything but the
-/// progress of a streamed answer.
+/// progress of a streamed answer. A tool's status line ([`StreamDelta::ToolStatus`]) and a
+/// skipped frame are few per answer and published at once, so the line of a running tool shows.
 pub fn is_urgent(event: &Event) -> bool {
     match event {
         Event::Answer { delta, .. } => !matches!(
@@ -279,6 +306,68 @@ mod tests {
         assert_eq!(
             (counters.stats().snapshots, counters.stats().published),
             (2, 1)
+        );
+    }
+
+    /// Issue 24, point 5: a skipped frame is logged with the session's uid and its type, at
+    /// `warn` when invalid (a bad field, not a frame), at `debug` when of an unknown type.
+    #[test]
+    #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    fn skipped_frames_are_logged_by_kind() {
+        use std::sync::{Arc, Mutex};
+
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .without_time()
+            .with_writer(move || writer.clone())
+            .finish();
+        let skipped = |frame_type: Option<&str>, reason: SkipReason| Event::Answer {
+            session_uid: "sess-1".to_owned(),
+            delta: StreamDelta::FrameSkipped {
+                frame_type: frame_type.map(str::to_owned),
+                reason,
+            },
+        };
+        tracing::subscriber::with_default(subscriber, || {
+            log_event(&skipped(Some("x-future"), SkipReason::UnknownType));
+            log_event(&skipped(
+                Some("text-delta"),
+                SkipReason::InvalidField { field: "id".into() },
+            ));
+            log_event(&skipped(None, SkipReason::NotAFrame));
+            log_event(&Event::RequestVisible);
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[0].starts_with("DEBUG"), "{text}");
+        assert!(
+            lines[0].contains("session_uid=sess-1 frame_type=\"x-future\""),
+            "{text}"
+        );
+        assert!(lines[1].starts_with(" WARN"), "{text}");
+        assert!(
+            lines[1].contains("frame_type=\"text-delta\" why=\"invalid field id\""),
+            "{text}"
+        );
+        assert!(lines[2].starts_with(" WARN"), "{text}");
+        assert!(
+            lines[2].contains("frame_type=\"(not a frame)\" why=\"not a frame\""),
+            "{text}"
         );
     }
 }

@@ -1,6 +1,7 @@
 //! The tokio shell against a tiny loopback platform (axum) that plays the endpoints one session
 //! needs: list, detail, history, insights, resolve-runtime-access, and an Agent runtime under the
-//! same server (`/rt/{session}`) with its confirmation and a streamed answer.
+//! same server (`/rt/{session}`) with its confirmation and a streamed answer. The streaming
+//! tests run in both answer dialects (issue 24, point 4), written by `platform_sim::event`.
 
 #![allow(
     clippy::unwrap_used,
@@ -23,6 +24,7 @@ use engine_core::{
     StreamDelta,
 };
 use engine_io_tokio::{Closed, Handle, MemoryStorage, ShellConfig, spawn};
+use platform_sim::{Dialect, event};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
@@ -58,6 +60,8 @@ struct Platform {
     slow_dropped_flag: AtomicBool,
     /// Lets the second half of the streamed answer go.
     release: Notify,
+    /// The dialect the Agent answers in (issue 24, point 4).
+    dialect: Dialect,
     /// When set, the next answer is these writes instead of the two halves above.
     script: Mutex<Option<Vec<Step>>>,
 }
@@ -138,10 +142,6 @@ fn runtime_starting() -> Value {
     })
 }
 
-fn sse(events: &[Value]) -> String {
-    events.iter().map(|e| format!("data: {e}\n\n")).collect()
-}
-
 fn json_response(status: StatusCode, body: Value) -> Response {
     (
         status,
@@ -154,19 +154,11 @@ fn json_response(status: StatusCode, body: Value) -> Response {
 /// The streamed answer: "Hel" first, the rest once the test releases it. The first half ends
 /// in the middle of an SSE line, so the engine must reassemble across chunks.
 fn answer(platform: Arc<Platform>) -> Response {
-    let first = sse(&[
-        json!({"type": "start", "messageId": "msg-a"}),
-        json!({"type": "start-step"}),
-        json!({"type": "text-start", "id": "t-1"}),
-        json!({"type": "text-delta", "id": "t-1", "delta": "Hel"}),
-    ]) + "data: {\"type\": \"text-de";
-    let second = "lta\", \"id\": \"t-1\", \"delta\": \"lo back\"}\n\n".to_owned()
-        + &sse(&[
-            json!({"type": "text-end", "id": "t-1"}),
-            json!({"type": "finish-step"}),
-            json!({"type": "finish", "finishReason": "stop"}),
-        ])
-        + "data: [DONE]\n\n";
+    let d = platform.dialect;
+    let rest = delta(d, "lo back");
+    let (head, tail) = rest.split_at(rest.find("text-de").unwrap() + "text-de".len());
+    let first = opening(d) + &delta(d, "Hel") + head;
+    let second = tail.to_owned() + &closing(d, "");
     let stream = futures_util::stream::unfold(0, move |step| {
         let platform = platform.clone();
         let (first, second) = (first.clone(), second.clone());
@@ -355,10 +347,19 @@ async fn first_list_read_carries_path_query_and_authorization() {
 /// The whole way to a streamed answer: list, detail, history, a transient runtime access (the
 /// engine's timer brings the next resolve), ready with an `rpc_url` on this server, the Agent
 /// confirmation, a send, and an answer streamed in two pieces that shows up half-way.
+/// Issue 24, point 4: a streamed answer shows while it arrives, a line cut between two reads
+/// reassembled, in both dialects (the runtime's `textDelta`, RU-1, RU-4; the AI SDK's `delta`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamed_answer_shows_while_it_arrives() {
+    for dialect in Dialect::ALL {
+        streamed_answer_in(dialect).await;
+    }
+}
+
+async fn streamed_answer_in(dialect: Dialect) {
     let platform = serve(Platform {
         transient_first: true,
+        dialect,
         ..Platform::default()
     })
     .await;
@@ -620,35 +621,74 @@ async fn send_turn(handle: &Handle) {
         .unwrap();
 }
 
-/// The answer's opening events, up to its open text part `t-1`.
-fn opening() -> String {
-    sse(&[
-        json!({"type": "start", "messageId": "msg-a"}),
-        json!({"type": "start-step"}),
-        json!({"type": "text-start", "id": "t-1"}),
-    ])
+/// The id of the answer's text part in `d`.
+fn text_id(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Runtime => "text-0",
+        Dialect::AiSdk => "t-1",
+    }
 }
 
-/// A text delta event.
-fn delta(text: &str) -> String {
-    sse(&[json!({"type": "text-delta", "id": "t-1", "delta": text})])
+/// The answer's opening events in `d`, up to its open text part: `start` (AI SDK only),
+/// `start-step`, `text-start`.
+fn opening(d: Dialect) -> String {
+    let start = match d {
+        Dialect::AiSdk => event(
+            d,
+            &[("type", "start".into()), ("messageId", "msg-a".into())],
+        ),
+        Dialect::Runtime => String::new(),
+    };
+    start
+        + &event(d, &[("type", "start-step".into())])
+        + &event(
+            d,
+            &[("type", "text-start".into()), ("id", text_id(d).into())],
+        )
 }
 
-/// The answer's closing events after a last delta `text`.
-fn closing(text: &str) -> String {
-    delta(text)
-        + &sse(&[
-            json!({"type": "text-end", "id": "t-1"}),
-            json!({"type": "finish-step"}),
-            json!({"type": "finish", "finishReason": "stop"}),
-        ])
+/// A text delta event in `d` (`textDelta` in the runtime's dialect, `delta` in the AI SDK's).
+fn delta(d: Dialect, text: &str) -> String {
+    let key = match d {
+        Dialect::Runtime => "textDelta",
+        Dialect::AiSdk => "delta",
+    };
+    event(
+        d,
+        &[
+            ("type", "text-delta".into()),
+            ("id", text_id(d).into()),
+            (key, text.into()),
+        ],
+    )
+}
+
+/// The answer's closing events in `d` after a last delta `text` (none when empty).
+fn closing(d: Dialect, text: &str) -> String {
+    let last = if text.is_empty() {
+        String::new()
+    } else {
+        delta(d, text)
+    };
+    last + &event(d, &[("type", "text-end".into()), ("id", text_id(d).into())])
+        + &event(
+            d,
+            &[
+                ("type", "finish-step".into()),
+                ("finishReason", "stop".into()),
+            ],
+        )
+        + &event(
+            d,
+            &[("type", "finish".into()), ("finishReason", "stop".into())],
+        )
         + "data: [DONE]\n\n"
 }
 
 /// A first write of 64 KB, ending in the delta `mark`: a few bytes after it are held by the
 /// doubling (once [`Held::start`] had it published).
-fn first_piece() -> String {
-    opening() + &delta(&"x".repeat(64 * 1024)) + &delta("mark")
+fn first_piece(d: Dialect) -> String {
+    opening(d) + &delta(d, &"x".repeat(64 * 1024)) + &delta(d, "mark")
 }
 
 /// A turn whose answer is [`first_piece`], then `rest` behind a gate the test opens; the answer
@@ -666,11 +706,11 @@ impl Held {
     /// Sends the turn, waits until the engine has handled the whole first piece (its last
     /// event), then has a host input publish it: however the reads cut it, nothing of it is
     /// held back after this.
-    async fn start(rest: String, interval: Duration) -> Held {
+    async fn start(d: Dialect, rest: String, interval: Duration) -> Held {
         let platform = serve(Platform::default()).await;
         let gate = Arc::new(Notify::new());
         *platform.script.lock().unwrap() = Some(vec![
-            Step::Send(first_piece()),
+            Step::Send(first_piece(d)),
             Step::Gate(gate.clone()),
             Step::Send(rest),
             Step::Gate(Arc::new(Notify::new())),
@@ -723,12 +763,18 @@ async fn wait_delta(events: &mut tokio::sync::broadcast::Receiver<Event>, text: 
 /// point 1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_answer_costs_a_snapshot_per_doubling() {
+    for dialect in [Dialect::Runtime] {
+        large_answer_in(dialect).await;
+    }
+}
+
+async fn large_answer_in(d: Dialect) {
     const PIECES: usize = 2048;
     let platform = serve(Platform::default()).await;
     let filler = "x".repeat(4096 - 64);
-    let mut steps = vec![Step::Send(opening())];
-    steps.extend((0..PIECES).map(|i| Step::Send(delta(&format!("{i:06}{filler}")))));
-    steps.push(Step::Send(closing("")));
+    let mut steps = vec![Step::Send(opening(d))];
+    steps.extend((0..PIECES).map(|i| Step::Send(delta(d, &format!("{i:06}{filler}")))));
+    steps.push(Step::Send(closing(d, "")));
     *platform.script.lock().unwrap() = Some(steps);
     let (handle, task) = spawn(throttled(&platform.base(), NEVER));
     send_turn(&handle).await;
@@ -750,8 +796,11 @@ async fn a_large_answer_costs_a_snapshot_per_doubling() {
     let during = handle.stats().since(&before);
     // Printed for docs/benchmarks.md, not asserted.
     eprintln!(
-        "FIG tokio large: {} snapshots computed, {} published, {:?} computing them",
-        during.snapshots, during.published, during.snapshot_time
+        "FIG tokio large ({}): {} snapshots computed, {} published, {:?} computing them",
+        d.name(),
+        during.snapshots,
+        during.published,
+        during.snapshot_time
     );
     // log2(8 MB / 4 KB) = 11 doublings, plus what is not a piece (the head, the finish, the
     // end); once per wake-up would be hundreds.
@@ -766,7 +815,13 @@ async fn a_large_answer_costs_a_snapshot_per_doubling() {
 /// answer's connection is still open (issue 12, point 1: terminal facts at once).
 #[tokio::test]
 async fn the_finish_of_an_answer_is_not_held_back() {
-    let mut held = Held::start(closing("END"), NEVER).await;
+    for d in Dialect::ALL {
+        finish_not_held_back_in(d).await;
+    }
+}
+
+async fn finish_not_held_back_in(d: Dialect) {
+    let mut held = Held::start(d, closing(d, "END"), NEVER).await;
     held.gate.notify_one();
     let s = wait(&held.handle, "the finish", |s| {
         thread_text(s).contains("END")
@@ -793,28 +848,32 @@ async fn the_finish_of_an_answer_is_not_held_back() {
 /// throttle holds a change back.
 #[tokio::test]
 async fn a_stop_is_not_held_back() {
-    let mut held = Held::start(delta("tail"), NEVER).await;
-    held.gate.notify_one();
-    wait_delta(&mut held.events, "tail").await;
-    held.handle.command(Command::CancelActiveSession).unwrap();
-    let s = wait(&held.handle, "the stop", |s| !s.has_active_chat_stream).await;
-    assert_ne!(s.run_status, RunStatus::Responding);
-    // The piece held back is in the published state too.
-    assert!(thread_text(&s).contains("tail"));
-    held.stop().await;
+    for d in Dialect::ALL {
+        let mut held = Held::start(d, delta(d, "tail"), NEVER).await;
+        held.gate.notify_one();
+        wait_delta(&mut held.events, "tail").await;
+        held.handle.command(Command::CancelActiveSession).unwrap();
+        let s = wait(&held.handle, "the stop", |s| !s.has_active_chat_stream).await;
+        assert_ne!(s.run_status, RunStatus::Responding);
+        // The piece held back is in the published state too.
+        assert!(thread_text(&s).contains("tail"));
+        held.stop().await;
+    }
 }
 
 /// A piece held back by the throttle is published once the interval has passed, though
 /// nothing else arrives: the last state is always published (issue 12, point 1).
 #[tokio::test]
 async fn a_held_back_piece_is_published_after_the_interval() {
-    let held = Held::start(delta("tail"), Duration::from_millis(100)).await;
-    held.gate.notify_one();
-    wait(&held.handle, "the held piece", |s| {
-        thread_text(s).contains("tail")
-    })
-    .await;
-    held.stop().await;
+    for d in Dialect::ALL {
+        let held = Held::start(d, delta(d, "tail"), Duration::from_millis(100)).await;
+        held.gate.notify_one();
+        wait(&held.handle, "the held piece", |s| {
+            thread_text(s).contains("tail")
+        })
+        .await;
+        held.stop().await;
+    }
 }
 
 /// With an interval that never passes, a piece held back is not published while the answer is
@@ -822,14 +881,16 @@ async fn a_held_back_piece_is_published_after_the_interval() {
 /// stops: the receiver keeps the last state (sans-io-anchors 5: events are never held back).
 #[tokio::test]
 async fn shutdown_publishes_a_held_back_piece() {
-    let mut held = Held::start(delta("tail"), NEVER).await;
-    let snapshots = held.handle.snapshots();
-    held.gate.notify_one();
-    wait_delta(&mut held.events, "tail").await;
-    assert!(
-        !thread_text(&snapshots.borrow()).contains("tail"),
-        "held back"
-    );
-    held.stop().await;
-    assert!(thread_text(&snapshots.borrow()).contains("tail"));
+    for d in Dialect::ALL {
+        let mut held = Held::start(d, delta(d, "tail"), NEVER).await;
+        let snapshots = held.handle.snapshots();
+        held.gate.notify_one();
+        wait_delta(&mut held.events, "tail").await;
+        assert!(
+            !thread_text(&snapshots.borrow()).contains("tail"),
+            "held back"
+        );
+        held.stop().await;
+        assert!(thread_text(&snapshots.borrow()).contains("tail"));
+    }
 }

@@ -15,7 +15,9 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::answer;
 use crate::server::{Shared, decode, json_response, lock};
+use crate::types::Dialect;
 use crate::wire::{Frame, iso, now_ms};
 
 /// How much of a generated body one piece holds.
@@ -34,7 +36,7 @@ pub(crate) fn redirect(status: u16, location: &str) -> Response {
     response
 }
 
-/// A 200 ui-message-stream answer made of these pieces, in order.
+/// A 200 answer stream made of these pieces, in order.
 fn event_stream(body: Body) -> Response {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
@@ -43,25 +45,94 @@ fn event_stream(body: Body) -> Response {
     response
 }
 
-fn frame(value: Value) -> Bytes {
-    Frame::Chunk(value).bytes()
+fn frame(dialect: Dialect, fields: &[(&str, Value)]) -> Bytes {
+    answer::frame(dialect, fields).bytes()
 }
 
-/// The opening of a generated answer: `start`, `text-start` of part `t`.
-fn opening() -> Vec<Bytes> {
+/// The id of the one text part of a generated answer.
+fn text_id(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Runtime => "text-0",
+        Dialect::AiSdk => "t",
+    }
+}
+
+/// The field of a text delta's text.
+fn delta_key(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Runtime => "textDelta",
+        Dialect::AiSdk => "delta",
+    }
+}
+
+/// A text delta of the generated answer's one text part.
+fn delta(dialect: Dialect, text: &str) -> Bytes {
+    frame(
+        dialect,
+        &[
+            ("type", "text-delta".into()),
+            ("id", text_id(dialect).into()),
+            (delta_key(dialect), text.into()),
+        ],
+    )
+}
+
+/// A text delta's event up to the opening quote of its text (written by hand: what follows
+/// is not always valid JSON text).
+fn delta_head(dialect: Dialect) -> String {
+    format!(
+        r#"data: {{"type":"text-delta","id":"{}","{}":""#,
+        text_id(dialect),
+        delta_key(dialect)
+    )
+}
+
+/// The opening of a generated answer: `start` (AI SDK) or `start-step` (runtime), then
+/// `text-start`.
+fn opening(dialect: Dialect) -> Vec<Bytes> {
+    let first = match dialect {
+        Dialect::AiSdk => frame(
+            dialect,
+            &[
+                ("type", "start".into()),
+                ("messageId", "msg-fault-a".into()),
+            ],
+        ),
+        Dialect::Runtime => frame(dialect, &[("type", "start-step".into())]),
+    };
     vec![
-        frame(json!({"type": "start", "messageId": "msg-fault-a"})),
-        frame(json!({"type": "text-start", "id": "t"})),
+        first,
+        frame(
+            dialect,
+            &[
+                ("type", "text-start".into()),
+                ("id", text_id(dialect).into()),
+            ],
+        ),
     ]
 }
 
-/// The end of a generated answer: `text-end`, `finish`, `[DONE]`.
-fn closing() -> Vec<Bytes> {
-    vec![
-        frame(json!({"type": "text-end", "id": "t"})),
-        frame(json!({"type": "finish", "finishReason": "stop"})),
-        Frame::done().bytes(),
-    ]
+/// The end of a generated answer: `text-end`, (`finish-step`, runtime), `finish`, `[DONE]`.
+fn closing(dialect: Dialect) -> Vec<Bytes> {
+    let mut frames = vec![frame(
+        dialect,
+        &[("type", "text-end".into()), ("id", text_id(dialect).into())],
+    )];
+    if dialect == Dialect::Runtime {
+        frames.push(frame(
+            dialect,
+            &[
+                ("type", "finish-step".into()),
+                ("finishReason", "stop".into()),
+            ],
+        ));
+    }
+    frames.push(frame(
+        dialect,
+        &[("type", "finish".into()), ("finishReason", "stop".into())],
+    ));
+    frames.push(Frame::done().bytes());
+    frames
 }
 
 /// The text a [`crate::FaultKind::InvalidUtf8`] answer writes, as a client decodes it lossily:
@@ -70,13 +141,13 @@ pub const INVALID_UTF8_TEXT: &str = "caf\u{FFFD}( and \u{FFFD} end";
 
 /// A finished answer whose one text delta holds invalid UTF-8: `caf\xC3(` (a lead byte
 /// without its continuation) and a lone `\xFF`.
-pub(crate) fn invalid_utf8() -> Response {
+pub(crate) fn invalid_utf8(dialect: Dialect) -> Response {
     let mut delta = BytesMut::new();
-    delta.extend_from_slice(br#"data: {"type":"text-delta","id":"t","delta":"caf"#);
-    delta.extend_from_slice(b"\xC3( and \xFF end\"}\n\n");
-    let mut pieces = opening();
+    delta.extend_from_slice(delta_head(dialect).as_bytes());
+    delta.extend_from_slice(b"caf\xC3( and \xFF end\"}\n\n");
+    let mut pieces = opening(dialect);
     pieces.push(delta.freeze());
-    pieces.extend(closing());
+    pieces.extend(closing(dialect));
     let stream = futures_util::stream::iter(pieces.into_iter().map(Ok::<_, std::io::Error>));
     event_stream(Body::from_stream(stream))
 }
@@ -88,21 +159,20 @@ pub const AFTER_HUGE_LINE: &str = "after the long line";
 /// A finished answer with one `text-delta` event whose `data:` line is `bytes` long (its delta
 /// a run of `x`), written in pieces as it is read, then a short delta ([`AFTER_HUGE_LINE`]).
 pub(crate) fn huge_line(shared: &Arc<Shared>, bytes: usize) -> Response {
-    let head = br#"data: {"type":"text-delta","id":"t","delta":""#;
+    let dialect = shared.config.dialect;
+    let head = delta_head(dialect);
     let tail = b"\"}\n\n";
     let filler = bytes.saturating_sub(head.len() + tail.len());
-    let mut pieces = opening();
-    pieces.push(Bytes::from_static(head));
+    let mut pieces = opening(dialect);
+    pieces.push(Bytes::from(head));
     let shared_count = Arc::clone(shared);
     let long = futures_util::stream::iter(chunks(filler)).map(move |n| {
         count(&shared_count, n);
         Ok::<_, std::io::Error>(Bytes::from(vec![b'x'; n]))
     });
     let mut after = vec![Bytes::from_static(tail)];
-    after.push(frame(
-        json!({"type": "text-delta", "id": "t", "delta": AFTER_HUGE_LINE}),
-    ));
-    after.extend(closing());
+    after.push(delta(dialect, AFTER_HUGE_LINE));
+    after.extend(closing(dialect));
     let stream = futures_util::stream::iter(pieces.into_iter().map(Ok))
         .chain(long)
         .chain(futures_util::stream::iter(after.into_iter().map(Ok)));
@@ -112,7 +182,8 @@ pub(crate) fn huge_line(shared: &Arc<Shared>, bytes: usize) -> Response {
 /// A valid, finished answer of at least `bytes` bytes: text deltas of 1 KiB (runs of `y`),
 /// produced as they are read.
 pub(crate) fn large_answer(shared: &Arc<Shared>, bytes: usize) -> Response {
-    let delta = frame(json!({"type": "text-delta", "id": "t", "delta": "y".repeat(DELTA)}));
+    let dialect = shared.config.dialect;
+    let delta = delta(dialect, &"y".repeat(DELTA));
     let per_piece = (PIECE / delta.len()).max(1);
     let one_piece: Bytes = delta.repeat(per_piece).into();
     let pieces = bytes.div_ceil(one_piece.len());
@@ -121,9 +192,11 @@ pub(crate) fn large_answer(shared: &Arc<Shared>, bytes: usize) -> Response {
         count(&shared_count, one_piece.len());
         Ok::<_, std::io::Error>(one_piece.clone())
     });
-    let stream = futures_util::stream::iter(opening().into_iter().map(Ok))
+    let stream = futures_util::stream::iter(opening(dialect).into_iter().map(Ok))
         .chain(body)
-        .chain(futures_util::stream::iter(closing().into_iter().map(Ok)));
+        .chain(futures_util::stream::iter(
+            closing(dialect).into_iter().map(Ok),
+        ));
     event_stream(Body::from_stream(stream))
 }
 

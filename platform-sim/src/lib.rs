@@ -6,7 +6,10 @@
 //! [`Sim::url`] (or under [`SimConfig::path_prefix`] of it, for URL-rewrite tests), and
 //! each Agent's runtime (R1 to R3) under `{url}/runtime/{agent_uid}`, which is the `rpc_url`
 //! resolve-runtime-access hands out together with a per-session runtime token. Answers stream as
-//! real ui-message-stream SSE.
+//! a real Agent's do: by default in the dialect of the platform's Agent runtime (RU-1 of
+//! `reference-update.md`: reasoning, a tool call and its result, text in `textDelta`s, written
+//! in `json.dumps` style), or in the AI SDK's ui-message-stream names
+//! ([`SimConfig::with_dialect`], [`Dialect`]).
 //!
 //! Every request is logged ([`Sim::log`]) before any queued [`Fault`] applies to it; tokens are
 //! never logged. [`BlockingSim`] runs the same server on its own thread for hosts without async.
@@ -26,6 +29,7 @@
 // size of that error variant does not matter here.
 #![allow(clippy::result_large_err)]
 
+mod answer;
 mod faults;
 mod local;
 mod platform;
@@ -44,9 +48,11 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 pub use types::{
-    AgentSpec, AnswerStyle, DEFAULT_AGENT_UID, DEFAULT_PLATFORM_TOKEN, Fault, FaultKind,
-    LocalRuntime, LoggedRequest, RuntimeBehaviour, SimConfig, default_catalog,
+    AgentSpec, AnswerStyle, DEFAULT_AGENT_UID, DEFAULT_PLATFORM_TOKEN, Dialect, Fault, FaultKind,
+    LocalRuntime, LoggedRequest, RuntimeBehaviour, SIM_TOOL, SimConfig, default_catalog,
 };
+
+pub use answer::{answer_body, event};
 
 pub use local::SESSION_HEADER;
 

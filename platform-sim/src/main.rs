@@ -3,7 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use platform_sim::{DEFAULT_PLATFORM_TOKEN, LocalRuntime, RuntimeBehaviour, Sim, SimConfig};
+use platform_sim::{
+    DEFAULT_PLATFORM_TOKEN, Dialect, LocalRuntime, RuntimeBehaviour, Sim, SimConfig,
+};
 
 /// The environment variable that sets the platform token (else the built-in default).
 const TOKEN_ENV: &str = "PLATFORM_SIM_TOKEN";
@@ -24,6 +26,13 @@ struct Args {
     /// The pause between streamed answer chunks, in milliseconds.
     #[arg(long, value_name = "MS")]
     answer_delay_ms: Option<u64>,
+    /// How the Agents spell their answers: `runtime`, as the platform's real Agent runtime
+    /// does (no `start` frame, reasoning, a `tool-call-*` call and its `tool-result`, text in
+    /// `textDelta`, `json.dumps` style with `\uXXXX` escapes), or `ai-sdk`, the AI SDK's
+    /// ui-message-stream names (`start`, `tool-input-*` / `tool-output-*`, `delta`). Both carry
+    /// the same answer.
+    #[arg(long, value_enum, default_value_t = Dialect::Runtime, hide_possible_values = true)]
+    dialect: Dialect,
     /// Also play a local Agent runtime at the root (ADR 099): /ready, /health, /api/chat, the
     /// local session routes. No credential is needed or accepted there.
     #[arg(long)]
@@ -45,6 +54,7 @@ const EXAMPLES: &str = "\
 Examples:
   platform-sim --port 8080                       the demo platform on 127.0.0.1:8080
   platform-sim --answer-delay-ms 300             slowly streamed answers
+  platform-sim --dialect ai-sdk                  answers in the AI SDK's names
   platform-sim --waking-checks 3                 an Agent that wakes after three checks
   platform-sim --needs-model                     session creation needs a model
   platform-sim --local --port 8787               also a local Agent runtime (ADR 099)
@@ -86,6 +96,7 @@ async fn main() -> ExitCode {
     if let Some(delay) = args.answer_delay_ms {
         config.answer_delay_ms = delay;
     }
+    config = config.with_dialect(args.dialect);
     if args.local {
         config.local = Some(LocalRuntime {
             mode: args.local_mode.clone(),
@@ -107,8 +118,10 @@ async fn main() -> ExitCode {
     let config = sim.config();
     println!("platform-sim listening on {}", sim.url());
     println!(
-        "environment: {}  person: {}",
-        config.environment_uid, config.person_uid
+        "environment: {}  person: {}  answers: {} dialect",
+        config.environment_uid,
+        config.person_uid,
+        config.dialect.name()
     );
     for agent in &config.agents {
         println!(

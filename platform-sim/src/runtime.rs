@@ -11,9 +11,10 @@ use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 
+use crate::answer::answer_frames;
 use crate::server::{FLUSH_PAUSE, Req, Shared, cut_in_half, error, json_response, lock};
 use crate::state::{NewSession, Turn};
-use crate::wire::{self, Frame, abort_frame, answer_frames, iso, now_ms};
+use crate::wire::{self, Frame, abort_frame, iso, now_ms};
 
 /// Keys the engine never sends in a turn body (`platform-api.md` R2).
 pub(crate) const NEVER_SENT: [&str; 6] = [
@@ -286,7 +287,12 @@ pub(crate) fn stream_turn(
     session.updated_ms = now;
     drop(state);
 
-    frames.extend(answer_frames(answer, user_text, &message_id));
+    frames.extend(answer_frames(
+        shared.config.dialect,
+        answer,
+        user_text,
+        &message_id,
+    ));
     let (tx, rx) = mpsc::channel(16);
     tokio::spawn(run_turn(
         Arc::clone(shared),
@@ -367,7 +373,7 @@ async fn run_turn(
             cut(&tx).await;
             return;
         }
-        if let Frame::Chunk(chunk) = &frame
+        if let Some(chunk) = frame.chunk()
             && let Some(session) = lock(&shared.state).session_mut(&session_uid)
             && let Some(turn) = session.turn.as_mut().filter(|t| t.id == turn_id)
         {

@@ -359,7 +359,7 @@ pub(crate) async fn handle(
             return faults::redirect(status, &location);
         }
         Some(FaultKind::Drip { bytes, pause_ms }) => drip = Some((bytes, pause_ms)),
-        Some(FaultKind::InvalidUtf8) => return faults::invalid_utf8(),
+        Some(FaultKind::InvalidUtf8) => return faults::invalid_utf8(shared.config.dialect),
         Some(FaultKind::HugeLine { bytes }) => return faults::huge_line(&shared, bytes),
         Some(FaultKind::LargeAnswer { bytes }) => return faults::large_answer(&shared, bytes),
         Some(FaultKind::LargeHistory { messages }) => {

@@ -28,6 +28,9 @@ pub struct SimConfig {
     pub catalog: Value,
     /// The pause between two streamed answer chunks, in milliseconds (default 15).
     pub answer_delay_ms: u64,
+    /// How the Agents spell their answers (default [`Dialect::Runtime`], as the platform's real
+    /// Agents do); see [`SimConfig::with_dialect`].
+    pub dialect: Dialect,
     /// Serve everything under this path prefix only (e.g. `/proxy`), as a reverse proxy a host's
     /// URL rewrite points at would: the prefix is stripped once from every request path, and a
     /// request without it gets 404. The addresses the simulator hands out (`rpc_url`, icon urls)
@@ -74,6 +77,7 @@ impl std::fmt::Debug for SimConfig {
             .field("agents", &self.agents)
             .field("catalog", &self.catalog)
             .field("answer_delay_ms", &self.answer_delay_ms)
+            .field("dialect", &self.dialect)
             .field("path_prefix", &self.path_prefix)
             .field("local", &self.local)
             .finish()
@@ -90,6 +94,7 @@ impl Default for SimConfig {
             agents: vec![AgentSpec::new(DEFAULT_AGENT_UID, "Demo Agent")],
             catalog: default_catalog(),
             answer_delay_ms: 15,
+            dialect: Dialect::Runtime,
             path_prefix: None,
             local: None,
         }
@@ -97,6 +102,13 @@ impl Default for SimConfig {
 }
 
 impl SimConfig {
+    /// The same configuration with its Agents answering in `dialect` (the fault answers that
+    /// write a body of their own included).
+    pub fn with_dialect(mut self, dialect: Dialect) -> SimConfig {
+        self.dialect = dialect;
+        self
+    }
+
     /// The host inputs that open the default session of the first Agent behind `handle`, for
     /// the simulated person (with the platform token) in the simulated Environment, on a visible
     /// chat.
@@ -176,14 +188,71 @@ pub enum RuntimeBehaviour {
     },
 }
 
-/// What an Agent answers to a turn, as ui-message-stream chunks followed by `data: [DONE]`.
+/// How an Agent spells its answers on the wire (issue 24). Both carry the same answer: the
+/// same reasoning, tool call, text and ending, so a test can run in either and expect the same
+/// message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, clap::ValueEnum)]
+pub enum Dialect {
+    /// The platform's real Agent runtime (`ms-tau-sdk`'s assistant-ui encoder; RU-1 of
+    /// `reference-update.md`): no `start` frame; `start-step` / `finish-step` with
+    /// `finishReason`; a `data-runtime-lifecycle` frame; `reasoning-*` (`delta`);
+    /// `tool-call-start`, one `tool-call-delta` with the whole arguments (`argsText`),
+    /// `tool-call-end`, then `tool-result` (`result`, `isError`); `text-*` with `textDelta`
+    /// (ids `text-{n}`); `finish`, or a terminal `error` instead when the run fails. Every
+    /// frame is written as Python's `json.dumps(frame, separators=(",", ":"))` writes it:
+    /// every non-ASCII character a `\uXXXX` escape (surrogate pairs past U+FFFF).
+    #[default]
+    Runtime,
+    /// The AI SDK's ui-message-stream names (`ui-message-stream.md`): `start` with the message
+    /// id, `reasoning-*`, `tool-input-start` / `-delta` / `-available` then
+    /// `tool-output-available` (or `tool-output-error`), `text-*` with `delta`, `finish` (or an
+    /// `error`), written by serde_json (non-ASCII as UTF-8).
+    AiSdk,
+}
+
+impl Dialect {
+    /// Both dialects, the default first.
+    pub const ALL: [Dialect; 2] = [Dialect::Runtime, Dialect::AiSdk];
+
+    /// Its name on the command line: `runtime` or `ai-sdk`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Runtime => "runtime",
+            Dialect::AiSdk => "ai-sdk",
+        }
+    }
+
+    /// How many frames an [`AnswerStyle::Echo`] or [`AnswerStyle::Fixed`] answer sends before
+    /// its first text delta (a turn that creates its session sends a `new_session` frame
+    /// before them too): with [`FaultKind::DropMidStream`], `after_chunks` of this plus `n`
+    /// cuts the answer after its first `n` words.
+    pub fn frames_before_text(self) -> usize {
+        crate::answer::frames_before_text(self)
+    }
+}
+
+/// The tool an [`AnswerStyle::Echo`] (or `Fixed`, `FailingTool`) answer calls before its text.
+pub const SIM_TOOL: &str = "count_words";
+
+/// What an Agent answers to a turn, as answer-stream chunks (in the simulator's
+/// [`Dialect`]) followed by `data: [DONE]`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AnswerStyle {
-    /// "You said: {text}", streamed word by word: `start`, `start-step`, `text-start`,
-    /// `text-delta`..., `text-end`, `finish-step`, `finish`, `[DONE]`.
+    /// What a real Agent's answer holds: a step with a `data-runtime-lifecycle` frame (runtime
+    /// dialect only), reasoning in two deltas and a call of the tool [`SIM_TOOL`] with the
+    /// person's text as its arguments and a result (the step ends "tool-calls"), then a second
+    /// step with "You said: {text}" streamed word by word, `finish`, `[DONE]`.
     Echo,
-    /// This text, streamed word by word like [`AnswerStyle::Echo`].
+    /// This text, streamed word by word after the same reasoning and tool call as
+    /// [`AnswerStyle::Echo`].
     Fixed(String),
+    /// Like [`AnswerStyle::Echo`], but the tool call fails with this error text (`isError`
+    /// true in the runtime dialect, `tool-output-error` in the AI SDK's); the answer's text
+    /// follows as usual.
+    FailingTool(String),
+    /// A run that fails: "You said: {text}" streamed, then the step ends "error" and a
+    /// terminal `error` frame with this text comes instead of `finish`, then `[DONE]`.
+    FailedRun(String),
     /// These raw chunks, one SSE event each (objects are written as compact JSON, a string is
     /// written verbatim as the event's data), then `data: [DONE]` unless the script holds the
     /// string `"[DONE]"` itself.
@@ -303,19 +372,19 @@ pub enum FaultKind {
         /// The pause between two writes, in milliseconds.
         pause_ms: u64,
     },
-    /// Answer 200 with a finished ui-message-stream answer whose one text delta holds invalid
-    /// UTF-8 (`caf\xC3(` and a lone `\xFF`), without handling the request; decoded lossily it
+    /// Answer 200 with a finished answer (in the simulator's dialect) whose one text delta
+    /// holds invalid UTF-8 (`caf\xC3(` and a lone `\xFF`), without handling the request; decoded lossily it
     /// reads [`crate::INVALID_UTF8_TEXT`].
     InvalidUtf8,
-    /// Answer 200 with a finished ui-message-stream answer holding one `text-delta` event whose
-    /// `data:` line is `bytes` long (written in 64 KiB pieces as it is read), then a short delta
+    /// Answer 200 with a finished answer (in the simulator's dialect) holding one `text-delta`
+    /// event whose `data:` line is `bytes` long (written in 64 KiB pieces as it is read), then a short delta
     /// [`crate::AFTER_HUGE_LINE`], without handling the request.
     HugeLine {
         /// The length of the long line, `data: ` and its JSON, without its newline.
         bytes: usize,
     },
-    /// Answer 200 with a valid, finished ui-message-stream answer of at least `bytes` bytes
-    /// (text deltas of 1 KiB), produced as it is read, without handling the request. The bytes
+    /// Answer 200 with a valid, finished answer (in the simulator's dialect) of at least
+    /// `bytes` bytes (text deltas of 1 KiB), produced as it is read, without handling the request. The bytes
     /// it produced are counted in `fault_bytes()` of the simulator.
     LargeAnswer {
         /// The size of the answer's text deltas in all.

@@ -6,8 +6,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
-use crate::types::AnswerStyle;
-
 /// Wall-clock milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
@@ -175,8 +173,16 @@ pub(crate) fn catalog_digest(catalog: &Value) -> Value {
 /// One SSE event of an answer.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Frame {
-    /// A chunk, written as compact JSON.
+    /// A chunk, written as compact JSON by serde_json.
     Chunk(Value),
+    /// A chunk written as `text` (the runtime dialect's `json.dumps` style, in its own key
+    /// order).
+    Written {
+        /// The chunk, for the history.
+        chunk: Value,
+        /// Its JSON text.
+        text: String,
+    },
     /// Data written verbatim (a scripted string, `[DONE]`).
     Raw(String),
 }
@@ -186,59 +192,23 @@ impl Frame {
     pub(crate) fn bytes(&self) -> Bytes {
         let payload = match self {
             Frame::Chunk(value) => value.to_string(),
-            Frame::Raw(text) => text.clone(),
+            Frame::Written { text, .. } | Frame::Raw(text) => text.clone(),
         };
         Bytes::from(format!("data: {payload}\n\n"))
+    }
+
+    /// The chunk it carries, when it is one.
+    pub(crate) fn chunk(&self) -> Option<&Value> {
+        match self {
+            Frame::Chunk(chunk) | Frame::Written { chunk, .. } => Some(chunk),
+            Frame::Raw(_) => None,
+        }
     }
 
     /// The terminator.
     pub(crate) fn done() -> Frame {
         Frame::Raw("[DONE]".to_owned())
     }
-}
-
-/// `text` cut after each space, so the pieces join back to `text`.
-fn words(text: &str) -> Vec<&str> {
-    text.split_inclusive(' ').collect()
-}
-
-/// The frames of one answer to `user_text`.
-pub(crate) fn answer_frames(style: &AnswerStyle, user_text: &str, message_id: &str) -> Vec<Frame> {
-    let text = match style {
-        AnswerStyle::Echo => format!("You said: {user_text}"),
-        AnswerStyle::Fixed(text) => text.clone(),
-        AnswerStyle::Script(chunks) => {
-            let mut frames: Vec<Frame> = chunks
-                .iter()
-                .map(|chunk| match chunk {
-                    Value::String(text) => Frame::Raw(text.clone()),
-                    other => Frame::Chunk(other.clone()),
-                })
-                .collect();
-            if !chunks.iter().any(|c| c.as_str() == Some("[DONE]")) {
-                frames.push(Frame::done());
-            }
-            return frames;
-        }
-    };
-    let text_id = format!("txt-{message_id}");
-    let mut frames = vec![
-        Frame::Chunk(json!({"type": "start", "messageId": message_id})),
-        Frame::Chunk(json!({"type": "start-step"})),
-        Frame::Chunk(json!({"type": "text-start", "id": text_id})),
-    ];
-    frames.extend(
-        words(&text)
-            .into_iter()
-            .map(|w| Frame::Chunk(json!({"type": "text-delta", "id": text_id, "delta": w}))),
-    );
-    frames.extend([
-        Frame::Chunk(json!({"type": "text-end", "id": text_id})),
-        Frame::Chunk(json!({"type": "finish-step"})),
-        Frame::Chunk(json!({"type": "finish", "finishReason": "stop"})),
-        Frame::done(),
-    ]);
-    frames
 }
 
 /// The frame a cancelled answer ends with (before `[DONE]`).
@@ -295,8 +265,13 @@ impl AnswerBuilder {
                         self.parts.len() - 1
                     }
                 };
+                // The runtime's text is in `textDelta`, the AI SDK's in `delta` (RU-4).
+                let delta = map
+                    .get("textDelta")
+                    .and_then(Value::as_str)
+                    .unwrap_or_else(|| text("delta"));
                 if let Some(HistoryPart::Text(t)) = self.parts.get_mut(index) {
-                    t.push_str(text("delta"));
+                    t.push_str(delta);
                 }
             }
             "text-end" => {
@@ -347,6 +322,45 @@ impl AnswerBuilder {
                         });
                         self.tools.insert(call, self.parts.len() - 1);
                     }
+                }
+            }
+            // The runtime's call (RU-1): announced, its whole arguments in one delta, then
+            // its result.
+            "tool-call-start" => {
+                let call = text("toolCallId").to_owned();
+                self.parts.push(HistoryPart::Tool {
+                    id: call.clone(),
+                    name: text("toolName").to_owned(),
+                    input: json!({}),
+                    result: None,
+                    is_error: false,
+                });
+                self.tools.insert(call, self.parts.len() - 1);
+            }
+            "tool-call-delta" => {
+                let parsed = serde_json::from_str::<Value>(text("argsText"))
+                    .ok()
+                    .filter(Value::is_object);
+                if let (Some(args), Some(HistoryPart::Tool { input, .. })) = (
+                    parsed,
+                    self.tools
+                        .get(text("toolCallId"))
+                        .and_then(|i| self.parts.get_mut(*i)),
+                ) {
+                    *input = args;
+                }
+            }
+            "tool-result" => {
+                let failed = map.get("isError").and_then(Value::as_bool) == Some(true);
+                if let Some(HistoryPart::Tool {
+                    result, is_error, ..
+                }) = self
+                    .tools
+                    .get(text("toolCallId"))
+                    .and_then(|i| self.parts.get_mut(*i))
+                {
+                    *is_error = failed;
+                    *result = map.get("result").cloned();
                 }
             }
             "tool-output-available" | "tool-output-error" => {
@@ -415,12 +429,6 @@ mod tests {
         assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00.000Z");
         assert_eq!(iso(1_790_928_900_123), "2026-10-02T08:15:00.123Z");
-    }
-
-    #[test]
-    fn words_join_back() {
-        assert_eq!(words("You said: hi there").concat(), "You said: hi there");
-        assert_eq!(words("a  b"), vec!["a ", " ", "b"]);
     }
 
     #[test]

@@ -18,10 +18,11 @@ use engine_core::api::{
     parse_get_or_create_session, parse_history, parse_icon_projection, parse_insights,
     parse_runtime_access, parse_session_list, parse_session_list_in, parse_session_record,
 };
+use engine_core::message::{Part, ToolState};
 use futures_util::StreamExt;
 use platform_sim::{
-    AgentSpec, AnswerStyle, BlockingSim, DEFAULT_PLATFORM_TOKEN, Fault, FaultKind,
-    RuntimeBehaviour, Sim, SimConfig,
+    AgentSpec, AnswerStyle, BlockingSim, DEFAULT_PLATFORM_TOKEN, Dialect, Fault, FaultKind,
+    RuntimeBehaviour, SIM_TOOL, Sim, SimConfig,
 };
 use serde_json::{Value, json};
 
@@ -471,9 +472,18 @@ async fn waking_agent_answers_503_then_200_after_n_checks() {
     sim.shutdown().await;
 }
 
+/// R2, issue 24 point 4: a turn streams an answer engine-core assembles, in either dialect:
+/// the runtime's (RU-1: no `start`, `json.dumps` style) by default, the AI SDK's when asked;
+/// reasoning, a tool call with its result, then the text; the history holds the same parts.
 #[tokio::test]
 async fn a_turn_streams_sse_that_engine_core_assembles() {
-    let sim = Sim::start(fast()).await.unwrap();
+    for dialect in Dialect::ALL {
+        turn_streams_in(dialect).await;
+    }
+}
+
+async fn turn_streams_in(dialect: Dialect) {
+    let sim = Sim::start(fast().with_dialect(dialect)).await.unwrap();
     let client = Client::new(&sim);
     let session = ready_session(&client).await;
     let (rpc, token) = client.access(&session).await;
@@ -503,16 +513,32 @@ async fn a_turn_streams_sse_that_engine_core_assembles() {
     let bytes = response.bytes().await.unwrap();
     let text = String::from_utf8(bytes.to_vec()).unwrap();
     let first = text.split("\n\n").next().unwrap();
-    assert!(
-        first.starts_with("data: {") && first.contains("\"type\":\"start\""),
-        "{text}"
-    );
+    let opening = match dialect {
+        Dialect::Runtime => r#"data: {"type":"start-step"}"#,
+        Dialect::AiSdk => r#"data: {"messageId":"#,
+    };
+    assert!(first.starts_with(opening), "{text}");
     assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
     let stream = assemble(&bytes);
     assert_eq!(text_of(&stream), "You said: Hello there");
     assert!(matches!(stream.outcome(), StreamOutcome::Finished { .. }));
     assert_eq!(stream.stats().invalid_chunks, 0);
     assert_eq!(stream.stats().unknown_chunks, 0);
+    let tool = stream
+        .message()
+        .parts
+        .iter()
+        .find_map(|p| match p {
+            Part::Tool(t) => Some(t),
+            _ => None,
+        })
+        .expect("a tool part");
+    assert_eq!(tool.tool_name, SIM_TOOL);
+    assert_eq!(tool.state, ToolState::OutputAvailable);
+    assert!(matches!(
+        stream.message().parts[0],
+        Part::Reasoning(_) | Part::StepStart
+    ));
 
     // The history holds both messages, with the thread id; the session is idle again.
     let history = client
@@ -522,10 +548,16 @@ async fn a_turn_streams_sse_that_engine_core_assembles() {
     let parsed = parse_history(&history.body).unwrap();
     assert_eq!(parsed.thread_id.as_deref(), Some(session.as_str()));
     assert_eq!(parsed.messages.len(), 2);
+    let content = &history.json()["messages"][1]["content"];
+    assert_eq!(content[0]["type"], "reasoning", "{content}");
+    assert_eq!(content[1]["toolName"], SIM_TOOL, "{content}");
     assert_eq!(
-        history.json()["messages"][1]["content"][0]["text"],
-        "You said: Hello there"
+        content[1]["args"],
+        json!({"text": "Hello there"}),
+        "{content}"
     );
+    assert_eq!(content[1]["isError"], false, "{content}");
+    assert_eq!(content[2]["text"], "You said: Hello there", "{content}");
     let insights = client
         .get(&format!("/api/v1/agent-sessions/{session}/insights/"))
         .await;
@@ -556,8 +588,11 @@ async fn a_turn_streams_sse_that_engine_core_assembles() {
     let anonymous = client.start_turn(&rpc, "nope", &body).await;
     assert_eq!(anonymous.status(), 401);
 
-    // A scripted answer with reasoning and a tool call lands in the history as content parts.
     sim.shutdown().await;
+    if dialect == Dialect::AiSdk {
+        return;
+    }
+    // A scripted answer with reasoning and a tool call lands in the history as content parts.
     let mut config = fast();
     config.agents[0].answer = AnswerStyle::Script(vec![
         json!({"type": "start", "messageId": "m-1"}),

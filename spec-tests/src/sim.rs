@@ -14,6 +14,9 @@
 //! - **The host**: visibility, page hidden, switching sessions and Environments, default
 //!   sessions (with and without an Agent), sends, stops, queue edits, model changes (the
 //!   person's uid and token stay).
+//! - **The Agents** answer in the platform runtime's dialect or the AI SDK's ([`Sim::dialect`],
+//!   by default by the seed's parity), written by `platform-sim`: reasoning, a tool call, then
+//!   "You said: {text}".
 //!
 //! Invariants after every step: INV-3 (the default session has the default's Agent and
 //! handle), INV-4 and INV-5 (the default surface shows the default session or nothing),
@@ -22,7 +25,8 @@
 //! is never requested again), INV-9 (the endpoint table), INV-11 (runtime access belongs to its
 //! session), no text sent twice (SND-23's one repeat after a 401/403 aside), nothing the person
 //! wrote lost (each text was sent, is queued, stored, in the thread, or handed back), timers
-//! never in the past, and the snapshot serializes with its queue within `QUEUE_LIMIT`. INV-12
+//! never in the past, a finished answer streamed the Agent's text (in either dialect), and
+//! the snapshot serializes with its queue within `QUEUE_LIMIT`. INV-12
 //! (the same seed, the same outputs) is checked by running a seed twice ([`digest`]).
 
 use std::cmp::Reverse;
@@ -32,11 +36,13 @@ use std::time::Duration;
 use bytes::Bytes;
 use engine_core::{
     ApiCall, Command, Config, DefaultSession, Engine, Event, FailureKind, Input, Intent, Person,
-    RequestId, Secret, SourceStatus, StorageRequest, Time, TransportFailure,
+    RequestId, Secret, SourceStatus, StorageRequest, StreamDelta, StreamOutcome, Time,
+    TransportFailure,
 };
 use serde_json::{Value, json};
 
 use crate::fixtures;
+use platform_sim::{AnswerStyle, Dialect, answer_body};
 
 /// One simulated run's settings.
 #[derive(Debug, Clone, Copy)]
@@ -59,10 +65,19 @@ pub struct Sim {
     /// request, not from the seed's generator, so the rest of the run is the same). INV-6:
     /// admission and the runtime notice must not change ([`presence_only`]).
     pub vary_presence: bool,
+    /// The dialect the Agents answer in (issue 24): the platform runtime's or the AI SDK's,
+    /// written by `platform-sim`'s writer. [`Sim::new`] takes [`dialect_of`] the seed.
+    pub dialect: Dialect,
+}
+
+/// The dialect seed `seed` runs in by default: even seeds the runtime's (RU-1), odd ones the
+/// AI SDK's, so any run of consecutive seeds covers both.
+pub fn dialect_of(seed: u64) -> Dialect {
+    Dialect::ALL[(seed % 2) as usize]
 }
 
 impl Sim {
-    /// `steps` steps of `seed` with one fault in eight requests.
+    /// `steps` steps of `seed` with one fault in eight requests, in [`dialect_of`] the seed.
     pub fn new(seed: u64, steps: usize) -> Sim {
         Sim {
             seed,
@@ -70,6 +85,7 @@ impl Sim {
             fault_rate: 8,
             cross_environment: false,
             vary_presence: false,
+            dialect: dialect_of(seed),
         }
     }
 }
@@ -190,6 +206,8 @@ struct Platform {
     created: u32,
     /// [`Sim::vary_presence`].
     vary_presence: bool,
+    /// [`Sim::dialect`].
+    dialect: Dialect,
 }
 
 impl Platform {
@@ -215,6 +233,7 @@ impl Platform {
             served: BTreeMap::new(),
             created: 0,
             vary_presence: false,
+            dialect: Dialect::Runtime,
         }
     }
 
@@ -339,15 +358,15 @@ impl Platform {
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned();
+                // The simulator's echo: reasoning, a tool call, then "You said: {text}".
+                let message_id = format!("m-{}", rng.below(1 << 20));
+                let body = answer_body(self.dialect, &AnswerStyle::Echo, &text, &message_id);
                 let answer = format!("You said: {text}");
                 if let Some(s) = self.sessions.get_mut(session_uid) {
                     s.history.push(("user", text));
-                    s.history.push(("assistant", answer.clone()));
+                    s.history.push(("assistant", answer));
                 }
-                (
-                    200,
-                    fixtures::answer(&format!("m-{}", rng.below(1 << 20)), &answer),
-                )
+                (200, body)
             }
             ApiCall::CancelRun { .. } => json(200, json!({"ok": true})),
             ApiCall::ListModelProviders => json(200, fixtures::catalog()),
@@ -465,6 +484,8 @@ struct World {
     shows_default: bool,
     digest: Digest,
     admission: Digest,
+    /// The text streamed so far of each session's running answer.
+    streamed: BTreeMap<String, String>,
 }
 
 /// Runs `sim`; `Err` with the step, the invariant and the trace when one breaks.
@@ -480,6 +501,7 @@ pub fn run(sim: Sim) -> Result<Report, Box<Failure>> {
         engine: Engine::new_recording(config, Time::ZERO),
         platform: Platform {
             vary_presence: sim.vary_presence,
+            dialect: sim.dialect,
             ..Platform::new()
         },
         report: Report::default(),
@@ -497,6 +519,7 @@ pub fn run(sim: Sim) -> Result<Report, Box<Failure>> {
         shows_default: false,
         digest: Digest::default(),
         admission: Digest::default(),
+        streamed: BTreeMap::new(),
     };
     let start = [
         Input::Person(Person::new(fixtures::USER.to_owned(), Secret::new("tok"))),
@@ -628,6 +651,7 @@ impl World {
             }
             while let Some(event) = self.engine.poll_event() {
                 self.digest.add(&event);
+                self.follow_answer(&event)?;
                 if let Event::MessageNotSent { text, .. }
                 | Event::QueuedMessageReturned { text, .. } = event
                 {
@@ -639,6 +663,42 @@ impl World {
                 None => return Ok(()),
             }
         }
+    }
+
+    /// Issue 24: the text of an answer that finished, as it streamed, ends with the Agent's
+    /// ("You said: {text}" for a text the person posted), whichever dialect it came in. (An
+    /// answer abandoned without an end, a cut or a stale one, may leave its text before it: the
+    /// engine tells a host no answer's start, and the runtime's dialect has no `start` frame.)
+    fn follow_answer(&mut self, event: &Event) -> Result<(), String> {
+        let (session_uid, delta) = match event {
+            Event::Answer { session_uid, delta } => (session_uid, delta),
+            Event::RunFailed { session_uid, .. } => {
+                self.streamed.remove(session_uid);
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        match delta {
+            StreamDelta::TextDelta { delta, .. } => self
+                .streamed
+                .entry(session_uid.clone())
+                .or_default()
+                .push_str(delta),
+            StreamDelta::Ended { outcome, .. } => {
+                let text = self.streamed.remove(session_uid).unwrap_or_default();
+                let posted = text
+                    .rsplit_once("You said: ")
+                    .is_some_and(|(_, t)| self.posts.contains_key(t));
+                if matches!(outcome, StreamOutcome::Finished { .. }) && !posted {
+                    return Err(format!(
+                        "a finished answer in {session_uid} streamed {text:?} ({}), not the Agent's text",
+                        self.sim.dialect.name()
+                    ));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     fn storage(&mut self, request: StorageRequest) {

@@ -11,7 +11,8 @@
 //! the person's text kept in the thread or handed back, a clear end state with a stable
 //! failure code and the project's own words (never the HTTP library's), a bounded figure for
 //! memory, and every socket (and, in the exclusive tests, every thread) released after the
-//! shell's shutdown.
+//! shell's shutdown. Every case runs in both answer dialects of the simulator (issue 24, point
+//! 4): the platform's Agent runtime's (RU-1) and the AI SDK's.
 //!
 //! Tests run in parallel threads of one process, so the process-wide counts (threads, socket
 //! fds) are checked only by the two `released_*` tests, which hold [`EXCLUSIVE`] for writing
@@ -25,12 +26,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use engine_core::message::{Message, Part, Role};
+use engine_core::message::{Message, Part, Role, ToolState};
 use engine_core::{
     Command, Config, Event, FailureCode, Input, ReadinessStatus, RunStatus, Snapshot,
 };
 use engine_io_tokio::Stats;
-use platform_sim::{AnswerStyle, BlockingSim, Fault, FaultKind, SimConfig};
+use platform_sim::{AnswerStyle, BlockingSim, Dialect, Fault, FaultKind, SIM_TOOL, SimConfig};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -341,12 +342,13 @@ struct Run<S> {
 /// Starts a simulator (with `faults` queued first) and a shell, opens the default session,
 /// runs `case`, shuts the shell down and checks that what it held is released: its client
 /// sockets always, every thread and socket of the process when run alone.
-fn run<S: ShellUnderTest>(
+fn run<S: ShellUnderTest, D: Speaks>(
     config: SimConfig,
     tune: Tune,
     faults: Vec<Fault>,
     case: impl FnOnce(&mut Run<S>),
 ) {
+    let config = config.with_dialect(D::DIALECT);
     let alone = ALONE.with(Cell::get);
     let _shared = (!alone).then(|| EXCLUSIVE.read().unwrap_or_else(PoisonError::into_inner));
     let sim = BlockingSim::start(config.clone()).unwrap();
@@ -573,9 +575,9 @@ fn fixed_answer(text: &str) -> SimConfig {
 /// request was sent once and never again; the Agent is checked again (a new
 /// resolve-runtime-access); the turn fails `agent_unreachable` in the project's words; the
 /// text stays in the thread (it was sent, so it is not handed back).
-fn reset_before_head<S: ShellUnderTest>() {
+fn reset_before_head<S: ShellUnderTest, D: Speaks>() {
     let faults = vec![on_chat(FaultKind::CloseWithoutAnswer)];
-    run::<S>(SimConfig::default(), Tune::default(), faults, |r| {
+    run::<S, D>(SimConfig::default(), Tune::default(), faults, |r| {
         let access_before = r.count("POST", "/resolve-runtime-access/");
         let s = r.send("reset before the head");
         assert_failed(
@@ -600,10 +602,12 @@ fn reset_before_head<S: ShellUnderTest>() {
 /// SND-14, adr-notes 8 ("The answer was interrupted"): the connection breaks in the middle of
 /// the answer. One message request; `stream_interrupted` in the project's words; the partial
 /// answer stays, failed; the text stays in the thread.
-fn reset_mid_answer<S: ShellUnderTest>() {
+fn reset_mid_answer<S: ShellUnderTest, D: Speaks>() {
     let config = fixed_answer("one two three four five six seven eight");
-    let faults = vec![on_chat(FaultKind::DropMidStream { after_chunks: 5 })];
-    run::<S>(config, Tune::default(), faults, |r| {
+    // Cut after the reasoning, the tool call and two words.
+    let after_chunks = D::DIALECT.frames_before_text() + 2;
+    let faults = vec![on_chat(FaultKind::DropMidStream { after_chunks })];
+    run::<S, D>(config, Tune::default(), faults, |r| {
         let s = r.send("cut me off");
         assert_failed(
             &s,
@@ -618,11 +622,56 @@ fn reset_mid_answer<S: ShellUnderTest>() {
     });
 }
 
+/// RU-1, RU-6, RU-15, issue 24 point 4: the run fails mid-answer (the runtime's terminal
+/// `error` frame instead of `finish`; an `error` chunk in the AI SDK's names): the turn fails
+/// `stream_error` with the Agent's text; the text streamed before stays; one message request.
+/// A tool call that failed (`isError`) does not fail the turn: its part keeps the error.
+fn error_mid_stream<S: ShellUnderTest, D: Speaks>() {
+    let mut config = SimConfig::default();
+    if let Some(a) = config.agents.first_mut() {
+        a.answer = AnswerStyle::FailedRun("The model is overloaded.".to_owned());
+    }
+    run::<S, D>(config, Tune::default(), Vec::new(), |r| {
+        let s = r.send("fail midway");
+        assert_eq!(s.run_status, RunStatus::Error, "{:?}", s.run_status_detail);
+        assert_eq!(
+            s.run_failure.as_ref().map(|f| f.code),
+            Some(FailureCode::StreamError)
+        );
+        let detail = s.run_status_detail.clone().unwrap_or_default();
+        assert!(detail.contains("The model is overloaded."), "{detail}");
+        assert_eq!(r.message_requests(), 1);
+        let answer = answer_to(&s, "fail midway").expect("the partial answer stays");
+        assert_eq!(text_of(answer), "You said: fail midway");
+    });
+    let mut config = SimConfig::default();
+    if let Some(a) = config.agents.first_mut() {
+        a.answer = AnswerStyle::FailingTool("Word counter unavailable".to_owned());
+    }
+    run::<S, D>(config, Tune::default(), Vec::new(), |r| {
+        let s = r.send("tool fails");
+        assert_complete(&s);
+        let answer = answer_to(&s, "tool fails").expect("the answer");
+        assert_eq!(text_of(answer), "You said: tool fails");
+        let tool = answer
+            .parts
+            .iter()
+            .find_map(|p| match p {
+                Part::Tool(t) => Some(t),
+                _ => None,
+            })
+            .expect("the tool part");
+        assert_eq!(tool.tool_name, SIM_TOOL);
+        assert_eq!(tool.state, ToolState::OutputError);
+        assert_eq!(tool.error_text.as_deref(), Some("Word counter unavailable"));
+    });
+}
+
 /// SND-7 (interpretations "Idle timeout", "Shell publication"): an answer that drips a
 /// few bytes at a time, within the idle timeout, is read whole: the turn completes with the
 /// whole text, one message request; with the interval off, snapshots are computed on the
 /// answer's doublings only, not once per piece.
-fn slow_drip<S: ShellUnderTest>() {
+fn slow_drip<S: ShellUnderTest, D: Speaks>() {
     let words = "drip ".repeat(60);
     let config = fixed_answer(words.trim_end());
     let tune = Tune {
@@ -634,7 +683,7 @@ fn slow_drip<S: ShellUnderTest>() {
         bytes: 16,
         pause_ms: 1,
     })];
-    run::<S>(config, tune, faults, |r| {
+    run::<S, D>(config, tune, faults, |r| {
         let before = r.shell.stats();
         let s = r.send("drip slowly");
         assert_complete(&s);
@@ -650,7 +699,7 @@ fn slow_drip<S: ShellUnderTest>() {
 /// SND-7, adr-notes 8 (interpretations "Idle timeout"): an answer that drips slower than the idle
 /// timeout fails `stream_interrupted` with the shell's own text, one message request, the
 /// text kept.
-fn drip_past_idle_timeout<S: ShellUnderTest>() {
+fn drip_past_idle_timeout<S: ShellUnderTest, D: Speaks>() {
     let tune = Tune {
         stream_idle_timeout: Some(Duration::from_millis(500)),
         ..Tune::default()
@@ -659,7 +708,7 @@ fn drip_past_idle_timeout<S: ShellUnderTest>() {
         bytes: 64,
         pause_ms: 2_000,
     })];
-    run::<S>(SimConfig::default(), tune, faults, |r| {
+    run::<S, D>(SimConfig::default(), tune, faults, |r| {
         let s = r.send("too slow");
         assert_failed(
             &s,
@@ -676,7 +725,7 @@ fn drip_past_idle_timeout<S: ShellUnderTest>() {
 /// `max_answer_bytes` fails `stream_too_large` with the engine's text, and the rest is not
 /// read: of an answer of 64 MiB (or four times the bound) the simulator produced only what
 /// the limit and the socket buffers took.
-fn answer_larger_than_limit<S: ShellUnderTest>() {
+fn answer_larger_than_limit<S: ShellUnderTest, D: Speaks>() {
     let limit = 256 * 1024;
     let tune = Tune {
         max_answer_bytes: Some(limit),
@@ -686,7 +735,7 @@ fn answer_larger_than_limit<S: ShellUnderTest>() {
     let bound = limit + tcp_buffer_max("tcp_rmem") + tcp_buffer_max("tcp_wmem") + (4 << 20);
     let size = (64 << 20).max(4 * bound);
     let faults = vec![on_chat(FaultKind::LargeAnswer { bytes: size })];
-    run::<S>(SimConfig::default(), tune, faults, |r| {
+    run::<S, D>(SimConfig::default(), tune, faults, |r| {
         let s = r.send("tell me everything");
         assert_failed(
             &s,
@@ -708,8 +757,8 @@ fn answer_larger_than_limit<S: ShellUnderTest>() {
 /// SND-3, interpretations "Failed resolve-runtime-access during a send": malformed JSON in the
 /// send's resolve-runtime-access answer fails `runtime_access_failed` before any message
 /// request; the text is handed back and kept in the thread as failed.
-fn malformed_json_access<S: ShellUnderTest>() {
-    run::<S>(SimConfig::default(), Tune::default(), Vec::new(), |r| {
+fn malformed_json_access<S: ShellUnderTest, D: Speaks>() {
+    run::<S, D>(SimConfig::default(), Tune::default(), Vec::new(), |r| {
         r.sim.fault(Fault::once(
             "POST",
             "/resolve-runtime-access/",
@@ -735,9 +784,9 @@ fn malformed_json_access<S: ShellUnderTest>() {
 /// SND-7, adr-notes 8 (interpretations "Stream outcome for the run"): a 2xx answer that is truncated JSON instead
 /// of a stream holds no event: `stream_interrupted` with "The answer was interrupted before it
 /// finished.", one message request.
-fn malformed_json_answer<S: ShellUnderTest>() {
+fn malformed_json_answer<S: ShellUnderTest, D: Speaks>() {
     let faults = vec![on_chat(FaultKind::MalformedJson)];
-    run::<S>(SimConfig::default(), Tune::default(), faults, |r| {
+    run::<S, D>(SimConfig::default(), Tune::default(), faults, |r| {
         let s = r.send("malformed answer");
         assert_failed(
             &s,
@@ -754,8 +803,8 @@ fn malformed_json_answer<S: ShellUnderTest>() {
 /// stream request failed. Status: HTTP N {reason}. Call: POST {url}. Server response: {message}",
 /// the reason phrase as the shell read it), one message request each, never repeated; the texts
 /// stay in the thread.
-fn server_errors<S: ShellUnderTest>() {
-    run::<S>(SimConfig::default(), Tune::default(), Vec::new(), |r| {
+fn server_errors<S: ShellUnderTest, D: Speaks>() {
+    run::<S, D>(SimConfig::default(), Tune::default(), Vec::new(), |r| {
         for (n, status) in [500u16, 502, 503, 504].into_iter().enumerate() {
             r.sim.fault(on_chat(FaultKind::Status(
                 status,
@@ -777,8 +826,8 @@ fn server_errors<S: ShellUnderTest>() {
 
 /// SND-23: a 401 on the message request resolves access again and repeats it once: two
 /// message requests, the answer completes.
-fn unauthorized_then_refreshed<S: ShellUnderTest>() {
-    run::<S>(SimConfig::default(), Tune::default(), Vec::new(), |r| {
+fn unauthorized_then_refreshed<S: ShellUnderTest, D: Speaks>() {
+    run::<S, D>(SimConfig::default(), Tune::default(), Vec::new(), |r| {
         r.sim.fault(on_chat(FaultKind::Status(
             401,
             json!({"detail": "Token expired."}),
@@ -798,8 +847,8 @@ fn unauthorized_then_refreshed<S: ShellUnderTest>() {
 
 /// SND-23: a 403 on the message request and again on its one repeat is a plain failure:
 /// exactly two message requests, `agent_http_error` with the status text; the text stays.
-fn forbidden_twice<S: ShellUnderTest>() {
-    run::<S>(SimConfig::default(), Tune::default(), Vec::new(), |r| {
+fn forbidden_twice<S: ShellUnderTest, D: Speaks>() {
+    run::<S, D>(SimConfig::default(), Tune::default(), Vec::new(), |r| {
         r.sim
             .fault(on_chat(FaultKind::Status(403, json!({"detail": "Not yours."}))).repeat(2));
         let s = r.send("let me in");
@@ -818,12 +867,12 @@ fn forbidden_twice<S: ShellUnderTest>() {
 /// answer: `agent_http_error`, RU-19's text with the fallback "Chat stream failed with status
 /// 307.", one message request,
 /// nothing requested at the redirect's address.
-fn redirect_307<S: ShellUnderTest>() {
+fn redirect_307<S: ShellUnderTest, D: Speaks>() {
     let faults = vec![on_chat(FaultKind::Redirect {
         status: 307,
         location: "/elsewhere/api/chat".into(),
     })];
-    run::<S>(SimConfig::default(), Tune::default(), faults, |r| {
+    run::<S, D>(SimConfig::default(), Tune::default(), faults, |r| {
         let s = r.send("go elsewhere");
         assert_failed(
             &s,
@@ -843,13 +892,13 @@ fn redirect_307<S: ShellUnderTest>() {
 /// SND-14, SND-15, INV-8 (interpretations "Idle timeout"): the Agent never answers the message
 /// request: after the idle timeout it is `agent_unreachable` "No answer within 500 ms.", one
 /// message request, the text kept.
-fn no_answer_at_all<S: ShellUnderTest>() {
+fn no_answer_at_all<S: ShellUnderTest, D: Speaks>() {
     let tune = Tune {
         stream_idle_timeout: Some(Duration::from_millis(500)),
         ..Tune::default()
     };
     let faults = vec![on_chat(FaultKind::Delay(60_000))];
-    run::<S>(SimConfig::default(), tune, faults, |r| {
+    run::<S, D>(SimConfig::default(), tune, faults, |r| {
         let s = r.send("anyone there?");
         assert_failed(
             &s,
@@ -864,9 +913,9 @@ fn no_answer_at_all<S: ShellUnderTest>() {
 
 /// SND-7 (interpretations "Framing"): invalid UTF-8 in an answer is decoded lossily (U+FFFD); the
 /// turn completes with that text, one message request.
-fn invalid_utf8<S: ShellUnderTest>() {
+fn invalid_utf8<S: ShellUnderTest, D: Speaks>() {
     let faults = vec![on_chat(FaultKind::InvalidUtf8)];
-    run::<S>(SimConfig::default(), Tune::default(), faults, |r| {
+    run::<S, D>(SimConfig::default(), Tune::default(), faults, |r| {
         let s = r.send("bad bytes");
         assert_complete(&s);
         assert_eq!(r.message_requests(), 1);
@@ -878,14 +927,14 @@ fn invalid_utf8<S: ShellUnderTest>() {
 /// SND-7 (interpretations "Framing", "Stream outcome for the run"): one SSE line of 4 MiB (past
 /// `max_event_bytes`, here 64 KiB) is dropped without being held; the events after it apply
 /// and the turn completes; the snapshot stays small although the whole line was read.
-fn huge_sse_line<S: ShellUnderTest>() {
+fn huge_sse_line<S: ShellUnderTest, D: Speaks>() {
     let line = 4 << 20;
     let tune = Tune {
         max_event_bytes: Some(64 * 1024),
         ..Tune::default()
     };
     let faults = vec![on_chat(FaultKind::HugeLine { bytes: line })];
-    run::<S>(SimConfig::default(), tune, faults, |r| {
+    run::<S, D>(SimConfig::default(), tune, faults, |r| {
         let s = r.send("one long line");
         assert_complete(&s);
         assert_eq!(r.message_requests(), 1);
@@ -900,7 +949,7 @@ fn huge_sse_line<S: ShellUnderTest>() {
 /// messages, readiness ready) and a message then goes out once, alone in its body, and
 /// completes; while its answer streams, snapshots (each holding the 50 000 messages) are
 /// computed a bounded number of times.
-fn history_of_50k<S: ShellUnderTest>() {
+fn history_of_50k<S: ShellUnderTest, D: Speaks>() {
     let n = 50_000;
     let faults = vec![Fault::once(
         "GET",
@@ -912,7 +961,7 @@ fn history_of_50k<S: ShellUnderTest>() {
         snapshot_interval: Some(Duration::from_secs(3600)),
         ..Tune::default()
     };
-    run::<S>(SimConfig::default(), tune, faults, |r| {
+    run::<S, D>(SimConfig::default(), tune, faults, |r| {
         let s = r.shell.snapshot();
         assert_eq!(s.thread.len(), n);
         assert_eq!(
@@ -940,70 +989,91 @@ fn history_of_50k<S: ShellUnderTest>() {
     });
 }
 
+/// The dialect the simulator's Agents answer in (issue 24, point 4: every case runs in both).
+trait Speaks {
+    const DIALECT: Dialect;
+}
+
+/// The platform's Agent runtime's dialect (RU-1).
+struct RuntimeDialect;
+impl Speaks for RuntimeDialect {
+    const DIALECT: Dialect = Dialect::Runtime;
+}
+
+/// The AI SDK's names.
+struct AiSdkDialect;
+impl Speaks for AiSdkDialect {
+    const DIALECT: Dialect = Dialect::AiSdk;
+}
+
 macro_rules! suite {
-    ($shell:ty, $module:ident) => {
+    ($shell:ty, $dialect:ty, $module:ident) => {
         mod $module {
             use super::*;
 
             #[test]
             fn reset_before_head() {
-                super::reset_before_head::<$shell>();
+                super::reset_before_head::<$shell, $dialect>();
             }
             #[test]
             fn reset_mid_answer() {
-                super::reset_mid_answer::<$shell>();
+                super::reset_mid_answer::<$shell, $dialect>();
+            }
+            #[test]
+            fn error_mid_stream() {
+                super::error_mid_stream::<$shell, $dialect>();
             }
             #[test]
             fn slow_drip() {
-                super::slow_drip::<$shell>();
+                super::slow_drip::<$shell, $dialect>();
             }
             #[test]
             fn drip_past_idle_timeout() {
-                super::drip_past_idle_timeout::<$shell>();
+                super::drip_past_idle_timeout::<$shell, $dialect>();
             }
             #[test]
             fn answer_larger_than_limit() {
-                super::answer_larger_than_limit::<$shell>();
+                super::answer_larger_than_limit::<$shell, $dialect>();
             }
             #[test]
             fn malformed_json_access() {
-                super::malformed_json_access::<$shell>();
+                super::malformed_json_access::<$shell, $dialect>();
             }
             #[test]
             fn malformed_json_answer() {
-                super::malformed_json_answer::<$shell>();
+                super::malformed_json_answer::<$shell, $dialect>();
             }
             #[test]
             fn server_errors() {
-                super::server_errors::<$shell>();
+                super::server_errors::<$shell, $dialect>();
             }
             #[test]
             fn unauthorized_then_refreshed() {
-                super::unauthorized_then_refreshed::<$shell>();
+                super::unauthorized_then_refreshed::<$shell, $dialect>();
             }
             #[test]
             fn forbidden_twice() {
-                super::forbidden_twice::<$shell>();
+                super::forbidden_twice::<$shell, $dialect>();
             }
             #[test]
             fn redirect_307() {
-                super::redirect_307::<$shell>();
+                super::redirect_307::<$shell, $dialect>();
             }
             #[test]
             fn no_answer_at_all() {
-                super::no_answer_at_all::<$shell>();
+                super::no_answer_at_all::<$shell, $dialect>();
             }
             #[test]
             fn invalid_utf8() {
-                super::invalid_utf8::<$shell>();
+                super::invalid_utf8::<$shell, $dialect>();
             }
             #[test]
             fn huge_sse_line() {
-                super::huge_sse_line::<$shell>();
+                super::huge_sse_line::<$shell, $dialect>();
             }
             #[test]
             fn history_of_50k() {
-                super::history_of_50k::<$shell>();
+                super::history_of_50k::<$shell, $dialect>();
             }
 
             /// Every thread and socket of the process comes back after `shutdown()`, for the
@@ -1011,18 +1081,20 @@ macro_rules! suite {
             #[test]
             fn released_after_shutdown() {
                 alone(&[
-                    super::reset_before_head::<$shell>,
-                    super::reset_mid_answer::<$shell>,
-                    super::drip_past_idle_timeout::<$shell>,
-                    super::answer_larger_than_limit::<$shell>,
-                    super::no_answer_at_all::<$shell>,
-                    super::huge_sse_line::<$shell>,
-                    super::redirect_307::<$shell>,
+                    super::reset_before_head::<$shell, $dialect>,
+                    super::reset_mid_answer::<$shell, $dialect>,
+                    super::drip_past_idle_timeout::<$shell, $dialect>,
+                    super::answer_larger_than_limit::<$shell, $dialect>,
+                    super::no_answer_at_all::<$shell, $dialect>,
+                    super::huge_sse_line::<$shell, $dialect>,
+                    super::redirect_307::<$shell, $dialect>,
                 ]);
             }
         }
     };
 }
 
-suite!(Tokio, tokio_shell);
-suite!(Blocking, blocking_shell);
+suite!(Tokio, RuntimeDialect, tokio_shell);
+suite!(Blocking, RuntimeDialect, blocking_shell);
+suite!(Tokio, AiSdkDialect, tokio_shell_ai_sdk);
+suite!(Blocking, AiSdkDialect, blocking_shell_ai_sdk);
