@@ -763,7 +763,7 @@ async fn wait_delta(events: &mut tokio::sync::broadcast::Receiver<Event>, text: 
 /// point 1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_answer_costs_a_snapshot_per_doubling() {
-    for dialect in [Dialect::Runtime] {
+    for dialect in Dialect::ALL {
         large_answer_in(dialect).await;
     }
 }

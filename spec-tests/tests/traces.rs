@@ -129,6 +129,39 @@ fn trace_environment_switch_mid_open() {
     assert_eq!(report.snapshot.environment_uid.as_deref(), Some(ENV2));
 }
 
+/// Issue 24, point 6, RU-1, RU-4: a turn recorded by `agent-chat --record` against
+/// `platform-sim`'s Agent speaking the runtime's dialect (`tool-call-*`, `textDelta`, no `start`)
+/// replays: the answer holds the lifecycle data, the reasoning, the tool call with its
+/// arguments and result, and the text; the run completed.
+#[test]
+fn trace_runtime_dialect_answer() {
+    let trace = read_trace("runtime-dialect-answer.jsonl");
+    assert!(trace.contains(r#"\"type\":\"tool-call-start\""#));
+    assert!(trace.contains(r#"\"textDelta\""#));
+    assert!(!trace.contains(r#"\"type\":\"start\""#));
+    let report = replay_file("runtime-dialect-answer.jsonl");
+    assert_eq!(report.snapshot.run_status, engine_core::RunStatus::Complete);
+    let answer = report.snapshot.thread.last().unwrap();
+    let Some(engine_core::message::Part::Tool(tool)) = answer
+        .parts
+        .iter()
+        .find(|p| matches!(p, engine_core::message::Part::Tool(_)))
+    else {
+        panic!("no tool part: {answer:?}");
+    };
+    assert_eq!(tool.tool_name, "count_words");
+    assert_eq!(tool.state, engine_core::message::ToolState::OutputAvailable);
+    let text: String = answer
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            engine_core::message::Part::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "You said: What is in the notes?");
+}
+
 /// The complete example in `TRACES.md` is `traces/requested-session-unavailable.jsonl`, verbatim.
 #[test]
 fn traces_md_example_is_a_trace_of_the_suite() {

@@ -866,6 +866,9 @@ mod tests {
             r#"{"type":"text-delta","id":"t","delta":"","agent_id":" ag-1 "}"#,
             r#"{"type":"text-delta","id":"t","delta":"a","agent_id":7}"#,
             r#"{"type":"text-delta","id":"t","delta":"a","agent_id":null}"#,
+            // RU-4: the runtime's `textDelta`, which wins over `delta`.
+            r#"{"type":"text-delta","id":"text-0","textDelta":"Hello "}"#,
+            r#"{"type":"text-delta","id":"t","textDelta":"a","delta":"b"}"#,
             r#" {"type":"text-delta","id":"t","delta":"\ud83d\ude80"} "#,
         ];
         for payload in hot {
@@ -911,6 +914,9 @@ mod tests {
             r#"{"type":"tool-input-delta","toolCallId":"c","inputTextDelta":"a","id":"t"}"#,
             r#"{"type":"text-start","id":"t"}"#,
             r#"{"type":"text-delta","id":"t","delta":"a"} x"#,
+            // `textDelta` belongs to text deltas only.
+            r#"{"type":"reasoning-delta","id":"r","delta":"a","textDelta":"b"}"#,
+            r#"{"type":"text-delta","id":"t","textDelta":1,"delta":"b"}"#,
             r#"["text-delta"]"#,
         ];
         for payload in general {
