@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import time
 from typing import Any, AsyncIterator, Callable, Mapping, Optional
 
@@ -35,8 +36,42 @@ from . import (
     Event,
     HttpIntent,
     Revisions,
+    OtherEvent,
     StorageIntent,
 )
+
+#: The shell's logger: a frame the engine skipped in an answer is logged here (issue 24).
+logger = logging.getLogger("agent_engine.shell")
+
+
+def log_event(event: Event) -> None:
+    """Logs what the shell logs of an event before handing it on, as the Rust shells do: a frame
+    the engine skipped in an answer (``frameSkipped``, the first of each type per answer) at
+    ``WARNING`` when it was invalid (a bad field, or not a frame), at ``DEBUG`` when its type is
+    unknown, with the session's uid and the frame's type; never the frame's content."""
+    if not isinstance(event, OtherEvent) or event.data.get("event") != "answer":
+        return
+    delta = event.data.get("delta") or {}
+    if delta.get("type") != "frameSkipped":
+        return
+    frame_type = delta.get("frameType") or "(not a frame)"
+    reason = delta.get("reason") or {}
+    session_uid = event.data.get("session_uid")
+    if reason.get("kind") == "unknownType":
+        logger.debug(
+            "answer frame of an unknown type skipped: session_uid=%s frame_type=%s",
+            session_uid,
+            frame_type,
+        )
+        return
+    why = (
+        f"invalid field {reason.get('field')}"
+        if reason.get("kind") == "invalidField"
+        else "not a frame"
+    )
+    logger.warning(
+        "answer frame skipped: session_uid=%s frame_type=%s why=%s", session_uid, frame_type, why
+    )
 
 __all__ = ["MemoryStorage", "Shell"]
 
@@ -244,6 +279,7 @@ class Shell:
         """A body piece, in the one call that also takes its events: a piece read from a fast
         stream holds many deltas, and they come merged (``Engine.feed_body_chunks``)."""
         for event in self.engine.feed_body_chunks(id, chunk, self._now()):
+            log_event(event)
             self._events.put_nowait(event)
 
     def _drain(self) -> None:
@@ -258,6 +294,7 @@ class Shell:
             elif isinstance(intent, StorageIntent):
                 self._storage(intent.request)
         while (event := engine.poll_event()) is not None:
+            log_event(event)
             self._events.put_nowait(event)
         self._changed.set()
 

@@ -216,3 +216,30 @@ def test_a_poisoned_engine_stops_the_loop_and_the_host_is_told() -> None:
         await client.aclose()
 
     asyncio.run(run())
+
+
+def test_skipped_frames_are_logged_by_kind(caplog) -> None:
+    """Issue 24, point 5: the shell logs a frame the engine skipped with the session and the
+    frame's type, at WARNING when invalid (a bad field, not a frame), at DEBUG when unknown; other
+    events are not logged."""
+    import logging
+
+    from agent_engine.shell import log_event
+
+    def skipped(frame_type, reason):
+        delta = {"type": "frameSkipped", "reason": reason}
+        if frame_type is not None:
+            delta["frameType"] = frame_type
+        return OtherEvent({"event": "answer", "session_uid": "sess-1", "delta": delta})
+
+    with caplog.at_level(logging.DEBUG, logger="agent_engine.shell"):
+        log_event(skipped("x-future", {"kind": "unknownType"}))
+        log_event(skipped("text-delta", {"kind": "invalidField", "field": "id"}))
+        log_event(skipped(None, {"kind": "notAFrame"}))
+        log_event(OtherEvent({"event": "request_visible"}))
+    records = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert records == [
+        ("DEBUG", "answer frame of an unknown type skipped: session_uid=sess-1 frame_type=x-future"),
+        ("WARNING", "answer frame skipped: session_uid=sess-1 frame_type=text-delta why=invalid field id"),
+        ("WARNING", "answer frame skipped: session_uid=sess-1 frame_type=(not a frame) why=not a frame"),
+    ]
