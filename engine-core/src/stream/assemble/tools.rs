@@ -337,9 +337,16 @@ impl Assembler {
         split: SplitSurrogates,
         out: &mut Vec<StreamDelta>,
     ) {
-        match (self.runtime_call.clone(), args_text) {
-            (Some(call_id), Some(args)) => self.tool_input_delta(&call_id, &args, split, out),
-            _ => self.protocol_errors += 1,
+        // The id is lent out for the append and put back: no copy per delta.
+        match (self.runtime_call.take(), args_text) {
+            (Some(call_id), Some(args)) => {
+                self.tool_input_delta(&call_id, &args, split, out);
+                self.runtime_call = Some(call_id);
+            }
+            (call_id, _) => {
+                self.runtime_call = call_id;
+                self.protocol_errors += 1;
+            }
         }
     }
 
