@@ -14,6 +14,7 @@ mod machines;
 pub mod message;
 mod queue;
 mod queue_storage;
+mod ready;
 mod response;
 mod revision;
 mod rng;
@@ -43,6 +44,7 @@ pub use machines::selection::Origin;
 pub use queue::{
     Hold, HoldReason, QUEUE_LIMIT, QueueRow, QueueRowStatus, QueueTexts, QueuedMessage,
 };
+pub use ready::{NotReady, NotReadyCode, SendReadiness, Waiting};
 pub use response::{FailureKind, ResponseHead, TransportFailure};
 pub use revision::{Revisions, ThreadView};
 pub use snapshot::{

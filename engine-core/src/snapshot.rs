@@ -14,6 +14,7 @@ use crate::api::{RuntimeInteraction, RuntimePresence};
 use crate::input::SessionSummary;
 use crate::machines::selection::Origin;
 use crate::message::Message;
+use crate::ready::SendReadiness;
 
 /// `defaultSessionStatus` (OI-23).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -175,6 +176,9 @@ pub struct Snapshot {
     /// Composer admission: the session is ready and its decision admits (`can_submit`, confirmed
     /// by the Agent); for a launched session before its first send, readiness alone (RTA-25).
     pub composer_admission: bool,
+    /// Whether a message can be sent now, else what the engine waits for or why it cannot
+    /// (this engine's reading of the fields above, with the failing read's typed error).
+    pub send_readiness: SendReadiness,
     /// `runStatus` of the selected session.
     pub run_status: RunStatus,
     /// `runStatusDetail`: "Working on your request.", "Sending queued message 1 of 2", an error...

@@ -72,10 +72,45 @@ fn is_not_found(e: &ApiError) -> bool {
 
 pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
     let snapshot = platform_snapshot(engine);
-    if engine.view().inputs.source.is_some() {
+    let mut snapshot = if engine.view().inputs.source.is_some() {
         engine.local_view(snapshot)
     } else {
         snapshot
+    };
+    snapshot.send_readiness = crate::ready::of(&snapshot, failures(engine));
+    snapshot
+}
+
+/// The typed errors behind the snapshot's failure texts (`sendReadiness`'s causes).
+fn failures(engine: &Engine) -> crate::ready::Failures<'_> {
+    let crate::engine::View {
+        inputs,
+        env,
+        default,
+        hydration: hyd,
+        ..
+    } = engine.view();
+    if inputs.source.is_some() {
+        return crate::ready::Failures {
+            local: true,
+            ..Default::default()
+        };
+    }
+    let h = hyd.inner();
+    let session = match (&h.detail, &h.history) {
+        (Load::Failed(e), _) | (_, Load::Failed(e)) => Some(e),
+        _ => None,
+    };
+    crate::ready::Failures {
+        sessions: match env.state() {
+            EnvState::Failed { error } => Some(error),
+            _ => None,
+        },
+        default_session: inputs
+            .default_key()
+            .and_then(|k| default.inner().failure_error(&k)),
+        session,
+        local: false,
     }
 }
 
@@ -138,7 +173,7 @@ fn platform_snapshot(engine: &Engine) -> Snapshot {
 
     let h = hyd.inner();
     let latest_error = match env.state() {
-        EnvState::Failed { message } => Some(message.clone()),
+        EnvState::Failed { error } => Some(crate::machines::environment::message_of(error)),
         _ => delete_error.map(str::to_owned),
     };
     let readiness = readiness(
@@ -209,6 +244,7 @@ fn platform_snapshot(engine: &Engine) -> Snapshot {
         active_runtime_presence: decision.and_then(|d| d.presence.clone()),
         is_assistant_runtime_starting: decision.is_some_and(Decision::is_starting),
         composer_admission,
+        send_readiness: crate::ready::SendReadiness::Ready,
         environment_uid: inputs.environment_uid.clone(),
         is_visible: inputs.visible,
         current_session_id: selected.map(|s| s.0.to_owned()),

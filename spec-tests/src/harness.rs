@@ -285,6 +285,13 @@ impl Harness {
             self.events.push(event);
         }
         let now = self.engine.snapshot();
+        // Issue 25 point 3: `sendReadiness` is ready exactly when the composer admits.
+        assert_eq!(
+            now.send_readiness.is_ready(),
+            now.composer_admission,
+            "sendReadiness {:?} disagrees with composerAdmission",
+            now.send_readiness
+        );
         for d in snapshot_diff(&self.last, &now) {
             lines.push(format!("    = {d}"));
         }

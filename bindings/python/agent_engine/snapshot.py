@@ -51,6 +51,9 @@ class Snapshot(TypedDict):
     #: Composer admission: the session is ready and its decision admits (`can_submit`, confirmed
     #: by the Agent); for a launched session before its first send, readiness alone (RTA-25).
     composerAdmission: bool
+    #: Whether a message can be sent now, else what the engine waits for or why it cannot
+    #: (this engine's reading of the fields above, with the failing read's typed error).
+    sendReadiness: dict[str, Any]
     #: `runStatus` of the selected session.
     runStatus: str
     #: `runStatusDetail`: "Working on your request.", "Sending queued message 1 of 2", an error...

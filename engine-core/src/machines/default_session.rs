@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use statig::prelude::*;
 
 use super::Signal;
-use crate::api::parse_get_or_create_session;
+use crate::api::{ApiError, parse_get_or_create_session};
 use crate::input::SessionSummary;
 use crate::inputs::DefaultKey;
 use crate::intent::{ApiCall, GetOrCreateBody, RequestId};
@@ -19,8 +19,9 @@ pub(crate) struct DefaultSessionMachine {
     asked: BTreeSet<DefaultKey>,
     /// The session each combination's get-or-create returned.
     opened: BTreeMap<DefaultKey, String>,
-    /// The failure message of each combination's last get-or-create.
-    failed: BTreeMap<DefaultKey, String>,
+    /// The failure message of each combination's last get-or-create, and the failed call's
+    /// typed error when a call failed (`SendReadiness`'s cause).
+    failed: BTreeMap<DefaultKey, (String, Option<ApiError>)>,
 }
 
 pub(crate) enum DefaultEvent<'a> {
@@ -72,7 +73,8 @@ impl DefaultSessionMachine {
                 Handled
             }
             DefaultEvent::Failed { key, message } => {
-                self.failed.insert((*key).clone(), (*message).to_owned());
+                self.failed
+                    .insert((*key).clone(), ((*message).to_owned(), None));
                 Handled
             }
             DefaultEvent::Abandoned(key) => {
@@ -98,9 +100,9 @@ impl DefaultSessionMachine {
                 };
                 match context.send(Owner::DefaultSession, call) {
                     Ok(pending) => Transition(State::opening((*key).clone(), pending)),
-                    Err(_) => {
+                    Err(e) => {
                         let message = unavailable_of(context);
-                        self.failed.insert((*key).clone(), message);
+                        self.failed.insert((*key).clone(), (message, Some(e)));
                         Handled
                     }
                 }
@@ -199,7 +201,7 @@ impl DefaultSessionMachine {
                         let message = e.server_message().map(str::to_owned);
                         self.failed.insert(
                             key.clone(),
-                            message.unwrap_or_else(|| unavailable_of(context)),
+                            (message.unwrap_or_else(|| unavailable_of(context)), Some(e)),
                         );
                     }
                 }
@@ -261,7 +263,12 @@ impl DefaultSessionMachine {
 
     /// The failure of `key`'s last get-or-create.
     pub(crate) fn failure(&self, key: &DefaultKey) -> Option<&str> {
-        self.failed.get(key).map(String::as_str)
+        self.failed.get(key).map(|(message, _)| message.as_str())
+    }
+
+    /// The typed error of `key`'s last get-or-create, when a call failed.
+    pub(crate) fn failure_error(&self, key: &DefaultKey) -> Option<&ApiError> {
+        self.failed.get(key).and_then(|(_, e)| e.as_ref())
     }
 }
 

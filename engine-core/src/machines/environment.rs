@@ -113,7 +113,7 @@ impl Environment {
                     }
                     Err(e) => {
                         self.since_read = None;
-                        Transition(State::failed(message_of(&e)))
+                        Transition(State::failed(e))
                     }
                 }
             }
@@ -148,7 +148,7 @@ impl Environment {
                     }
                     Err(e) => {
                         self.since_read = None;
-                        Transition(State::failed(message_of(&e)))
+                        Transition(State::failed(e))
                     }
                 }
             }
@@ -170,13 +170,14 @@ impl Environment {
 
     /// The read failed (`latestSessionsError`).
     #[state(superstate = "scoped")]
-    fn failed(message: &String, event: &EnvEvent<'_>) -> Outcome<State> {
-        let _ = (message, event);
+    fn failed(error: &ApiError, event: &EnvEvent<'_>) -> Outcome<State> {
+        let _ = (error, event);
         Super
     }
 }
 
-fn message_of(e: &ApiError) -> String {
+/// `latestSessionsError`: the failed read's text.
+pub(crate) fn message_of(e: &ApiError) -> String {
     let m = e.to_string();
     if m.trim().is_empty() {
         "Latest agent sessions request failed.".to_owned()
