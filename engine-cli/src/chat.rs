@@ -262,8 +262,12 @@ pub async fn send_once(
             ExitCode::from(INTERRUPTED)
         }
         Some(Err(waiting)) => {
+            let at = target
+                .local_address()
+                .map(|a| format!(" at {a}"))
+                .unwrap_or_default();
             terminal::error_line(&format!(
-                "agent-chat: timed out waiting for the session ({waiting})"
+                "agent-chat: timed out after {timeout_s} s waiting for the session{at} ({waiting})"
             ));
             ExitCode::from(3)
         }

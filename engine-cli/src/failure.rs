@@ -19,11 +19,17 @@ use url::Url;
 pub fn platform_url(text: &str) -> Result<Url, String> {
     let trimmed = text.trim();
     let url = Url::parse(trimmed).map_err(|e| {
-        format!("--platform {trimmed:?} is not a URL ({e}); write it as https://platform.example")
+        format!(
+            "--platform {trimmed:?} is not a URL ({e}); write it as {}",
+            with_scheme(trimmed).unwrap_or_else(|| "https://platform.example".into())
+        )
     })?;
     if !matches!(url.scheme(), "http" | "https") {
+        let hint = with_scheme(trimmed)
+            .map(|s| format!(" (write it as {s})"))
+            .unwrap_or_default();
         return Err(format!(
-            "--platform {trimmed:?} must start with http:// or https://, not {}://",
+            "--platform {trimmed:?} must start with http:// or https://, not {}://{hint}",
             url.scheme()
         ));
     }
@@ -42,6 +48,25 @@ pub fn platform_url(text: &str) -> Result<Url, String> {
         ));
     }
     Ok(url)
+}
+
+/// The address the person meant when they left out the scheme (`127.0.0.1:8080`,
+/// `localhost:8080`, `platform.example`): `http://` for a loopback host, else `https://`;
+/// `None` for anything else (a path, an address with a scheme, something that is no host).
+pub fn with_scheme(text: &str) -> Option<String> {
+    if text.contains("://") || text.starts_with('/') || text.is_empty() {
+        return None;
+    }
+    let https = Url::parse(&format!("https://{text}")).ok()?;
+    let host = https.host_str()?;
+    let loopback = host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    Some(format!(
+        "{}://{text}",
+        if loopback { "http" } else { "https" }
+    ))
 }
 
 /// Why the platform cannot be used.
@@ -344,8 +369,7 @@ impl Preflight<'_> {
         let bytes = response.bytes().await.unwrap_or_default();
         let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| {
             let text = String::from_utf8_lossy(&bytes);
-            let text = crate::text::one_line(text.trim());
-            serde_json::Value::String(text.chars().take(200).collect())
+            serde_json::Value::String(text_body(&text))
         });
         Ok((status, body))
     }
@@ -452,6 +476,30 @@ fn message_of(body: &serde_json::Value) -> String {
     crate::text::one_line(text.trim())
 }
 
+/// What a body that is not JSON says, in a few words: an HTML page by its title (never its
+/// markup), other text cut at 200 characters.
+fn text_body(text: &str) -> String {
+    let text = text.trim();
+    if !text.starts_with('<') {
+        return crate::text::one_line(text).chars().take(200).collect();
+    }
+    let lower = text.to_ascii_lowercase();
+    let title = lower
+        .find("<title")
+        .and_then(|at| Some(at + lower.get(at..)?.find('>')? + 1))
+        .and_then(|start| Some((start, start + lower.get(start..)?.find("</title")?)))
+        .and_then(|(start, end)| text.get(start..end))
+        .map(|t| crate::text::one_line(t.trim()))
+        .filter(|t| !t.is_empty());
+    match title {
+        Some(title) => format!(
+            "an HTML page titled {:?}",
+            title.chars().take(100).collect::<String>()
+        ),
+        None => "an HTML page".into(),
+    }
+}
+
 /// The rows of a P1 answer: an array, or a page's `results`.
 fn rows(body: &serde_json::Value) -> Option<&Vec<serde_json::Value>> {
     body.as_array()
@@ -513,6 +561,44 @@ mod tests {
             session_not_opened("Agent not found."),
             "The platform did not open the Agent's session: Agent not found."
         );
+    }
+
+    /// Issue 25, point 5: a scheme left out is suggested back with the person's own address.
+    #[test]
+    fn a_missing_scheme_is_suggested_back() {
+        assert_eq!(
+            platform_url("127.0.0.1:8080").unwrap_err(),
+            "--platform \"127.0.0.1:8080\" is not a URL (relative URL without a base); write it as http://127.0.0.1:8080"
+        );
+        assert_eq!(
+            platform_url("localhost:8080").unwrap_err(),
+            "--platform \"localhost:8080\" must start with http:// or https://, not localhost:// (write it as http://localhost:8080)"
+        );
+        assert_eq!(
+            with_scheme("platform.example").as_deref(),
+            Some("https://platform.example")
+        );
+        for none in ["/api", "http://x", "", "a b"] {
+            assert_eq!(with_scheme(none), None, "{none}");
+        }
+        // What is suggested is taken.
+        for given in ["127.0.0.1:8080", "localhost:8080", "platform.example"] {
+            assert!(
+                platform_url(&with_scheme(given).unwrap()).is_ok(),
+                "{given}"
+            );
+        }
+    }
+
+    /// Issue 25, point 5: a server that is not the platform is described, not quoted whole.
+    #[test]
+    fn an_html_page_is_named_by_its_title() {
+        let page = "<!DOCTYPE html>\n<html><head><TITLE>404 Not Found</TITLE><style>body{}</style></head><body>".to_owned()
+            + &"x".repeat(5000);
+        assert_eq!(text_body(&page), "an HTML page titled \"404 Not Found\"");
+        assert_eq!(text_body("<html><body>no title"), "an HTML page");
+        assert_eq!(text_body("  plain words  "), "plain words");
+        assert_eq!(text_body(&"y".repeat(300)).chars().count(), 200);
     }
 
     #[test]

@@ -85,7 +85,12 @@ async fn main() -> ExitCode {
     if let Err(cause) = checked {
         terminal::error_line(&format!("agent-chat: {cause}"));
         target.stop().await;
-        return ExitCode::from(1);
+        // The documented statuses: 3 timed out, 1 failed or refused.
+        let timed_out = matches!(cause, failure::Cause::TimedOut { .. });
+        return ExitCode::from(if timed_out { 3 } else { 1 });
+    }
+    if let Some(line) = target.local_not_listening(args.timeout).await {
+        terminal::error_line(&format!("agent-chat: {line}"));
     }
     let code = match &args.command {
         Some(Action::Send { text }) => {

@@ -38,7 +38,24 @@ impl Target {
                      not a path: {url:?}"
                 ));
             }
-            let source = engine_core::LocalSource::new(url, name).map_err(|e| e.to_string())?;
+            // The engine's own refusal suggests a same-origin path too, which a terminal
+            // cannot use: say what this command takes, with the person's address.
+            let source = engine_core::LocalSource::new(url, name).map_err(|e| match e {
+                engine_core::SourceError::BaseUrl(_) => {
+                    // Only an address the next run takes is suggested.
+                    let suggested = crate::failure::with_scheme(url.trim())
+                        .filter(|s| engine_core::LocalSource::new(s, name).is_ok());
+                    match suggested {
+                        Some(suggested) => format!(
+                            "--local {url:?} needs its scheme: write it as {suggested}"
+                        ),
+                        None => format!(
+                            "--local needs the runtime's own loopback address, such as http://127.0.0.1:8787, not {url:?}"
+                        ),
+                    }
+                }
+                other => other.to_string(),
+            })?;
             return Ok(Target {
                 // The engine's platform base: the runtime's own address (nothing is sent to a
                 // platform with a local source).
@@ -135,6 +152,31 @@ impl Target {
         }
         .run()
         .await
+    }
+
+    /// For a local runtime that nothing listens for: the line to say so at once (the engine
+    /// looks for the runtime again every 5 s and `send` waits for it up to `--timeout`, so it
+    /// is a notice, not a failure). `None` when something answers, or for other targets.
+    pub async fn local_not_listening(&self, wait_s: u64) -> Option<String> {
+        let source = self.local.as_ref()?;
+        let url = url::Url::parse(source.base_url()).ok()?;
+        let at = format!("{}:{}", url.host_str()?, url.port_or_known_default()?);
+        let probe = tokio::net::TcpStream::connect(at.as_str());
+        let refused = matches!(
+            tokio::time::timeout(std::time::Duration::from_secs(2), probe).await,
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused
+        );
+        refused.then(|| {
+            format!(
+                "Nothing is listening at {at} (connection refused): waiting up to {wait_s} s for {} to start (--timeout; Ctrl-C stops).",
+                self.agent
+            )
+        })
+    }
+
+    /// The local runtime's address, when it is the target.
+    pub fn local_address(&self) -> Option<&str> {
+        self.local.as_ref().map(|s| s.base_url())
     }
 
     /// Whether the embedded simulator is the target.

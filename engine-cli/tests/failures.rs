@@ -751,3 +751,136 @@ async fn a_build_without_tls_says_so_for_an_https_platform() {
         )
     );
 }
+
+/// Issue 25, point 5: `--local` with nothing listening says so at once, naming the address
+/// and the refusal, then waits (the runtime may be starting) and, timed out, names the
+/// address again; exit 3.
+#[test]
+fn a_local_runtime_not_listening_is_named_at_once() {
+    let url = closed_port_url();
+    let at = url.trim_start_matches("http://").to_owned();
+    let out = agent_chat()
+        .args(["--local", &url, "--timeout", "1", "send", "hi"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "agent-chat: Nothing is listening at {at} (connection refused): waiting up to 1 s for Local Agent to start (--timeout; Ctrl-C stops)."
+        )
+    );
+    assert!(
+        lines[1].starts_with(&format!(
+            "agent-chat: timed out after 1 s waiting for the session at {url}"
+        )),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+/// Issue 25, point 5: an address without its scheme is bad usage whose hint is the person's
+/// own address with one, never a form the next run refuses (a same-origin path, or `https`
+/// for a local runtime).
+#[test]
+fn a_missing_scheme_is_suggested_back() {
+    let out = agent_chat()
+        .args(["--local", "127.0.0.1:8787", "send", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        only_line(&out),
+        "agent-chat: --local \"127.0.0.1:8787\" needs its scheme: write it as http://127.0.0.1:8787"
+    );
+    let out = agent_chat()
+        .args(["--local", "example.com:8787", "send", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let line = only_line(&out);
+    assert!(
+        !line.contains("/__agent__") && !line.contains("https://"),
+        "{line}"
+    );
+    let out = against("localhost:8080", "e", "a", "t", &["send", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(only_line(&out).ends_with("(write it as http://localhost:8080)"));
+}
+
+/// A loopback server that answers every request with `response` (raw HTTP/1.1), or never
+/// answers when it is `None`; it lives as long as the test process.
+fn raw_server(response: Option<&'static str>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            match response {
+                Some(r) => {
+                    let _ = stream.write_all(r.as_bytes());
+                }
+                None => held.push(stream),
+            }
+        }
+    });
+    url
+}
+
+/// Issue 25, point 5: a platform that does not answer in time is a time out (exit 3, as
+/// documented), not a failure (1).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_platform_that_never_answers_times_out_with_3() {
+    let url = raw_server(None);
+    let mut cmd = agent_chat();
+    cmd.env("AGENT_CHAT_TOKEN", "t").args([
+        "--platform",
+        &url,
+        "--environment",
+        "env-demo",
+        "--agent",
+        "agent-demo",
+        "--user",
+        "user-demo",
+        "--timeout",
+        "1",
+        "send",
+        "hi",
+    ]);
+    let out = run(cmd, None).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(
+        only_line(&out).contains("did not answer within 1 s"),
+        "{out:?}"
+    );
+}
+
+/// Issue 25, point 5: a server that is not the platform is described by its page's title,
+/// never quoted whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_non_platform_html_page_is_not_quoted() {
+    let url = raw_server(Some(
+        "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 120\r\nConnection: close\r\n\r\n<!DOCTYPE html><html><head><title>Welcome to nginx</title></head><body><h1>Not Found</h1><p>nginx</p></body></html>     ",
+    ));
+    let out = run(
+        against(&url, "env-demo", "agent-demo", "t", &["send", "hi"]),
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let line = only_line(&out);
+    assert!(
+        line.contains("not as the platform's API (HTTP 404 to /api/v1/agent-sessions/: an HTML page titled \"Welcome to nginx\")"),
+        "{line}"
+    );
+    assert!(!line.contains('<'), "{line}");
+}

@@ -140,8 +140,15 @@ async fn main() -> ExitCode {
         );
     }
     if let Some(agent) = config.agents.first() {
+        // A line to paste as it is: the token goes in agent-chat's variable (never on its
+        // command line); a chosen token is named by its variable, not echoed.
+        let token = if custom_token.is_some() {
+            format!("\"${TOKEN_ENV}\"")
+        } else {
+            DEFAULT_PLATFORM_TOKEN.to_owned()
+        };
         println!(
-            "chat with it: cargo run -p engine-cli --bin agent-chat -- --platform {} --token-file FILE --environment {} --agent {} --user {}  (FILE holding the platform token)",
+            "chat with it: AGENT_CHAT_TOKEN={token} cargo run -p engine-cli --bin agent-chat -- --platform {} --environment {} --agent {} --user {}",
             sim.url(),
             config.environment_uid,
             agent.uid,
