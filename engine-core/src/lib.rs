@@ -56,8 +56,8 @@ pub use source::{LocalSource, SourceError};
 pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};
 pub use time::{InstantClock, Time};
 
-/// The repository's README, whose Rust snippet ("Linking the core into your own loop") is
+/// `docs/own-loop.md`, whose Rust snippet ("Linking the core into your own loop") is
 /// compiled and run with the crate's doc tests, so it cannot drift from the API.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct RootReadme;
+#[doc = include_str!("../../docs/own-loop.md")]
+pub struct OwnLoopGuide;
