@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::api::ApiError;
+use crate::api::{ApiError, InteractionState};
 use crate::snapshot::{DefaultSessionStatus, ReadinessStatus, Snapshot};
 
 /// `sendReadiness`: can the person send a message to the selected session now?
@@ -212,6 +212,13 @@ pub(crate) fn of(s: &Snapshot, failures: Failures<'_>) -> SendReadiness {
             None,
         );
     }
+    // A local runtime that does not pass its checks is the cause whatever the conversation
+    // (the engine looks for it again every 5 s).
+    if failures.local
+        && let Some(refused) = runtime_refusal(s)
+    {
+        return SendReadiness::Blocked(refused);
+    }
     match s.default_session_status {
         DefaultSessionStatus::Missing => {
             return blocked(
@@ -269,6 +276,12 @@ pub(crate) fn of(s: &Snapshot, failures: Failures<'_>) -> SendReadiness {
                 waiting_for: Waiting::Sessions,
             };
         }
+        // A local runtime always shows a conversation: its own default, or the one kept.
+        _ if failures.local => {
+            return SendReadiness::Waiting {
+                waiting_for: Waiting::Session,
+            };
+        }
         _ => {
             if let Some(e) = &s.latest_sessions_error {
                 return blocked(C::SessionsFailed, e.clone(), failures.sessions);
@@ -294,21 +307,30 @@ pub(crate) fn of(s: &Snapshot, failures: Failures<'_>) -> SendReadiness {
                 },
             }
         }
-        Some(i) if !i.can_submit => {
-            let message = i
-                .notice
-                .as_ref()
-                .map(|n| n.message.clone())
-                .unwrap_or_else(|| "The Agent cannot take a new message right now.".into());
-            SendReadiness::Blocked(NotReady {
-                code: C::RuntimeUnavailable,
-                message,
-                failure: None,
-                notice_code: i.notice.as_ref().map(|n| n.code.clone()),
-            })
-        }
-        _ => SendReadiness::Waiting {
-            waiting_for: Waiting::RuntimeAccess,
+        _ => match runtime_refusal(s) {
+            Some(refused) => SendReadiness::Blocked(refused),
+            None => SendReadiness::Waiting {
+                waiting_for: Waiting::RuntimeAccess,
+            },
         },
     }
+}
+
+/// The runtime's refusal: a decision that does not admit and is not still being checked.
+fn runtime_refusal(s: &Snapshot) -> Option<NotReady> {
+    let i = s.active_runtime_interaction.as_ref()?;
+    if i.can_submit || i.state == InteractionState::Checking {
+        return None;
+    }
+    let message = i
+        .notice
+        .as_ref()
+        .map(|n| n.message.clone())
+        .unwrap_or_else(|| "The Agent cannot take a new message right now.".into());
+    Some(NotReady {
+        code: NotReadyCode::RuntimeUnavailable,
+        message,
+        failure: None,
+        notice_code: i.notice.as_ref().map(|n| n.code.clone()),
+    })
 }

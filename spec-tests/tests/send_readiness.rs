@@ -241,3 +241,29 @@ fn a_waking_runtime_is_waited_for() {
         }
     ));
 }
+
+/// Issue 25 point 3, ADR 099: a local runtime needs no Environment and always shows a
+/// conversation: while its checks and its conversation load the engine waits (never
+/// `no_session`); a runtime that does not answer its checks is the cause, with the local
+/// notice's code; once the transcript loads, ready.
+#[test]
+fn a_local_runtime_waits_then_names_its_refusal() {
+    use engine_core::api::local::LocalRoute;
+    use spec_tests::local;
+    let h = local::local();
+    assert!(
+        matches!(readiness(&h), SendReadiness::Waiting { .. }),
+        "{:?}",
+        readiness(&h)
+    );
+    let mut h = local::local();
+    local::stored(&mut h, local::KEY, Some("c-1"));
+    assert!(matches!(readiness(&h), SendReadiness::Waiting { .. }));
+    let id = local::pending(&h, LocalRoute::Ready);
+    h.fail_with(id, "connection refused");
+    let cause = blocked(&h);
+    assert_eq!(cause.code, NotReadyCode::RuntimeUnavailable);
+    assert_eq!(cause.notice_code.as_deref(), Some("local_agent_unavailable"));
+    let h = local::talking("c-1");
+    assert_eq!(readiness(&h), SendReadiness::Ready);
+}
