@@ -142,9 +142,12 @@ typedef struct AeReadiness {
   // Blocked: the cause's text to show (the engine's text for the failure); waiting: a short
   // status line ("Loading the sessions..."); ready: empty.
   struct AeStr message;
-  // Blocked by a platform read the server refused: its HTTP status (401, 404, ...); else 0
-  // (a transport failure has none: `code` and `message` name it).
+  // Blocked by a platform read the server refused: its HTTP status (401, 404, ...); else 0.
   uint16_t status;
+  // Blocked by a failing platform read: that read's own text ("Session get-or-create failed.
+  // Status: HTTP 401. Server response: Invalid token.", or the transport's message such as
+  // "Connection refused"); else empty.
+  struct AeStr failure;
 } AeReadiness;
 
 #ifdef __cplusplus
@@ -317,10 +320,10 @@ int32_t ae_revisions(struct AeEngine *engine, struct AeRevisions *out);
 int32_t ae_trace(struct AeEngine *engine, struct AeBuf *out);
 
 // Whether a message can be sent now, into `*out` (always [`AE_OK`] on success): ready,
-// waiting (for what) or blocked (the cause's code, its text and, when a platform read was
-// refused, the HTTP status). The snapshot's `sendReadiness` with no JSON to read; a second
-// call before the engine changed costs no more than a comparison. The views last until
-// the next `ae_send_readiness` or [`ae_send_readiness_json`].
+// waiting (for what) or blocked (the cause's code and text, the failing read's own text and,
+// when the server refused it, its HTTP status). The snapshot's `sendReadiness` with no JSON to
+// read; a second call before the engine changed costs no more than a comparison. The views
+// last until the next `ae_send_readiness` or [`ae_send_readiness_json`].
 //
 // # Safety
 // `engine` is an engine of this library; `out` is null or writable.

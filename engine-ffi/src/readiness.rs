@@ -28,9 +28,12 @@ pub struct AeReadiness {
     /// Blocked: the cause's text to show (the engine's text for the failure); waiting: a short
     /// status line ("Loading the sessions..."); ready: empty.
     pub message: AeStr,
-    /// Blocked by a platform read the server refused: its HTTP status (401, 404, ...); else 0
-    /// (a transport failure has none: `code` and `message` name it).
+    /// Blocked by a platform read the server refused: its HTTP status (401, 404, ...); else 0.
     pub status: u16,
+    /// Blocked by a failing platform read: that read's own text ("Session get-or-create failed.
+    /// Status: HTTP 401. Server response: Invalid token.", or the transport's message such as
+    /// "Connection refused"); else empty.
+    pub failure: AeStr,
 }
 
 /// `sendReadiness` as [`ae_send_readiness`] last read it.
@@ -40,14 +43,16 @@ pub(crate) struct Readiness {
     value: SendReadiness,
     /// A waiting engine's `waitingFor` (its serde name).
     waiting_for: String,
+    /// A blocked engine's failing read, as text.
+    failure: String,
     json: Vec<u8>,
 }
 
 /// Whether a message can be sent now, into `*out` (always [`AE_OK`] on success): ready,
-/// waiting (for what) or blocked (the cause's code, its text and, when a platform read was
-/// refused, the HTTP status). The snapshot's `sendReadiness` with no JSON to read; a second
-/// call before the engine changed costs no more than a comparison. The views last until
-/// the next `ae_send_readiness` or [`ae_send_readiness_json`].
+/// waiting (for what) or blocked (the cause's code and text, the failing read's own text and,
+/// when the server refused it, its HTTP status). The snapshot's `sendReadiness` with no JSON to
+/// read; a second call before the engine changed costs no more than a comparison. The views
+/// last until the next `ae_send_readiness` or [`ae_send_readiness_json`].
 ///
 /// # Safety
 /// `engine` is an engine of this library; `out` is null or writable.
@@ -62,24 +67,28 @@ pub unsafe extern "C" fn ae_send_readiness(engine: *mut AeEngine, out: *mut AeRe
                 code: view(&[]),
                 message: view(&[]),
                 status: 0,
+                failure: view(&[]),
             },
             SendReadiness::Waiting { waiting_for } => AeReadiness {
                 state: AE_SEND_WAITING,
                 code: view(r.waiting_for.as_bytes()),
                 message: view(waiting_for.text().as_bytes()),
                 status: 0,
+                failure: view(&[]),
             },
             SendReadiness::Blocked(cause) => AeReadiness {
                 state: AE_SEND_BLOCKED,
                 code: view(cause.code.as_str().as_bytes()),
                 message: view(cause.message.as_bytes()),
                 status: cause.status().unwrap_or(0),
+                failure: view(r.failure.as_bytes()),
             },
             _ => AeReadiness {
                 state: AE_SEND_WAITING,
                 code: view(r.waiting_for.as_bytes()),
                 message: view(&[]),
                 status: 0,
+                failure: view(&[]),
             },
         };
         Ok(AE_OK)
@@ -118,11 +127,18 @@ impl AeEngine {
                         .unwrap_or_default(),
                     _ => String::new(),
                 };
+                let failure = match &value {
+                    SendReadiness::Blocked(cause) => {
+                        cause.failure.as_ref().map(ToString::to_string)
+                    }
+                    _ => None,
+                };
                 Readiness {
                     seen: now,
                     json: to_json(&value)?,
                     value,
                     waiting_for,
+                    failure: failure.unwrap_or_default(),
                 }
             }
         };

@@ -84,9 +84,21 @@ impl Engine {
 
     /// `ae_send_readiness`: (state, code, message, status).
     fn readiness(&self) -> (u32, String, String, u16) {
+        let (state, code, message, status, _) = self.readiness_with_failure();
+        (state, code, message, status)
+    }
+
+    /// `ae_send_readiness`: (state, code, message, status, failure).
+    fn readiness_with_failure(&self) -> (u32, String, String, u16, String) {
         let mut r = unsafe { std::mem::zeroed::<AeReadiness>() };
         assert_eq!(unsafe { ae_send_readiness(self.0, &mut r) }, AE_OK);
-        (r.state, text(r.code), text(r.message), r.status)
+        (
+            r.state,
+            text(r.code),
+            text(r.message),
+            r.status,
+            text(r.failure),
+        )
     }
 
     fn readiness_json(&self) -> Value {
@@ -146,6 +158,7 @@ fn missing_inputs_are_named_then_the_engine_waits() {
         "The chat is not visible: give the engine Input::IsVisible(true)."
     );
     assert_eq!(status, 0);
+    assert_eq!(e.readiness_with_failure().4, "", "no read failed");
     assert_eq!(e.readiness_json()["code"], "not_visible");
 
     let e = Engine::visible_in_env();
@@ -169,10 +182,14 @@ fn a_refused_list_is_the_cause_with_its_status() {
     let e = Engine::visible_in_env();
     let id = e.list_request();
     e.reply(id, 401, json!({"detail": "Invalid token."}));
-    let (state, code, message, status) = e.readiness();
+    let (state, code, message, status, failure) = e.readiness_with_failure();
     assert_eq!(state, AE_SEND_BLOCKED);
     assert_eq!(code, "sessions_failed");
     assert_eq!(status, 401);
+    assert_eq!(
+        failure,
+        "Latest agent sessions request failed. Status: HTTP 401. Server response: Invalid token."
+    );
     let snapshot = e.snapshot();
     assert_eq!(
         message,
@@ -191,7 +208,7 @@ fn a_refused_list_is_the_cause_with_its_status() {
 }
 
 /// Issue 25 point 3: a transport failure is the cause too, with no HTTP status (0) and the
-/// transport's message in the JSON's failure.
+/// transport's message as the failure (the view's and the JSON's).
 #[test]
 fn a_transport_failure_is_the_cause_without_a_status() {
     let e = Engine::visible_in_env();
@@ -201,11 +218,11 @@ fn a_transport_failure_is_the_cause_without_a_status() {
         unsafe { ae_handle_failure(e.0, id, failure.as_ptr(), failure.len(), 30) },
         AE_OK
     );
-    let (state, code, message, status) = e.readiness();
+    let (state, code, message, status, failure) = e.readiness_with_failure();
     assert_eq!(state, AE_SEND_BLOCKED, "{message}");
     assert_eq!(code, "sessions_failed");
     assert_eq!(status, 0);
-    assert!(message.contains("connection refused"), "{message}");
+    assert_eq!(failure, "connection refused");
     let json = e.readiness_json();
     assert_eq!(json["failure"]["kind"], "transport");
     assert_eq!(json["failure"]["message"], "connection refused");

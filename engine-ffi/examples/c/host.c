@@ -5,9 +5,10 @@
  * The loop is the drive contract: after every ae_handle_* call, drain ae_poll_intent and
  * ae_poll_event until they answer AE_NONE, then read ae_poll_timeout.
  *
- * Build (from the workspace root, after `cargo build -p engine-ffi`):
+ * Build (from the workspace root, after `cargo build -p engine-ffi`; the binary goes under
+ * target/, out of the source tree):
  *   cc -Wall -Wextra -Iengine-ffi/include engine-ffi/examples/c/host.c \
- *      target/debug/libagent_engine.a -lpthread -ldl -lm -o host && ./host
+ *      target/debug/libagent_engine.a -lpthread -ldl -lm -o target/host && target/host
  *
  * It prints the streamed answer, then "run: complete", and exits 0; on any error it prints the
  * library's message and exits 1. `./host errors` instead checks that every entry point refuses
