@@ -11,8 +11,8 @@
  *      target/debug/libagent_engine.a -lpthread -ldl -lm -o target/host && target/host
  *
  * It prints the streamed answer, then "run: complete", and exits 0; on any error it prints the
- * library's message and exits 1. `./host errors` instead checks that every entry point refuses
- * null and malformed arguments with an error code.
+ * library's message and exits 1. `target/host errors` instead checks that every entry point
+ * refuses null and malformed arguments with an error code.
  */
 #include "agent_engine.h"
 
