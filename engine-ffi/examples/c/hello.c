@@ -260,19 +260,22 @@ static void start(const AeIntentView *iv) {
     r->id = iv->id;
     r->fd = -1;
     /* http://HOST[:PORT]/PATH?QUERY */
-    char url[2048];
+    char url[2048], host[256], port[16] = "80";
     snprintf(url, sizeof url, "%.*s", (int)iv->url.len, (const char *)iv->url.ptr);
-    char *host = url + strlen("http://"), *path = strchr(host, '/');
-    char authority[256];
-    snprintf(authority, sizeof authority, "%.*s", path ? (int)(path - host) : (int)strlen(host), host);
-    char *colon = strchr(authority, ':');
+    if (strncmp(url, "http://", 7) != 0) {
+        fail(r, "only plain http is supported here");
+        return;
+    }
+    const char *authority = url + 7, *path = authority + strcspn(authority, "/");
+    snprintf(host, sizeof host, "%.*s", (int)(path - authority), authority);
+    char *colon = strchr(host, ':');
     if (colon) {
+        snprintf(port, sizeof port, "%s", colon + 1);
         *colon = 0;
     }
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-    if (strncmp(url, "http://", 7) != 0 ||
-        getaddrinfo(authority, colon ? colon + 1 : "80", &hints, &ai) != 0) {
-        fail(r, "only plain http to a known host is supported");
+    if (getaddrinfo(host, port, &hints, &ai) != 0) {
+        fail(r, "the host is unknown");
         return;
     }
     r->fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
@@ -284,14 +287,12 @@ static void start(const AeIntentView *iv) {
     }
     int one = 1;
     setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (colon) {
-        *colon = ':';
-    }
     char head[8192];
     int n = snprintf(head, sizeof head,
-                     "%.*s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nContent-Length: %zu\r\n",
-                     (int)iv->method.len, (const char *)iv->method.ptr, path ? path : "/",
-                     authority, iv->body.len);
+                     "%.*s %s HTTP/1.1\r\nHost: %.*s\r\nConnection: close\r\n"
+                     "Content-Length: %zu\r\n",
+                     (int)iv->method.len, (const char *)iv->method.ptr, *path ? path : "/",
+                     (int)(path - authority), authority, iv->body.len);
     for (size_t h = 0; h < iv->header_count && (size_t)n < sizeof head; h++) {
         AeStr name, value; /* the Authorization value is the token: sent, never printed */
         check(ae_intent_header(engine, h, &name, &value), "ae_intent_header");
