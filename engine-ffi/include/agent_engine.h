@@ -58,6 +58,16 @@
 // [`AeEventView::kind`]: raw input appended to the answer's tool call `index`.
 #define AE_EVENT_TOOL_INPUT_DELTA 3
 
+// [`AeReadiness::state`]: a message can be sent now.
+#define AE_SEND_READY 0
+
+// [`AeReadiness::state`]: not yet; the engine is getting there by itself (keep driving it).
+#define AE_SEND_WAITING 1
+
+// [`AeReadiness::state`]: not without something changing (a failure, or an input the host
+// has not given); `code`, `message` and `status` say why.
+#define AE_SEND_BLOCKED 2
+
 // One engine and what its last polls took.
 typedef struct AeEngine AeEngine;
 
@@ -119,6 +129,26 @@ typedef struct AeRevisions {
   // The streaming answer's content.
   uint64_t streaming;
 } AeRevisions;
+
+// Whether a message can be sent now ([`ae_send_readiness`]), as views: the snapshot's
+// `sendReadiness` without its JSON.
+typedef struct AeReadiness {
+  // `AE_SEND_READY`, `AE_SEND_WAITING` or `AE_SEND_BLOCKED`.
+  uint32_t state;
+  // Blocked: the cause's code (`sessions_failed`, `default_session_failed`, `not_visible`,
+  // ...); waiting: what the engine waits for (`sessions`, `default_session`, ...); ready:
+  // empty.
+  struct AeStr code;
+  // Blocked: the cause's text to show (the engine's text for the failure); waiting: a short
+  // status line ("Loading the sessions..."); ready: empty.
+  struct AeStr message;
+  // Blocked by a platform read the server refused: its HTTP status (401, 404, ...); else 0.
+  uint16_t status;
+  // Blocked by a failing platform read: that read's own text ("Session get-or-create failed.
+  // Status: HTTP 401. Server response: Invalid token.", or the transport's message such as
+  // "Connection refused"); else empty.
+  struct AeStr failure;
+} AeReadiness;
 
 #ifdef __cplusplus
 extern "C" {
@@ -288,6 +318,26 @@ int32_t ae_revisions(struct AeEngine *engine, struct AeRevisions *out);
 // # Safety
 // `engine` is an engine of this library; `out` is null or writable.
 int32_t ae_trace(struct AeEngine *engine, struct AeBuf *out);
+
+// Whether a message can be sent now, into `*out` (always [`AE_OK`] on success): ready,
+// waiting (for what) or blocked (the cause's code and text, the failing read's own text and,
+// when the server refused it, its HTTP status). The snapshot's `sendReadiness` with no JSON to
+// read; a second call before the engine changed costs no more than a comparison. The views
+// last until the next `ae_send_readiness` or [`ae_send_readiness_json`].
+//
+// # Safety
+// `engine` is an engine of this library; `out` is null or writable.
+int32_t ae_send_readiness(struct AeEngine *engine, struct AeReadiness *out);
+
+// The snapshot's `sendReadiness` as JSON, into `*out`: `{"state": "ready"}`, `{"state":
+// "waiting", "waitingFor": "sessions"}`, or `{"state": "blocked", "code": "sessions_failed",
+// "message": "...", "failure": {"kind": "http", "operation": "session_list", "status": 401,
+// "server_message": "..."}, "noticeCode": null}` (`failure` is the failing read: its
+// operation, status and the server's message, or `{"kind": "transport", "message": "..."}`).
+//
+// # Safety
+// `engine` is an engine of this library; `out` is null or writable.
+int32_t ae_send_readiness_json(struct AeEngine *engine, struct AeBuf *out);
 
 #ifdef __cplusplus
 }  // extern "C"

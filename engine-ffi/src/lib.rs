@@ -8,7 +8,8 @@
 //! microseconds on one monotonic line. After every `ae_handle_*` it drains
 //! [`ae_poll_intent`] and [`ae_poll_event`] until they answer [`AE_NONE`], then reads
 //! [`ae_poll_timeout`]. The snapshot is [`ae_snapshot`] (JSON), with [`ae_revisions`] saying which
-//! part changed since the last look.
+//! part changed since the last look; whether a message can be sent now, and if not why, is
+//! [`ae_send_readiness`] (no JSON to read).
 //!
 //! Inputs, intents and events use the JSON forms of the trace format (`spec-tests/TRACES.md`);
 //! bodies are bytes. JSON is made only where the host asks for it: an intent's method, address,
@@ -26,7 +27,8 @@
 //!   the library belongs to the caller, who frees it with [`ae_buf_free`] (once). An [`AeStr`]
 //!   is borrowed from the engine: the views of an intent (its method, address, body and
 //!   headers) stay valid until the next [`ae_poll_intent`], those of an event until the next
-//!   [`ae_poll_event`], and none outlives [`ae_engine_free`]. On [`AE_NONE`] a view struct is
+//!   [`ae_poll_event`], those of a readiness until the next [`ae_send_readiness`] or
+//!   [`ae_send_readiness_json`], and none outlives [`ae_engine_free`]. On [`AE_NONE`] a view struct is
 //!   zeroed. The engine is freed with [`ae_engine_free`].
 //! - **Errors.** [`ae_last_error`] keeps the last error of the thread until another one
 //!   replaces it (a success does not clear it, as `errno`). Its message never quotes the
@@ -41,6 +43,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use engine_core::{
     Engine, Event, Input, Intent, RequestId, ResponseHead, StreamDelta, Time, TransportFailure,
+};
+
+mod readiness;
+pub use readiness::{
+    AE_SEND_BLOCKED, AE_SEND_READY, AE_SEND_WAITING, AeReadiness, ae_send_readiness,
+    ae_send_readiness_json,
 };
 
 /// Success.
@@ -155,6 +163,8 @@ pub struct AeEngine {
     /// The current intent's address (made when it was polled).
     intent_url: String,
     event: Option<Event>,
+    /// The last `sendReadiness` read, with the revisions it was read at.
+    readiness: Option<readiness::Readiness>,
     poisoned: bool,
 }
 
@@ -316,6 +326,7 @@ pub unsafe extern "C" fn ae_engine_new(
             intent: None,
             intent_url: String::new(),
             event: None,
+            readiness: None,
             poisoned: false,
         });
         *out = Box::into_raw(boxed);

@@ -5,13 +5,14 @@
  * The loop is the drive contract: after every ae_handle_* call, drain ae_poll_intent and
  * ae_poll_event until they answer AE_NONE, then read ae_poll_timeout.
  *
- * Build (from the workspace root, after `cargo build -p engine-ffi`):
+ * Build (from the workspace root, after `cargo build -p engine-ffi`; the binary goes under
+ * target/, out of the source tree):
  *   cc -Wall -Wextra -Iengine-ffi/include engine-ffi/examples/c/host.c \
- *      target/debug/libagent_engine.a -lpthread -ldl -lm -o host && ./host
+ *      target/debug/libagent_engine.a -lpthread -ldl -lm -o target/host && target/host
  *
  * It prints the streamed answer, then "run: complete", and exits 0; on any error it prints the
- * library's message and exits 1. `./host errors` instead checks that every entry point refuses
- * null and malformed arguments with an error code.
+ * library's message and exits 1. `target/host errors` instead checks that every entry point
+ * refuses null and malformed arguments with an error code.
  */
 #include "agent_engine.h"
 
@@ -225,7 +226,9 @@ static int conversation(void) {
     int sent = 0;
     for (int round = 0; round < 100; round++) {
         size_t n = drain(e, todo, 32);
-        if (!sent && snapshot_has(e, "\"composerAdmission\":true")) {
+        AeReadiness ready;
+        check(ae_send_readiness(e, &ready), "ae_send_readiness");
+        if (!sent && ready.state == AE_SEND_READY) {
             input(e, "{\"input\":\"command\",\"value\":{\"command\":\"send_message\","
                      "\"text\":\"Hi from C\"}}");
             sent = 1;
@@ -269,6 +272,7 @@ static int errors(void) {
     AeEventView ev;
     AeStr s1, s2;
     AeRevisions rev;
+    AeReadiness ready;
     uint64_t at;
     const uint8_t junk[] = "{not json";
     EXPECT(ae_engine_new(NULL, 5, 0, &e), AE_ERR_NULL);
@@ -296,6 +300,8 @@ static int errors(void) {
     EXPECT(ae_intent_header(NULL, 0, &s1, &s2), AE_ERR_NULL);
     EXPECT(ae_event_json(NULL, &buf), AE_ERR_NULL);
     EXPECT(ae_trace(NULL, &buf), AE_ERR_NULL);
+    EXPECT(ae_send_readiness(NULL, &ready), AE_ERR_NULL);
+    EXPECT(ae_send_readiness_json(NULL, &buf), AE_ERR_NULL);
     EXPECT(ae_last_error(NULL), AE_ERR_NULL);
     ae_engine_free(NULL);
     ae_buf_free(buf);
@@ -327,6 +333,23 @@ static int errors(void) {
     EXPECT(ae_intent_json(e, NULL), AE_ERR_NULL);
     EXPECT(ae_event_json(e, NULL), AE_ERR_NULL);
     EXPECT(ae_trace(e, NULL), AE_ERR_NULL);
+    EXPECT(ae_send_readiness(e, NULL), AE_ERR_NULL);
+    EXPECT(ae_send_readiness_json(e, NULL), AE_ERR_NULL);
+    /* Not visible yet: blocked, and the cause is named (views and JSON). */
+    EXPECT(ae_send_readiness(e, &ready), AE_OK);
+    if (ready.state != AE_SEND_BLOCKED || ready.status != 0 ||
+        ready.code.len != strlen("not_visible") ||
+        memcmp(ready.code.ptr, "not_visible", ready.code.len) != 0) {
+        fprintf(stderr, "a new engine is not blocked as not_visible\n");
+        bad = 1;
+    }
+    EXPECT(ae_send_readiness_json(e, &buf), AE_OK);
+    if (!has(buf.ptr, buf.len, "\"state\":\"blocked\",\"code\":\"not_visible\"")) {
+        fprintf(stderr, "the readiness JSON: %.*s\n", (int)buf.len, (const char *)buf.ptr);
+        bad = 1;
+    }
+    ae_buf_free(buf);
+    buf = (AeBuf){0};
     EXPECT(ae_handle_response(e, 99, junk, sizeof junk - 1, 0), AE_ERR_JSON);
     EXPECT(ae_handle_response(e, 99, (const uint8_t *)"{\"status\":200,\"contentType\":null}",
                               33, 0),
