@@ -117,7 +117,7 @@ mod http;
 mod storage;
 
 use std::sync::Arc;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -334,13 +334,14 @@ impl Shell {
     }
 
     /// Blocks until a message can be sent ([`Snapshot::send_readiness`] is `Ready`) and returns
-    /// that snapshot, reading only snapshots that follow the inputs sent before the call. Returns the cause as soon as the engine is blocked, without waiting out
-    /// `timeout`: a refused or unanswered read (its [`NotReady::failure`] and
-    /// [`NotReady::status`]: a wrong token is `sessions_failed` or `default_session_failed`
-    /// with status 401), or something the host must give (`not_visible`, `no_environment`,
-    /// `no_session`, ...). After `timeout`, [`NotReadyCode::TimedOut`](engine_core::NotReadyCode::TimedOut)
-    /// naming what it still waited for ("Not ready after 30 s: Loading the sessions...");
-    /// when the driver has stopped, [`NotReadyCode::Closed`](engine_core::NotReadyCode::Closed).
+    /// that snapshot, reading only snapshots that follow the inputs sent before the call.
+    /// Returns the cause as soon as the engine is blocked, without waiting out `timeout`: a
+    /// refused or unanswered read (its [`NotReady::failure`] and [`NotReady::status`]: a wrong
+    /// token is `sessions_failed` or `default_session_failed` with status 401), or something
+    /// the host must give (`not_visible`, `no_environment`, `no_session`, ...). After
+    /// `timeout`, [`NotReadyCode::TimedOut`](engine_core::NotReadyCode::TimedOut) naming what
+    /// it still waited for ("Not ready after 30 s: Loading the sessions..."); when the driver
+    /// has stopped, [`NotReadyCode::Closed`](engine_core::NotReadyCode::Closed).
     pub fn wait_ready(&self, timeout: Duration) -> Result<Snapshot, NotReady> {
         // The inputs sent before this call are taken (and their snapshot published) first: the
         // snapshot at hand may be older than they are.
@@ -348,11 +349,17 @@ impl Shell {
         if self.driver.is_none() || self.to_driver.send(Msg::Sync(synced)).is_err() {
             return Err(ready::closed(Closed));
         }
-        if taken.recv().is_err() {
-            return Err(ready::closed(Closed));
+        let started = Instant::now();
+        match taken.recv_timeout(timeout) {
+            Ok(()) => {}
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(ready::timed_out(&self.snapshot(), timeout));
+            }
+            Err(RecvTimeoutError::Disconnected) => return Err(ready::closed(Closed)),
         }
+        let left = timeout.saturating_sub(started.elapsed());
         let settled = |s: &Snapshot| ready::settled(s).is_some();
-        let snapshot = match self.published.wait_for(settled, timeout) {
+        let snapshot = match self.published.wait_for(settled, left) {
             Some(snapshot) => snapshot,
             None if !self.published.running() => {
                 return Err(ready::closed(Closed));

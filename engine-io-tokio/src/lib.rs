@@ -337,27 +337,32 @@ impl Handle {
     }
 
     /// Waits until a message can be sent ([`Snapshot::send_readiness`] is `Ready`) and returns
-    /// that snapshot, reading only snapshots that follow the inputs sent before the call. Returns the cause as soon as the engine is blocked, without waiting out
-    /// `timeout`: a refused or unanswered read (its [`NotReady::failure`] and
-    /// [`NotReady::status`]: a wrong token is `sessions_failed` or `default_session_failed`
-    /// with status 401), or something the host must give (`not_visible`, `no_environment`,
-    /// `no_session`, ...). After `timeout`, [`NotReadyCode::TimedOut`](engine_core::NotReadyCode::TimedOut)
-    /// naming what it still waited for ("Not ready after 30 s: Loading the sessions...");
-    /// when the task has stopped, [`NotReadyCode::Closed`](engine_core::NotReadyCode::Closed).
+    /// that snapshot, reading only snapshots that follow the inputs sent before the call.
+    /// Returns the cause as soon as the engine is blocked, without waiting out `timeout`: a
+    /// refused or unanswered read (its [`NotReady::failure`] and [`NotReady::status`]: a wrong
+    /// token is `sessions_failed` or `default_session_failed` with status 401), or something
+    /// the host must give (`not_visible`, `no_environment`, `no_session`, ...). After
+    /// `timeout`, [`NotReadyCode::TimedOut`](engine_core::NotReadyCode::TimedOut) naming what
+    /// it still waited for ("Not ready after 30 s: Loading the sessions..."); when the task
+    /// has stopped, [`NotReadyCode::Closed`](engine_core::NotReadyCode::Closed).
     pub async fn wait_ready(&self, timeout: Duration) -> Result<Snapshot, NotReady> {
-        // The inputs sent before this call are taken (and their snapshot published) first: the
-        // snapshot at hand may be older than they are.
-        let (synced, taken) = tokio::sync::oneshot::channel();
-        let sent = self.host.send(driver::HostMessage::Sync(synced));
-        if sent.is_err() || taken.await.is_err() {
-            return Err(ready::closed(Closed));
-        }
-        let mut snapshots = self.snapshots.clone();
         let now = tokio::time::Instant::now();
         // A timeout too long to add is as good as a year.
         let deadline = now
             .checked_add(timeout)
             .unwrap_or_else(|| now + Duration::from_secs(365 * 86_400));
+        // The inputs sent before this call are taken (and their snapshot published) first: the
+        // snapshot at hand may be older than they are.
+        let (synced, taken) = tokio::sync::oneshot::channel();
+        if self.host.send(driver::HostMessage::Sync(synced)).is_err() {
+            return Err(ready::closed(Closed));
+        }
+        match tokio::time::timeout_at(deadline, taken).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return Err(ready::closed(Closed)),
+            Err(_) => return Err(ready::timed_out(&self.snapshots.borrow(), timeout)),
+        }
+        let mut snapshots = self.snapshots.clone();
         loop {
             {
                 let snapshot = snapshots.borrow_and_update();
