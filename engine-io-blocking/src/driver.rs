@@ -38,6 +38,8 @@ pub(crate) enum Msg {
     Failure(RequestId, TransportFailure),
     /// The recorded trace, when recording.
     Trace(std::sync::mpsc::Sender<Option<String>>),
+    /// Answered once every earlier message was taken and its snapshot published.
+    Sync(std::sync::mpsc::Sender<()>),
     /// Stop the driver.
     Shutdown,
 }
@@ -113,6 +115,11 @@ impl Published {
                     .unwrap_or_else(PoisonError::into_inner),
             };
         }
+    }
+
+    /// Whether the driver still runs.
+    pub(crate) fn running(&self) -> bool {
+        lock(&self.latest).running
     }
 
     /// A new receiver of every event published from now on.
@@ -363,6 +370,9 @@ impl Driver {
             }
             Msg::Trace(reply) => {
                 let _ = reply.send(self.engine.trace().map(str::to_owned));
+            }
+            Msg::Sync(reply) => {
+                let _ = reply.send(());
             }
             Msg::Shutdown => {}
         }

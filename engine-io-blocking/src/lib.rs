@@ -3,29 +3,56 @@
 //! [`Event`]s (edge). The host needs no async runtime (the shell's transport runs a small one of
 //! its own, out of sight), and may call it from any thread.
 //!
-//! ```no_run
+//! ```
 //! use std::time::Duration;
-//! use engine_core::{Command, Config, Input, Person, ReadinessStatus, Secret};
+//! use engine_core::stream::StreamDelta;
+//! use engine_core::{Command, Config, DefaultSession, Event, Input, Person, Secret};
 //! use engine_io_blocking::{Shell, ShellConfig};
 //!
-//! let shell = Shell::start(ShellConfig::new(Config::new("https://platform.example.test")?));
-//! let events = shell.events();
-//! shell.input(Input::Person(Person::new("user-1", Secret::new("token"))))?;
-//! shell.input(Input::EnvironmentUid(Some("env-1".into())))?;
+//! # let sim = platform_sim::BlockingSim::start(platform_sim::SimConfig::default())?;
+//! # let platform_url = sim.url();
+//! // The platform (here platform-sim's `http://127.0.0.1:PORT`), and the person the chat acts
+//! // for, with their token (platform-sim's demo values).
+//! let shell = Shell::start(ShellConfig::new(Config::new(&platform_url)?));
+//! let events = shell.events(); // subscribe before sending inputs
+//! shell.input(Input::Person(Person::new("user-demo", Secret::new("sim-platform-token"))))?;
+//! shell.input(Input::EnvironmentUid(Some("env-demo".into())))?;
+//! // The session to write to: this host's default session with the Agent.
+//! shell.input(Input::DefaultSession(Some(DefaultSession {
+//!     agent_uid: Some("agent-demo".into()),
+//!     handle_unique_id: "hello-host".into(),
+//!     name: "Hello".into(),
+//!     ..DefaultSession::default()
+//! })))?;
+//! shell.input(Input::ShowsDefaultSession(true))?;
 //! shell.input(Input::IsVisible(true))?;
-//! let ready = shell.wait_for(
-//!     |s| s.active_session_readiness.status == ReadinessStatus::Ready && s.composer_admission,
-//!     Duration::from_secs(30),
-//! );
-//! if ready.is_some() {
-//!     shell.command(Command::SendMessage { text: "Hello".into() })?;
+//! // Ready, or the cause at once (a wrong token: `sessions_failed` or
+//! // `default_session_failed`, status 401; a closed port: the transport's failure).
+//! shell.wait_ready(Duration::from_secs(30))?;
+//! shell.command(Command::SendMessage { text: "Hello".into() })?;
+//! # let mut answer = String::new();
+//! for event in events.iter() {
+//!     match event {
+//!         Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. } => {
+//!             print!("{delta}");
+//! #           answer.push_str(&delta);
+//!         }
+//!         Event::Answer { delta: StreamDelta::Ended { .. }, .. } => break,
+//!         Event::RunFailed { failure, .. } => return Err(failure.message.into()),
+//!         _ => {}
+//!     }
 //! }
-//! while let Ok(event) = events.recv_timeout(Duration::from_secs(5)) {
-//!     println!("{event:?}");
-//! }
+//! # assert_eq!(answer, "You said: Hello");
 //! shell.shutdown();
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! [`Shell::wait_ready`] waits for [`Snapshot::send_readiness`]: it returns the snapshot once a
+//! message can be sent, and otherwise the [`NotReady`] cause as soon as there is one (its
+//! `code`, `message`, and the failing read's [`NotReady::status`]), or after the timeout a
+//! `timed_out` cause naming what it still waited for. `examples/hello.rs` is the same host as a
+//! program: `cargo run -p engine-io-blocking --example hello-blocking` (against an embedded
+//! platform-sim unless `AGENT_PLATFORM_URL` names a platform).
 //!
 //! # How it runs
 //!
@@ -90,11 +117,12 @@ mod http;
 mod storage;
 
 use std::sync::Arc;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use engine_core::{Command, Engine, Event, Input, Snapshot};
+use engine_core::{Command, Engine, Event, Input, NotReady, Snapshot};
+use engine_io_tokio::ready;
 
 use crate::driver::{Driver, Msg, Published};
 use crate::http::{HostInbox, Limits};
@@ -303,6 +331,46 @@ impl Shell {
         timeout: Duration,
     ) -> Option<Snapshot> {
         self.published.wait_for(pred, timeout)
+    }
+
+    /// Blocks until a message can be sent ([`Snapshot::send_readiness`] is `Ready`) and returns
+    /// that snapshot, reading only snapshots that follow the inputs sent before the call.
+    /// Returns the cause as soon as the engine is blocked, without waiting out `timeout`: a
+    /// refused or unanswered read (its [`NotReady::failure`] and [`NotReady::status`]: a wrong
+    /// token is `sessions_failed` or `default_session_failed` with status 401), or something
+    /// the host must give (`not_visible`, `no_environment`, `no_session`, ...). After
+    /// `timeout`, [`NotReadyCode::TimedOut`](engine_core::NotReadyCode::TimedOut) naming what
+    /// it still waited for ("Not ready after 30 s: Loading the sessions..."); when the driver
+    /// has stopped, [`NotReadyCode::Closed`](engine_core::NotReadyCode::Closed).
+    pub fn wait_ready(&self, timeout: Duration) -> Result<Snapshot, NotReady> {
+        // The inputs sent before this call are taken (and their snapshot published) first: the
+        // snapshot at hand may be older than they are.
+        let (synced, taken) = std::sync::mpsc::channel();
+        if self.driver.is_none() || self.to_driver.send(Msg::Sync(synced)).is_err() {
+            return Err(ready::closed(Closed));
+        }
+        let started = Instant::now();
+        match taken.recv_timeout(timeout) {
+            Ok(()) => {}
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(ready::timed_out(&self.snapshot(), timeout));
+            }
+            Err(RecvTimeoutError::Disconnected) => return Err(ready::closed(Closed)),
+        }
+        let left = timeout.saturating_sub(started.elapsed());
+        let settled = |s: &Snapshot| ready::settled(s).is_some();
+        let snapshot = match self.published.wait_for(settled, left) {
+            Some(snapshot) => snapshot,
+            None if !self.published.running() => {
+                return Err(ready::closed(Closed));
+            }
+            None => return Err(ready::timed_out(&self.snapshot(), timeout)),
+        };
+        match ready::settled(&snapshot) {
+            Some(Ok(())) => Ok(snapshot),
+            Some(Err(cause)) => Err(cause),
+            None => Err(ready::timed_out(&snapshot, timeout)),
+        }
     }
 
     /// What the shell has done so far: snapshots computed and published, exchanges started.

@@ -34,6 +34,8 @@ pub(crate) enum HostMessage {
     Input(Input),
     /// The recorded trace, when recording.
     Trace(tokio::sync::oneshot::Sender<Option<String>>),
+    /// Answered once every earlier message was taken and its snapshot published.
+    Sync(tokio::sync::oneshot::Sender<()>),
     Shutdown,
 }
 
@@ -159,6 +161,10 @@ impl Driver {
                     }
                     Some(HostMessage::Trace(reply)) => {
                         let _ = reply.send(self.engine.trace().map(str::to_owned));
+                        None
+                    }
+                    Some(HostMessage::Sync(reply)) => {
+                        let _ = reply.send(());
                         None
                     }
                     Some(HostMessage::Shutdown) | None => break,

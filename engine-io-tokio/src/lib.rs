@@ -6,31 +6,61 @@
 //! It follows the engine's drive contract: after every `handle_*` call it drains the intents
 //! and events, then sleeps until the next input, completion, or `poll_timeout()`.
 //!
-//! ```no_run
+//! ```
 //! use std::time::Duration;
-//! use engine_core::{Command, Config, Input, Person, Secret};
+//! use engine_core::stream::StreamDelta;
+//! use engine_core::{Command, Config, DefaultSession, Event, Input, Person, Secret};
 //! use engine_io_tokio::{ShellConfig, spawn};
 //!
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let config = ShellConfig::new(Config::new("https://platform.example.test")?);
-//! let (handle, task) = spawn(config);
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let sim = platform_sim::Sim::start(platform_sim::SimConfig::default()).await?;
+//! # let platform_url = sim.url();
+//! // The platform (here platform-sim's `http://127.0.0.1:PORT`), and the person the chat acts
+//! // for, with their token (platform-sim's demo values).
+//! let (handle, task) = spawn(ShellConfig::new(Config::new(&platform_url)?));
 //! let mut events = handle.subscribe(); // subscribe before sending inputs
-//! handle.input(Input::Person(Person::new("user-1", Secret::new("platform-token"))))?;
-//! handle.input(Input::EnvironmentUid(Some("env-1".into())))?;
+//! handle.input(Input::Person(Person::new("user-demo", Secret::new("sim-platform-token"))))?;
+//! handle.input(Input::EnvironmentUid(Some("env-demo".into())))?;
+//! // The session to write to: this host's default session with the Agent.
+//! handle.input(Input::DefaultSession(Some(DefaultSession {
+//!     agent_uid: Some("agent-demo".into()),
+//!     handle_unique_id: "hello-host".into(),
+//!     name: "Hello".into(),
+//!     ..DefaultSession::default()
+//! })))?;
+//! handle.input(Input::ShowsDefaultSession(true))?;
 //! handle.input(Input::IsVisible(true))?;
-//! // Wait for the level truth: the composer admits a message.
-//! if handle.wait_for(|s| s.composer_admission, Duration::from_secs(30)).await.is_some() {
-//!     handle.command(Command::SendMessage { text: "Hello".into() })?;
-//! }
+//! // Ready, or the cause at once (a wrong token: `sessions_failed` or
+//! // `default_session_failed`, status 401; a closed port: the transport's failure).
+//! handle.wait_ready(Duration::from_secs(30)).await?;
+//! handle.command(Command::SendMessage { text: "Hello".into() })?;
+//! # let mut answer = String::new();
 //! while let Ok(event) = events.recv().await {
-//!     println!("{event:?}");
-//! #   break;
+//!     match event {
+//!         Event::Answer { delta: StreamDelta::TextDelta { delta, .. }, .. } => {
+//!             print!("{delta}");
+//! #           answer.push_str(&delta);
+//!         }
+//!         Event::Answer { delta: StreamDelta::Ended { .. }, .. } => break,
+//!         Event::RunFailed { failure, .. } => return Err(failure.message.into()),
+//!         _ => {}
+//!     }
 //! }
+//! # assert_eq!(answer, "You said: Hello");
 //! handle.shutdown().await;
 //! task.await?;
+//! # sim.shutdown().await;
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! [`Handle::wait_ready`] waits for [`Snapshot::send_readiness`]: it returns the snapshot once
+//! a message can be sent, and otherwise the [`NotReady`] cause as soon as there is one (its
+//! `code`, `message`, and the failing read's [`NotReady::status`]), or after the timeout a
+//! `timed_out` cause naming what it still waited for. `examples/hello.rs` is the same host as a
+//! program: `cargo run -p engine-io-tokio --example hello` (against an embedded platform-sim
+//! unless `AGENT_PLATFORM_URL` names a platform).
 //!
 //! Transport outcomes map onto the engine's answer path: a head, body chunks and an end, or a
 //! [`TransportFailure`](engine_core::TransportFailure): `NoAnswer` for anything before the head
@@ -91,6 +121,7 @@
 
 mod driver;
 pub mod publish;
+pub mod ready;
 mod request;
 mod storage;
 pub mod transport;
@@ -98,7 +129,7 @@ pub mod transport;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use engine_core::{Command, Engine, Event, Input, Snapshot, UrlRewrite};
+use engine_core::{Command, Engine, Event, Input, NotReady, Snapshot, UrlRewrite};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -303,6 +334,48 @@ impl Handle {
         })
         .await;
         found.ok().flatten()
+    }
+
+    /// Waits until a message can be sent ([`Snapshot::send_readiness`] is `Ready`) and returns
+    /// that snapshot, reading only snapshots that follow the inputs sent before the call.
+    /// Returns the cause as soon as the engine is blocked, without waiting out `timeout`: a
+    /// refused or unanswered read (its [`NotReady::failure`] and [`NotReady::status`]: a wrong
+    /// token is `sessions_failed` or `default_session_failed` with status 401), or something
+    /// the host must give (`not_visible`, `no_environment`, `no_session`, ...). After
+    /// `timeout`, [`NotReadyCode::TimedOut`](engine_core::NotReadyCode::TimedOut) naming what
+    /// it still waited for ("Not ready after 30 s: Loading the sessions..."); when the task
+    /// has stopped, [`NotReadyCode::Closed`](engine_core::NotReadyCode::Closed).
+    pub async fn wait_ready(&self, timeout: Duration) -> Result<Snapshot, NotReady> {
+        let now = tokio::time::Instant::now();
+        // A timeout too long to add is as good as a year.
+        let deadline = now
+            .checked_add(timeout)
+            .unwrap_or_else(|| now + Duration::from_secs(365 * 86_400));
+        // The inputs sent before this call are taken (and their snapshot published) first: the
+        // snapshot at hand may be older than they are.
+        let (synced, taken) = tokio::sync::oneshot::channel();
+        if self.host.send(driver::HostMessage::Sync(synced)).is_err() {
+            return Err(ready::closed(Closed));
+        }
+        match tokio::time::timeout_at(deadline, taken).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return Err(ready::closed(Closed)),
+            Err(_) => return Err(ready::timed_out(&self.snapshots.borrow(), timeout)),
+        }
+        let mut snapshots = self.snapshots.clone();
+        loop {
+            {
+                let snapshot = snapshots.borrow_and_update();
+                if let Some(settled) = ready::settled(&snapshot) {
+                    return settled.map(|()| snapshot.clone());
+                }
+            }
+            match tokio::time::timeout_at(deadline, snapshots.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Err(ready::closed(Closed)),
+                Err(_) => return Err(ready::timed_out(&snapshots.borrow(), timeout)),
+            }
+        }
     }
 
     /// Stops the task: in-flight requests are aborted, timers dropped, and later inputs fail

@@ -14,16 +14,23 @@
 //! Every request is logged ([`Sim::log`]) before any queued [`Fault`] applies to it; tokens are
 //! never logged. [`BlockingSim`] runs the same server on its own thread for hosts without async.
 //!
-//! ```no_run
-//! # async fn demo() -> std::io::Result<()> {
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
 //! use platform_sim::{Fault, FaultKind, Sim, SimConfig};
 //! let sim = Sim::start(SimConfig::default()).await?;
 //! sim.fault(Fault::once("GET", "/history/", FaultKind::Status(500, serde_json::json!({"detail": "boom"}))));
 //! println!("platform at {}", sim.url());
+//! # assert!(sim.url().starts_with("http://127.0.0.1:"));
 //! sim.shutdown().await;
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! The shells' front examples (`engine-io-tokio`, `engine-io-blocking`) and their `hello`
+//! programs run against it; its demo values are the person `user-demo` with the token
+//! [`DEFAULT_PLATFORM_TOKEN`], the Environment `env-demo` and the Agent [`DEFAULT_AGENT_UID`],
+//! which answers a message with "You said: " and its text.
 
 // Handlers refuse a request by returning its finished answer early (`Result<_, Response>`); the
 // size of that error variant does not matter here.

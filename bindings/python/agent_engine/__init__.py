@@ -16,6 +16,7 @@ Inputs and commands are the trace format's JSON (``spec-tests/TRACES.md``), as d
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Optional, Union
@@ -32,6 +33,8 @@ __all__ = [
     "EnginePoisoned",
     "EventData",
     "HttpIntent",
+    "NotReadyError",
+    "NotReadyTimeout",
     "Intent",
     "OtherEvent",
     "Event",
@@ -41,6 +44,64 @@ __all__ = [
     "StorageRequest",
     "__version__",
 ]
+
+
+#: ``sendReadiness.waitingFor``'s texts, as the engine gives them (``Waiting::text`` in
+#: ``engine-core/src/ready.rs``; ``tests/test_ready.py`` checks they are the same).
+WAITING_TEXTS: dict[str, str] = {
+    "sessions": "Loading the sessions...",
+    "default_session": "Opening the default session...",
+    "session": "Loading the session...",
+    "runtime_access": "Checking that the Agent is ready...",
+    "runtime_start": "The Agent's runtime is starting...",
+}
+
+
+class NotReadyError(Exception):
+    """No message can be sent, and why: what ``Shell.wait_ready`` raises.
+
+    ``code`` is the snapshot's ``sendReadiness.code`` (``sessions_failed``,
+    ``default_session_failed``, ``no_session``, ``not_visible``, ...; the shell's own
+    ``timed_out`` and ``closed``), ``message`` the text to show (``str(error)`` too),
+    ``failure`` the failing read as a dict (``{"kind": "http", "operation": "session_list",
+    "status": 401, "server_message": "..."}``, or ``{"kind": "transport", "message": ...}`` for
+    a closed port), ``status`` its HTTP status, and ``notice_code`` the runtime notice's code."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        failure: Optional[dict[str, Any]] = None,
+        notice_code: Optional[str] = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.failure = failure
+        self.notice_code = notice_code
+        status = failure.get("status") if isinstance(failure, dict) else None
+        #: The HTTP status of the failing read, when it had one.
+        self.status: Optional[int] = status if isinstance(status, int) else None
+
+    @classmethod
+    def of(cls, readiness: dict[str, Any]) -> "NotReadyError":
+        """The cause a ``sendReadiness`` of state ``blocked`` gives."""
+        return cls(
+            str(readiness.get("code")),
+            str(readiness.get("message", "")),
+            readiness.get("failure"),
+            readiness.get("noticeCode"),
+        )
+
+
+# asyncio's own TimeoutError is the builtin's from Python 3.11 on, another class before.
+_TIMEOUTS = tuple(dict.fromkeys((TimeoutError, asyncio.TimeoutError)))
+
+
+class NotReadyTimeout(NotReadyError, *_TIMEOUTS):  # type: ignore[misc]
+    """A wait that ran out (``code`` ``timed_out``), its message naming what the engine still
+    waited for. Also a ``TimeoutError`` (and ``asyncio.TimeoutError``): code that caught the
+    timeout of ``wait_for`` catches this one too."""
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,18 @@ Everything that touches the engine runs on the event loop's thread, in one task:
 run in tasks of their own and hand their heads, body pieces, ends and failures back through a
 queue, so the engine sees one input at a time, in order.
 
-::
+Against ``platform-sim --port 8080`` (its demo values), as ``README.md`` and
+``examples/hello.py`` run it::
 
-    async with Shell("http://127.0.0.1:8080", token="...") as shell:
-        shell.input({"input": "environment_uid", "value": "env-1"})
+    async with Shell("http://127.0.0.1:8080", token="sim-platform-token",
+                     user_uid="user-demo") as shell:
+        shell.input({"input": "environment_uid", "value": "env-demo"})
+        shell.input({"input": "default_session", "value": {
+            "agentUid": "agent-demo", "handleUniqueId": "my-bot", "name": "my bot",
+            "status": "ready", "unavailableMessage": None}})
+        shell.input({"input": "shows_default_session", "value": True})
         shell.input({"input": "is_visible", "value": True})
-        await shell.wait_for(lambda s: s["composerAdmission"])
+        await shell.wait_ready(timeout=30)  # or NotReadyError: code, message, status
         shell.command({"command": "send_message", "text": "Hello"})
         async for event in shell.events():
             ...
@@ -30,11 +36,14 @@ from typing import Any, AsyncIterator, Callable, Mapping, Optional
 import httpx
 
 from . import (
+    WAITING_TEXTS,
     AbortIntent,
     Engine,
     EngineError,
     Event,
     HttpIntent,
+    NotReadyError,
+    NotReadyTimeout,
     Revisions,
     OtherEvent,
     StorageIntent,
@@ -204,6 +213,52 @@ class Shell:
                 await self._changed.wait()
 
         return await asyncio.wait_for(wait(), timeout)
+
+    async def wait_ready(self, timeout: float = 30.0) -> dict[str, Any]:
+        """Waits until a message can be sent (``sendReadiness`` is ``ready``) and returns that
+        snapshot, reading only snapshots that follow the inputs given before the call.
+
+        Raises ``NotReadyError`` as soon as the engine is blocked, without waiting out
+        ``timeout``: a refused or unanswered read (``failure``, ``status``: a wrong token is
+        ``sessions_failed`` or ``default_session_failed`` with status 401, a closed port the
+        transport's failure), or something the host must give (``not_visible``,
+        ``no_environment``, ``no_session``, ...). After ``timeout`` seconds,
+        ``NotReadyTimeout`` (code ``timed_out``, also a ``TimeoutError``) naming what the engine
+        still waited for ("Not ready after 30 s: Loading the sessions..."); when the shell's loop
+        is not running, code ``closed``."""
+
+        async def wait() -> dict[str, Any]:
+            # The inputs posted before this call are taken first (the loop takes its inbox in
+            # order): the snapshot at hand may be older than they are.
+            taken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            # Taking it wakes this wait like any step does (``_changed``).
+            self._post(lambda: taken.done() or taken.set_result(None))
+            while True:
+                self._check_ready_alive()
+                if taken.done():
+                    snapshot = self.snapshot()
+                    readiness = snapshot["sendReadiness"]
+                    if readiness.get("state") == "ready":
+                        return snapshot
+                    if readiness.get("state") == "blocked":
+                        raise NotReadyError.of(readiness)
+                self._changed.clear()
+                await self._changed.wait()
+
+        try:
+            return await asyncio.wait_for(wait(), timeout)
+        except asyncio.TimeoutError:
+            waiting = self.snapshot().get("sendReadiness", {}).get("waitingFor")
+            after = f"{int(timeout)} s" if timeout == int(timeout) else f"{round(timeout * 1000)} ms"
+            text = WAITING_TEXTS.get(waiting) if isinstance(waiting, str) else None
+            message = f"Not ready after {after}: {text}" if text else f"Not ready after {after}."
+            raise NotReadyTimeout("timed_out", message) from None
+
+    def _check_ready_alive(self) -> None:
+        if self.failure is not None:
+            raise NotReadyError("closed", "The shell's loop stopped.") from self.failure
+        if self._runner is None or self._runner.done():
+            raise NotReadyError("closed", "The shell is not running: use it in `async with`.")
 
     async def events(self) -> AsyncIterator[Event]:
         """The engine's events, as they come (raises when the loop has died)."""

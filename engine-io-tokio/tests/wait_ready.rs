@@ -1,0 +1,126 @@
+//! `Handle::wait_ready` against platform-sim on loopback (issue 25, point 3): the snapshot once
+//! a message can be sent; the cause as soon as the engine is blocked (the issue's hello-world
+//! without a default session, a wrong token); a timed-out wait naming what it waited for; a
+//! stopped task.
+
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+
+use std::time::Duration;
+
+use engine_core::api::ApiError;
+use engine_core::{Config, DefaultSession, Input, NotReadyCode, Person, Secret, SendReadiness};
+use engine_io_tokio::{Handle, ShellConfig, spawn};
+use platform_sim::{DEFAULT_AGENT_UID, DEFAULT_PLATFORM_TOKEN, Fault, FaultKind, Sim, SimConfig};
+
+/// A wait no test reaches unless the shell hangs.
+const LONG: Duration = Duration::from_secs(30);
+
+/// A shell on `sim` for the demo person with `token`, in the demo Environment, visible.
+fn open(sim: &Sim, token: &str) -> Handle {
+    let (handle, _task) = spawn(ShellConfig::new(Config::new(&sim.url()).unwrap()));
+    let inputs = [
+        Input::Person(Person::new("user-demo", Secret::new(token))),
+        Input::EnvironmentUid(Some("env-demo".into())),
+        Input::IsVisible(true),
+    ];
+    for input in inputs {
+        handle.input(input).unwrap();
+    }
+    handle
+}
+
+fn default_session() -> Input {
+    Input::DefaultSession(Some(DefaultSession {
+        agent_uid: Some(DEFAULT_AGENT_UID.into()),
+        handle_unique_id: "wait-ready-test".into(),
+        name: "Wait ready".into(),
+        ..DefaultSession::default()
+    }))
+}
+
+/// Issue 25 points 2 and 3: with a default session, the wait ends ready and hands back the
+/// snapshot that is.
+#[tokio::test]
+async fn a_default_session_becomes_ready() {
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    let handle = open(&sim, DEFAULT_PLATFORM_TOKEN);
+    handle.input(default_session()).unwrap();
+    handle.input(Input::ShowsDefaultSession(true)).unwrap();
+    let s = handle.wait_ready(LONG).await.unwrap();
+    assert_eq!(s.send_readiness, SendReadiness::Ready);
+    assert!(s.composer_admission);
+    handle.shutdown().await;
+}
+
+/// Issue 25 point 3: the issue's hello-world (no default session, no sessions yet) is told at
+/// once that nothing will be selected by itself, in the reference's words; it is not waited
+/// out, and not taken from the snapshot before the inputs (which said "not visible").
+#[tokio::test]
+async fn without_a_session_the_cause_comes_at_once() {
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    let handle = open(&sim, DEFAULT_PLATFORM_TOKEN);
+    let cause = handle.wait_ready(LONG).await.unwrap_err();
+    assert_eq!(cause.code, NotReadyCode::NoSession, "{cause:?}");
+    assert_eq!(cause.message, "Choose or start a session before writing.");
+    assert_eq!(cause.failure, None);
+    handle.shutdown().await;
+}
+
+/// Issue 25 point 3: a wrong token is the refused list, with its status and the snapshot's own
+/// `latestSessionsError` text.
+#[tokio::test]
+async fn a_wrong_token_is_the_refused_list() {
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    let handle = open(&sim, "not-the-token");
+    let cause = handle.wait_ready(LONG).await.unwrap_err();
+    assert_eq!(cause.code, NotReadyCode::SessionsFailed, "{cause:?}");
+    assert_eq!(cause.status(), Some(401));
+    assert!(matches!(
+        cause.failure,
+        Some(ApiError::Http { status: 401, .. })
+    ));
+    assert_eq!(
+        Some(cause.message.as_str()),
+        handle.snapshots().borrow().latest_sessions_error.as_deref()
+    );
+    assert_eq!(
+        cause.message,
+        "Latest agent sessions request failed. Status: HTTP 401. Server response: Invalid token."
+    );
+    handle.shutdown().await;
+}
+
+/// Issue 25 point 3: a wait that runs out names what the engine still waits for; the list is
+/// held back by the simulator, so the engine is still loading it.
+#[tokio::test]
+async fn a_wait_that_runs_out_names_what_it_waited_for() {
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    sim.fault(Fault::once(
+        "GET",
+        "agent-sessions",
+        FaultKind::Delay(60_000),
+    ));
+    let handle = open(&sim, DEFAULT_PLATFORM_TOKEN);
+    let cause = handle
+        .wait_ready(Duration::from_millis(300))
+        .await
+        .unwrap_err();
+    assert_eq!(cause.code, NotReadyCode::TimedOut);
+    assert_eq!(
+        cause.message,
+        "Not ready after 300 ms: Loading the sessions..."
+    );
+    assert_eq!(cause.status(), None);
+    handle.shutdown().await;
+}
+
+/// Issue 25 point 3: a stopped task is `closed`, not a timeout.
+#[tokio::test]
+async fn a_stopped_task_is_closed() {
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    let handle = open(&sim, DEFAULT_PLATFORM_TOKEN);
+    handle.shutdown().await;
+    let cause = handle.wait_ready(LONG).await.unwrap_err();
+    assert_eq!(cause.code, NotReadyCode::Closed);
+    assert_eq!(cause.message, "The engine task has stopped.");
+}
