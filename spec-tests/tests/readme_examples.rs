@@ -8,7 +8,7 @@
 //! Issue 25, points 2 and 4: the README's examples are the files CI runs. Each code block that
 //! follows an `<!-- example: PATH -->` line must be an excerpt of PATH: its lines, in order,
 //! each the next line of the file, except that a line holding only an elision (`// ...`,
-//! `# ...`, `/* ... */`) lets the excerpt skip ahead. Lines are compared without their
+//! `# ...`, `/* ...`, with or without words after them) lets the excerpt skip ahead. Lines are compared without their
 //! indentation (an excerpt from inside a function is shown dedented).
 
 use std::path::Path;
@@ -40,29 +40,28 @@ fn marked_blocks(readme: &str) -> Vec<(String, Vec<String>)> {
 }
 
 fn is_elision(line: &str) -> bool {
-    matches!(line.trim(), "// ..." | "# ..." | "/* ... */")
+    let line = line.trim();
+    ["// ...", "# ...", "/* ..."].iter().any(|e| line.starts_with(e))
 }
 
-/// Where `excerpt` is not an excerpt of `file`: the first line that does not follow.
+/// Where `excerpt` is not an excerpt of `file`: the first line of the first run (the lines
+/// between elisions) that is not found whole, in order, after the run before it.
 fn mismatch(excerpt: &[String], file: &str) -> Option<String> {
     let file: Vec<&str> = file.lines().map(str::trim).collect();
     let mut at = 0;
-    let mut may_skip = true;
-    for line in excerpt {
-        if is_elision(line) {
-            may_skip = true;
+    for run in excerpt.split(|l| is_elision(l)) {
+        if run.is_empty() {
             continue;
         }
-        let found = if may_skip {
-            file[at..].iter().position(|l| l == line).map(|p| at + p)
-        } else {
-            (file.get(at) == Some(&line.as_str())).then_some(at)
-        };
+        let found = (at..file.len().saturating_sub(run.len() - 1)).find(|&p| {
+            run.iter()
+                .zip(&file[p..])
+                .all(|(want, have)| want.as_str() == *have)
+        });
         match found {
-            Some(p) => at = p + 1,
-            None => return Some(line.clone()),
+            Some(p) => at = p + run.len(),
+            None => return Some(run[0].clone()),
         }
-        may_skip = false;
     }
     None
 }
@@ -103,8 +102,8 @@ fn the_excerpt_check_can_fail() {
     let file = "a\nb\nc\nd\n";
     let lines = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     assert_eq!(mismatch(&lines(&["b", "c"]), file), None);
-    assert_eq!(mismatch(&lines(&["a", "// ...", "d"]), file), None);
-    assert_eq!(mismatch(&lines(&["a", "d"]), file), Some("d".into()));
-    assert_eq!(mismatch(&lines(&["c", "b"]), file), Some("b".into()));
-    assert_eq!(mismatch(&lines(&["b", "x"]), file), Some("x".into()));
+    assert_eq!(mismatch(&lines(&["a", "// ... more", "d"]), file), None);
+    assert_eq!(mismatch(&lines(&["a", "d"]), file), Some("a".into()));
+    assert_eq!(mismatch(&lines(&["c", "# ...", "b"]), file), Some("b".into()));
+    assert_eq!(mismatch(&lines(&["b", "x"]), file), Some("b".into()));
 }
