@@ -41,7 +41,9 @@ fn marked_blocks(readme: &str) -> Vec<(String, Vec<String>)> {
 
 fn is_elision(line: &str) -> bool {
     let line = line.trim();
-    ["// ...", "# ...", "/* ..."].iter().any(|e| line.starts_with(e))
+    ["// ...", "# ...", "/* ..."]
+        .iter()
+        .any(|e| line.starts_with(e))
 }
 
 /// Where `excerpt` is not an excerpt of `file`: the first line of the first run (the lines
@@ -84,8 +86,8 @@ fn readme_examples_are_the_files_ci_runs() {
         ]
     );
     for (path, code) in &blocks {
-        let file = std::fs::read_to_string(root.join(path))
-            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let file =
+            std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
         assert!(
             code.iter().filter(|l| !is_elision(l)).count() >= 5,
             "{path}: the README's block is nearly empty"
@@ -104,6 +106,9 @@ fn the_excerpt_check_can_fail() {
     assert_eq!(mismatch(&lines(&["b", "c"]), file), None);
     assert_eq!(mismatch(&lines(&["a", "// ... more", "d"]), file), None);
     assert_eq!(mismatch(&lines(&["a", "d"]), file), Some("a".into()));
-    assert_eq!(mismatch(&lines(&["c", "# ...", "b"]), file), Some("b".into()));
+    assert_eq!(
+        mismatch(&lines(&["c", "# ...", "b"]), file),
+        Some("b".into())
+    );
     assert_eq!(mismatch(&lines(&["b", "x"]), file), Some("b".into()));
 }

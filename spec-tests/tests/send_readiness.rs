@@ -263,7 +263,10 @@ fn a_local_runtime_waits_then_names_its_refusal() {
     h.fail_with(id, "connection refused");
     let cause = blocked(&h);
     assert_eq!(cause.code, NotReadyCode::RuntimeUnavailable);
-    assert_eq!(cause.notice_code.as_deref(), Some("local_agent_unavailable"));
+    assert_eq!(
+        cause.notice_code.as_deref(),
+        Some("local_agent_unavailable")
+    );
     let h = local::talking("c-1");
     assert_eq!(readiness(&h), SendReadiness::Ready);
 }
