@@ -128,6 +128,18 @@ fn archived_on(at: &str) -> String {
     format!("archived {date} {clock} {zone}")
 }
 
+/// What `/effort` without a level it knows says: the levels offered, or that there are none.
+fn effort_offer(offered: &[String]) -> String {
+    if offered.is_empty() {
+        "This model offers no reasoning effort levels.".to_owned()
+    } else {
+        format!(
+            "Use /effort LEVEL; this model offers: {}.",
+            line(&offered.join(", "))
+        )
+    }
+}
+
 /// Entry N (counted from 1) of the listing `list` made by `lister`, or what to say instead:
 /// how to use `usage` when `rest` is no number or nothing is listed, else that there is no N.
 fn pick(rest: &str, list: &[String], lister: &str, usage: &str) -> Result<String, String> {
@@ -372,13 +384,8 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
                     value: Some(rest.into()),
                 });
                 screen.say(&format!("(reasoning effort: {rest})"));
-            } else if offered.is_empty() {
-                screen.say("This model offers no reasoning effort levels.");
             } else {
-                screen.say(&format!(
-                    "Use /effort LEVEL; this model offers: {}.",
-                    line(&offered.join(", "))
-                ));
+                screen.say(&effort_offer(&offered));
             }
         }
         "/choose" => {
@@ -532,4 +539,69 @@ async fn show_history(handle: &Handle, screen: &Screen, uid: &str) {
         }
     }
     screen.say("(end of the history)");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 25, point 1: a session whose title names its uid ("Agent session {uid}", the
+    /// reference's title of an unnamed session) is shown once; a named one with its uid.
+    #[test]
+    fn sessions_are_named_once() {
+        assert_eq!(
+            named("Agent session sess-7", "sess-7"),
+            "Agent session sess-7"
+        );
+        assert_eq!(named("agent-chat", "sess-1"), "agent-chat  sess-1");
+    }
+
+    /// Issue 25, point 1: `archived_at` reads as a date and a time, with its zone.
+    #[test]
+    fn archived_times_read_well() {
+        assert_eq!(
+            archived_on("2026-10-02T08:16:30.123Z"),
+            "archived 2026-10-02 08:16 UTC"
+        );
+        assert_eq!(
+            archived_on("2026-10-02T08:16:30+02:00"),
+            "archived 2026-10-02 08:16 +02:00"
+        );
+        assert_eq!(
+            archived_on("2026-10-02 08:16"),
+            "archived 2026-10-02 08:16 UTC"
+        );
+        assert_eq!(archived_on("yesterday"), "archived yesterday");
+        assert_eq!(
+            archived_on("2026-1x-02T08:16Z"),
+            "archived 2026-1x-02T08:16Z"
+        );
+    }
+
+    /// Issue 25, point 1: `/switch 9` past the list says so; no number, or no list, gives the
+    /// usage; `/effort` names the levels, or says there are none (never "[]").
+    #[test]
+    fn picks_and_offers_say_what_is_wrong() {
+        let list = vec!["a".to_owned(), "b".to_owned()];
+        assert_eq!(pick("2", &list, "/sessions", "/switch"), Ok("b".to_owned()));
+        assert_eq!(
+            pick("9", &list, "/sessions", "/switch"),
+            Err("No session 9 in the last list (1 to 2).".to_owned())
+        );
+        assert_eq!(
+            pick("0", &list, "/sessions", "/switch"),
+            Err("No session 0 in the last list (1 to 2).".to_owned())
+        );
+        let usage = Err("Use /sessions, then /switch N.".to_owned());
+        assert_eq!(pick("x", &list, "/sessions", "/switch"), usage);
+        assert_eq!(pick("1", &[], "/sessions", "/switch"), usage);
+        assert_eq!(
+            effort_offer(&[]),
+            "This model offers no reasoning effort levels."
+        );
+        assert_eq!(
+            effort_offer(&["low".to_owned(), "high".to_owned()]),
+            "Use /effort LEVEL; this model offers: low, high."
+        );
+    }
 }

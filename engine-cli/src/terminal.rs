@@ -85,9 +85,9 @@ pub fn read_pipe(tx: Sender) {
     });
 }
 
-/// Forwards every Ctrl-C that arrives as a signal (from a pipe, or on a terminal while the line
-/// editor is not reading) as [`Typed::Interrupt`], and SIGTERM and SIGHUP (Unix) as
-/// [`Typed::Leave`].
+/// Forwards every SIGINT (Ctrl-C from a pipe, or a signal another process sends; on a terminal
+/// Ctrl-C is a key the line editor reads) as [`Typed::Interrupt`], and SIGTERM and SIGHUP (Unix)
+/// as [`Typed::Leave`].
 pub fn forward_interrupts(tx: Sender) {
     #[cfg(unix)]
     {
