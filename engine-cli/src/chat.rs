@@ -355,7 +355,11 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     }
     let connected = Arc::new(AtomicBool::new(false));
     let printer = tokio::spawn(print_answers(handle.clone(), screen.clone()));
-    let spinner = !on_terminal && std::io::stderr().is_terminal();
+    // The stages' spinner on stderr: only when stdin is a pipe and the output goes to a
+    // terminal (on a terminal the chat's own screen shows the run's status; into a pipe, no
+    // escape sequence is written).
+    let spinner =
+        !on_terminal && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
     // Whether the stage line of a ready (or blocked) chat has been printed.
     let (settled_tx, mut settled_shown) = tokio::sync::watch::channel(false);
     let stages = tokio::spawn(show_stages(

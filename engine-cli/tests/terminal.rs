@@ -93,7 +93,7 @@ impl Term {
     fn take(&mut self, read: &str) {
         self.bytes.extend(read.chars().map(|c| c as u32 as u8));
         self.raw = String::from_utf8_lossy(&self.bytes).into_owned();
-        // Parsed whole each time: fed piece by piece, the parser lost rows now and then.
+        // Parsed whole each time (the output of a test is small).
         self.screen = vt100::Parser::new(2000, self.cols, 0);
         self.screen.process(&self.bytes);
     }
