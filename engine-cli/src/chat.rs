@@ -1,6 +1,6 @@
 //! The chat itself: the engine on the tokio shell, the person's lines in, the answers out.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use engine_core::message::MessageStatus;
-use engine_core::stream::{StreamDelta, StreamOutcome};
+use engine_core::stream::StreamDelta;
 use engine_core::{
     Command, Config, DefaultSession, Event, Input, Person, RunStatus, Snapshot, SourceStatus,
 };
@@ -18,9 +18,10 @@ use tokio::sync::broadcast;
 use crate::answer::Follower;
 use crate::commands::{self, Done, Listed};
 use crate::record::Record;
+use crate::screen::Screen;
 use crate::stage::{self, Stage};
 use crate::target::Target;
-use crate::terminal::{self, Editor, FromPerson, Screen, Typed};
+use crate::terminal::{self, Typed};
 use crate::text::one_line;
 
 /// The exit status of a command the person interrupted (Ctrl-C): 128 + SIGINT, as shells do.
@@ -155,8 +156,8 @@ async fn turn(
     loop {
         tokio::select! {
             event = events.recv() => match event {
-                Ok(Event::Answer { delta, .. }) => {
-                    show(screen, &mut follower, &delta);
+                Ok(Event::Answer { session_uid, delta }) => {
+                    show(screen, &mut follower, &session_uid, &delta);
                     if screen.stdout_closed() {
                         stop_answer(handle).await;
                         return TurnEnd::Closed;
@@ -190,8 +191,8 @@ async fn turn(
                     // The answer's last pieces may still wait in the event channel (events and
                     // snapshots travel apart): printed first.
                     while let Ok(event) = events.try_recv() {
-                        if let Event::Answer { delta, .. } = event {
-                            show(screen, &mut follower, &delta);
+                        if let Event::Answer { session_uid, delta } = event {
+                            show(screen, &mut follower, &session_uid, &delta);
                         }
                     }
                     // Every answer ends its line, an empty one included.
@@ -218,14 +219,14 @@ async fn turn(
     }
 }
 
-/// Shows one delta of an answer: its text on stdout (control characters stripped), and the
-/// lines [`Follower`] makes of it (a tool call's outcome, ...) as notices.
-fn show(screen: &Screen, follower: &mut Follower, delta: &StreamDelta) {
+/// Shows one delta of `session`'s answer: its text (control characters stripped), and the
+/// lines [`Follower`] makes of it (a tool call's outcome, ...) as the answer's own notices.
+fn show(screen: &Screen, follower: &mut Follower, session: &str, delta: &StreamDelta) {
     for line in follower.lines(delta) {
-        screen.notice(&line);
+        screen.answer_line(session, &line);
     }
     if let StreamDelta::TextDelta { delta, .. } = delta {
-        screen.answer(delta);
+        screen.answer(session, delta);
     }
 }
 
@@ -328,7 +329,7 @@ fn unless_unsaved(code: ExitCode, saved: bool) -> ExitCode {
 }
 
 /// The interactive chat. On a terminal (stdin and stdout both), a line editor with a prompt and
-/// history, everything else printed above the prompt; from a pipe, plain lines. Commands
+/// history, everything else drawn above the prompt ([`Screen`]); from a pipe, plain lines. Commands
 /// (`/cancel`, `/quit`) work while an answer streams. Ctrl-C stops the running answer, a second
 /// one leaves (the first one, before the chat ever connected); the answer's line is closed and
 /// the trace written however the chat ends.
@@ -348,7 +349,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     };
     let on_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let screen = Arc::new(Screen::direct());
-    let (tx, mut typed) = tokio::sync::mpsc::unbounded_channel::<FromPerson>();
+    let (tx, mut typed) = tokio::sync::mpsc::unbounded_channel::<Typed>();
     terminal::forward_interrupts(tx.clone());
     if !on_terminal {
         terminal::read_pipe(tx.clone());
@@ -358,7 +359,11 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     }
     let connected = Arc::new(AtomicBool::new(false));
     let printer = tokio::spawn(print_answers(handle.clone(), screen.clone()));
-    let spinner = !on_terminal && std::io::stderr().is_terminal();
+    // The stages' spinner on stderr: only when stdin is a pipe and the output goes to a
+    // terminal (on a terminal the chat's own screen shows the run's status; into a pipe, no
+    // escape sequence is written).
+    let spinner =
+        !on_terminal && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
     // Whether the stage line of a ready (or blocked) chat has been printed.
     let (settled_tx, mut settled_shown) = tokio::sync::watch::channel(false);
     let stages = tokio::spawn(show_stages(
@@ -383,7 +388,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
         loop {
             tokio::select! {
                 _ = &mut settled => break,
-                from = typed.recv(), if !ended => match from.map(|f| f.typed) {
+                from = typed.recv(), if !ended => match from {
                     Some(Typed::Line(line)) => pending.push_back(line),
                     Some(Typed::Interrupt) => {
                         quit = true;
@@ -406,21 +411,16 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
         let _ = tokio::time::timeout(Duration::from_secs(1), shown).await;
     }
 
-    let mut editor: Option<Editor> = None;
     let mode = terminal::TerminalMode::save();
+    let mut spinner_ticks = None;
     if on_terminal && !quit {
-        match Editor::start(tx.clone()) {
-            Ok((e, above_prompt)) => {
-                screen.take_over(above_prompt);
-                e.go_on();
-                editor = Some(e);
-            }
-            Err(e) => {
-                screen.notice(&format!(
-                    "agent-chat: no line editor ({e}); reading plain lines"
-                ));
-                terminal::read_pipe(tx.clone());
-            }
+        if mode.raw() {
+            screen.take_terminal();
+            terminal::read_keys(screen.clone(), tx.clone());
+            spinner_ticks = Some(tokio::spawn(tick(screen.clone())));
+        } else {
+            screen.notice("agent-chat: no line editor (the terminal's mode could not be set); reading plain lines");
+            terminal::read_pipe(tx.clone());
         }
     }
 
@@ -430,14 +430,12 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     // The thread's length before the last message: its turn is over once the thread grew, no
     // message runs, nothing waits in the queue and the Agent is idle.
     let mut last_sent: Option<usize> = None;
-    // The line editor waits to be told to go on (it read the last thing handled).
-    let mut editor_waiting = false;
     while !quit {
-        let (typed_now, from_editor) = match pending.pop_front() {
-            Some(line) => (Typed::Line(line), false),
+        let typed_now = match pending.pop_front() {
+            Some(line) => Typed::Line(line),
             None if ended => break,
             None => match typed.recv().await {
-                Some(f) => (f.typed, f.from_editor),
+                Some(typed) => typed,
                 None => break,
             },
         };
@@ -462,7 +460,8 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
                     quit = true;
                 } else if running {
                     // The stop shows as the run status ("Run cancelled."); a held queue says so.
-                    // Said before the stop is asked, so it comes before the engine's notice.
+                    // Like every notice, this one waits for the answer that streams to end: it
+                    // comes after the part of the answer it stopped, before the engine's notices.
                     screen.notice("(stopping the answer: Ctrl-C again leaves)");
                     let _ = handle.command(Command::CancelActiveSession);
                 } else {
@@ -476,18 +475,6 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
             }
             Typed::End => ended = true,
         }
-        editor_waiting = from_editor;
-        if from_editor
-            && !quit
-            && !ended
-            && let Some(e) = &editor
-        {
-            e.go_on();
-            editor_waiting = false;
-        }
-    }
-    if let Some(e) = editor.take() {
-        e.stop(editor_waiting);
     }
 
     if !quit && let Some(before) = last_sent {
@@ -504,15 +491,8 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
         let interrupted = async {
             loop {
                 match typed.recv().await {
-                    Some(FromPerson {
-                        typed: Typed::Leave(code),
-                        ..
-                    }) => return Some(code),
-                    Some(FromPerson {
-                        typed: Typed::Interrupt,
-                        ..
-                    })
-                    | None => return None,
+                    Some(Typed::Leave(code)) => return Some(code),
+                    Some(Typed::Interrupt) | None => return None,
                     Some(_) => {}
                 }
             }
@@ -548,15 +528,16 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
         printer.abort();
         let _ = printer.await;
     }
-    screen.end_answer();
+    if let Some(ticks) = spinner_ticks {
+        ticks.abort();
+        let _ = ticks.await;
+    }
+    // The answer's line ended, the prompt and the status taken away.
+    screen.leave();
     if on_terminal {
-        // The line editor may still be reading (a signal ended the chat), its prompt open and
-        // the terminal in its raw mode: the mode is put back (unchanged otherwise) and the
-        // prompt's line closed.
+        // The key reader may still be reading, the terminal in its raw mode: the mode is put
+        // back (unchanged otherwise).
         mode.restore();
-        if signalled.is_some() {
-            terminal::raw_err("\n");
-        }
     }
     if let Some(code) = signalled {
         return unless_unsaved(ExitCode::from(code), saved);
@@ -578,69 +559,27 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     }
 }
 
-/// Prints answers as they stream, and how each run ends.
+/// Prints answers as they stream, the run's status (in place, on a terminal) and how each run
+/// ends. Events and snapshots travel apart, the events of a change first: before a snapshot is
+/// read, the events already sent are printed, so an answer's last pieces come before the
+/// status lines that follow them.
 async fn print_answers(handle: Handle, screen: Arc<Screen>) {
     let mut events = handle.subscribe();
     let mut rx = handle.snapshots();
-    // What was last shown of the run status and of the queue's hold.
-    let mut status_line = rx.borrow().run_status_detail.clone();
-    let mut hold_line = rx.borrow().message_queue_texts.hold.clone();
+    let mut printer = Printer {
+        screen,
+        followers: BTreeMap::new(),
+        not_sent_shown: None,
+        status_line: rx.borrow().run_status_detail.clone(),
+        hold_line: rx.borrow().message_queue_texts.hold.clone(),
+        held_stop: None,
+    };
     let mut snapshots_open = true;
-    // The code of a run failure whose message did not go out, just shown: the engine follows it
-    // with a "message not sent" event of the same code and text, which is not shown again.
-    let mut not_sent_shown: Option<String> = None;
-    // Tool lines and the note of an answer that showed nothing (issue 24).
-    let mut follower = Follower::default();
     loop {
         tokio::select! {
             event = events.recv() => match event {
-                // Each answer ends on its own line, with its own ending: events are not
-                // coalesced, so a queued turn that starts at once still shows the one before.
-                Ok(Event::Answer { delta: delta @ StreamDelta::Ended { .. }, .. }) => {
-                    not_sent_shown = None;
-                    screen.end_answer();
-                    for line in follower.lines(&delta) {
-                        screen.notice(&line);
-                    }
-                    if let StreamDelta::Ended { outcome, .. } = &delta
-                        && matches!(
-                        outcome,
-                        StreamOutcome::Finished { .. } | StreamOutcome::Aborted { .. }
-                    ) {
-                        screen.notice("· Run completed.");
-                    }
-                }
-                Ok(Event::Answer { delta, .. }) => {
-                    not_sent_shown = None;
-                    show(&screen, &mut follower, &delta);
-                }
-                Ok(Event::RunFailed { failure, sent, .. }) => {
-                    screen.end_answer();
-                    let code = failure.code.to_string();
-                    let message = one_line(&failure.message);
-                    if sent {
-                        not_sent_shown = None;
-                        screen.notice(&format!("(failed [{code}] {message})"));
-                    } else {
-                        screen.notice(&format!("(not sent [{code}]: {message})"));
-                        not_sent_shown = Some(code);
-                    }
-                }
-                Ok(Event::MessageNotSent { reason, code, .. }) => {
-                    let code = code.to_string();
-                    if not_sent_shown.take().as_deref() != Some(code.as_str()) {
-                        screen.notice(&format!("(not sent [{code}]: {})", one_line(&reason)));
-                    }
-                }
-                Ok(Event::Notify(n)) => {
-                    not_sent_shown = None;
-                    screen.notice(&format!(
-                        "[{}] {}",
-                        one_line(&n.title),
-                        one_line(&n.description.unwrap_or_default())
-                    ));
-                }
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => not_sent_shown = None,
+                Ok(event) => printer.event(event),
+                Err(broadcast::error::RecvError::Lagged(_)) => printer.not_sent_shown = None,
                 Err(broadcast::error::RecvError::Closed) => return,
             },
             changed = rx.changed(), if snapshots_open => {
@@ -649,31 +588,155 @@ async fn print_answers(handle: Handle, screen: Arc<Screen>) {
                     snapshots_open = false;
                     continue;
                 }
-                let s = rx.borrow_and_update().clone();
-                // adr-notes 8: the run status line, as it changes. The ends of runs come from
-                // the events above ("Run completed.", failures); a stop ("Run cancelled.") ends
-                // the answer's line first.
-                if s.run_status_detail != status_line
-                    && !matches!(s.run_status, RunStatus::Complete | RunStatus::Error)
-                    && let Some(detail) = &s.run_status_detail
-                {
-                    let ends = s.run_status == RunStatus::Idle;
-                    screen.status(&format!("· {}", one_line(detail)), ends);
-                }
-                status_line = s.run_status_detail.clone();
-                // ADR 087: a held queue says so, and how to release it.
-                if s.message_queue_texts.hold != hold_line {
-                    if let Some(hold) = &s.message_queue_texts.hold {
-                        let n = s.message_queue.len();
-                        screen.notice(&format!(
-                            "· {} ({n} waiting; /next sends the first)",
-                            one_line(hold)
-                        ));
+                loop {
+                    match events.try_recv() {
+                        Ok(event) => printer.event(event),
+                        Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                        Err(_) => break,
                     }
-                    hold_line = s.message_queue_texts.hold.clone();
                 }
+                let s = rx.borrow_and_update().clone();
+                printer.snapshot(&s);
             }
         }
+    }
+}
+
+/// What [`print_answers`] keeps between events.
+struct Printer {
+    screen: Arc<Screen>,
+    /// Tool lines and the note of an answer that showed nothing (issue 24), by session.
+    followers: BTreeMap<String, Follower>,
+    /// The code of a run failure whose message did not go out, just shown: the engine follows
+    /// it with a "message not sent" event of the same code and text, which is not shown again.
+    not_sent_shown: Option<String>,
+    /// What was last seen of the run status and of the queue's hold.
+    status_line: Option<String>,
+    hold_line: Option<String>,
+    /// What a stop did here ("Run cancelled."), held while its request is out: it is printed
+    /// after what the request ends with ("Run cancellation requested."), in the order things
+    /// happened (the stop asked, then done).
+    held_stop: Option<String>,
+}
+
+impl Printer {
+    fn event(&mut self, event: Event) {
+        match event {
+            Event::Answer { session_uid, delta } => {
+                self.not_sent_shown = None;
+                let follower = self.followers.entry(session_uid.clone()).or_default();
+                show(&self.screen, follower, &session_uid, &delta);
+                if matches!(delta, StreamDelta::Ended { .. }) {
+                    // Each answer ends on its own line.
+                    self.followers.remove(&session_uid);
+                    self.screen.answer_ended(&session_uid);
+                }
+            }
+            Event::RunFailed {
+                session_uid,
+                failure,
+                sent,
+            } => {
+                let whose = self.whose(&session_uid);
+                let code = failure.code.to_string();
+                let message = one_line(&failure.message);
+                if sent {
+                    self.not_sent_shown = None;
+                    self.screen
+                        .notice(&format!("(failed{whose} [{code}] {message})"));
+                } else {
+                    self.screen
+                        .notice(&format!("(not sent{whose} [{code}]: {message})"));
+                    self.not_sent_shown = Some(code);
+                }
+            }
+            Event::MessageNotSent {
+                session_uid,
+                reason,
+                code,
+                ..
+            } => {
+                let code = code.to_string();
+                if self.not_sent_shown.take().as_deref() != Some(code.as_str()) {
+                    let whose = session_uid.map(|s| self.whose(&s)).unwrap_or_default();
+                    self.screen.notice(&format!(
+                        "(not sent{whose} [{code}]: {})",
+                        one_line(&reason)
+                    ));
+                }
+            }
+            Event::Notify(n) => {
+                self.not_sent_shown = None;
+                self.screen.notice(&format!(
+                    "[{}] {}",
+                    one_line(&n.title),
+                    one_line(&n.description.unwrap_or_default())
+                ));
+            }
+            _ => self.not_sent_shown = None,
+        }
+    }
+
+    /// " in session UID" for a session that is not shown, else nothing.
+    fn whose(&self, session: &str) -> String {
+        if self.screen.shows(session) {
+            String::new()
+        } else {
+            format!(" in session {}", one_line(session))
+        }
+    }
+
+    fn snapshot(&mut self, s: &Snapshot) {
+        // adr-notes 8: the run status, in place while the Agent is queued or thinking (a
+        // terminal only); the answer's text takes its place once it streams.
+        let waiting = matches!(s.run_status, RunStatus::Queued | RunStatus::Thinking);
+        self.screen
+            .status(s.run_status_detail.as_deref().filter(|_| waiting));
+        let over = !s.is_agent_working && !s.has_active_chat_stream;
+        if over {
+            // The run is over: its answer's line is ended (its end may not have come as an
+            // event), and what waited for it is printed.
+            self.screen.end_answer();
+        }
+        // A stopped run's status ("Run cancelled.", "Run cancellation requested.", a failed
+        // cancel request) goes on the record; a clean end does not (the answer's line ends).
+        if s.run_status_detail != self.status_line
+            && s.run_status == RunStatus::Idle
+            && let Some(detail) = &s.run_status_detail
+        {
+            let line = format!("· {}", one_line(detail));
+            if s.is_cancelling_session {
+                self.held_stop = Some(line);
+            } else {
+                self.screen.notice(&line);
+            }
+        }
+        if !s.is_cancelling_session
+            && let Some(held) = self.held_stop.take()
+        {
+            self.screen.notice(&held);
+        }
+        self.status_line = s.run_status_detail.clone();
+        // ADR 087: a held queue says so, and how to release it.
+        if s.message_queue_texts.hold != self.hold_line {
+            if let Some(hold) = &s.message_queue_texts.hold {
+                let n = s.message_queue.len();
+                self.screen.notice(&format!(
+                    "· {} ({n} waiting; /next sends the first)",
+                    one_line(hold)
+                ));
+            }
+            self.hold_line = s.message_queue_texts.hold.clone();
+        }
+    }
+}
+
+/// Turns the spinner while the chat runs on a terminal.
+async fn tick(screen: Arc<Screen>) {
+    let mut ticks = tokio::time::interval(Duration::from_millis(120));
+    loop {
+        ticks.tick().await;
+        screen.tick();
     }
 }
 

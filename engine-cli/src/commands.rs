@@ -7,8 +7,8 @@ use engine_core::message::{Part, Role};
 use engine_core::{Command, Input, ReadinessStatus, Snapshot};
 use engine_io_tokio::Handle;
 
+use crate::screen::Screen;
 use crate::stage::{self, Stage};
-use crate::terminal::Screen;
 use crate::text::one_line as line;
 
 /// What `/help` prints.
@@ -35,13 +35,17 @@ Commands:
   /quit              leave (also Ctrl-D; Ctrl-C stops a running answer, a second one leaves)
 Anything else is sent as a message.";
 
-/// What the last listing commands showed, by number.
+/// What the last listing commands showed, by number, and where the chat stands.
 #[derive(Default)]
 pub struct Listed {
     /// `/sessions` or `/search`, for `/switch N`.
     sessions: Vec<String>,
     /// `/archived`, for `/unarchive N`.
     archived: Vec<String>,
+    /// The default session, as first shown.
+    home: Option<String>,
+    /// `/switch` or `/new` left the default session.
+    away: bool,
 }
 
 /// How long `/search` and `/archived` wait for their answer.
@@ -69,16 +73,90 @@ fn print_rows<'a>(
 ) -> Vec<String> {
     let mut uids = Vec::new();
     for (i, (title, uid, note)) in rows.enumerate() {
-        let note = note.map(|n| format!("  ({})", line(n))).unwrap_or_default();
-        screen.say(&format!(
-            " {:>3}  {}  {}{note}",
-            i + 1,
-            line(title),
-            line(uid)
-        ));
+        let note = note.map(|n| format!("  ({n})")).unwrap_or_default();
+        screen.say(&format!(" {:>3}  {}{note}", i + 1, named(title, uid)));
         uids.push(uid.to_owned());
     }
     uids
+}
+
+/// A session as a listing shows it: its title, then its uid unless the title already names it
+/// (an unnamed session's title is "Agent session {uid}", the reference's own).
+fn named(title: &str, uid: &str) -> String {
+    let (title, uid) = (line(title), line(uid));
+    if title.contains(&uid) {
+        title
+    } else {
+        format!("{title}  {uid}")
+    }
+}
+
+/// An `archived_at` as the person reads it: "archived 2026-10-02 08:16 UTC" (the offset as
+/// given when it is not UTC); a value of another shape is shown as it is.
+fn archived_on(at: &str) -> String {
+    let at = line(at);
+    let (date, rest) = at.split_at_checked(10).unwrap_or((&at, ""));
+    let (sep, time) = rest.split_at_checked(1).unwrap_or(("", ""));
+    let clock = time.get(..5).filter(|c| {
+        c.len() == 5
+            && c.chars().enumerate().all(|(i, ch)| {
+                if i == 2 {
+                    ch == ':'
+                } else {
+                    ch.is_ascii_digit()
+                }
+            })
+    });
+    let date_ok = date.len() == 10
+        && date.chars().enumerate().all(|(i, ch)| {
+            if i == 4 || i == 7 {
+                ch == '-'
+            } else {
+                ch.is_ascii_digit()
+            }
+        });
+    let (Some(clock), true, true) = (clock, date_ok, matches!(sep, "T" | "t" | " ")) else {
+        return format!("archived {at}");
+    };
+    let zone = match time
+        .find(['Z', 'z', '+', '-'])
+        .map(|i| time.get(i..).unwrap_or_default())
+    {
+        Some("Z" | "z" | "+00:00" | "-00:00") | None => "UTC".to_owned(),
+        Some(offset) => offset.to_owned(),
+    };
+    format!("archived {date} {clock} {zone}")
+}
+
+/// What `/effort` without a level it knows says: the levels offered, or that there are none.
+fn effort_offer(offered: &[String]) -> String {
+    if offered.is_empty() {
+        "This model offers no reasoning effort levels.".to_owned()
+    } else {
+        format!(
+            "Use /effort LEVEL; this model offers: {}.",
+            line(&offered.join(", "))
+        )
+    }
+}
+
+/// Entry N (counted from 1) of the listing `list` made by `lister`, or what to say instead:
+/// how to use `usage` when `rest` is no number or nothing is listed, else that there is no N.
+fn pick(rest: &str, list: &[String], lister: &str, usage: &str) -> Result<String, String> {
+    let how = format!("Use {lister}, then {usage} N.");
+    let Ok(n) = rest.parse::<usize>() else {
+        return Err(how);
+    };
+    if list.is_empty() {
+        return Err(how);
+    }
+    match n.checked_sub(1).and_then(|i| list.get(i)) {
+        Some(uid) => Ok(uid.clone()),
+        None => Err(format!(
+            "No session {n} in the last list (1 to {}).",
+            list.len()
+        )),
+    }
 }
 
 /// `/search TEXT`: the platform's search of the person's active sessions.
@@ -149,18 +227,17 @@ async fn archived(handle: &Handle, screen: &Screen, rest: &str, listed: &mut Lis
     } else if s.archived_sessions.is_empty() {
         screen.say("No archived sessions.");
     } else {
-        let rows = s.archived_sessions.iter().map(|x| {
-            let at = x.archived_at.as_deref();
-            (x.session.title.as_str(), x.session.uid.as_str(), at)
-        });
+        let rows: Vec<(&str, &str, Option<String>)> = s
+            .archived_sessions
+            .iter()
+            .map(|x| {
+                let at = x.archived_at.as_deref().map(archived_on);
+                (x.session.title.as_str(), x.session.uid.as_str(), at)
+            })
+            .collect();
+        let rows = rows.iter().map(|(t, u, a)| (*t, *u, a.as_deref()));
         listed.archived = print_rows(screen, rows);
     }
-}
-
-/// Entry N (counted from 1) of a listing.
-fn nth(rest: &str, list: &[String]) -> Option<String> {
-    let n = rest.parse::<usize>().ok()?;
-    list.get(n.checked_sub(1)?).cloned()
 }
 
 /// What a line did.
@@ -184,6 +261,9 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
         let _ = handle.command(c);
     };
     let snapshot = || handle.snapshots().borrow().clone();
+    if listed.home.is_none() && !listed.away {
+        listed.home = snapshot().current_session_id;
+    }
     match word {
         "/quit" | "/exit" => return Done::Quit,
         "/help" => screen.say(HELP),
@@ -199,22 +279,20 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
                 } else {
                     " "
                 };
-                screen.say(&format!(
-                    "{mark}{:>3}  {}  {}",
-                    i + 1,
-                    line(&x.title),
-                    line(&x.uid)
-                ));
+                screen.say(&format!("{mark}{:>3}  {}", i + 1, named(&x.title, &x.uid)));
             }
         }
-        "/switch" => match nth(rest, &listed.sessions) {
-            Some(uid) => {
+        "/switch" => match pick(rest, &listed.sessions, "/sessions or /search", "/switch") {
+            Ok(uid) => {
+                // From now on the screen shows this session's answers only: the one that
+                // streams elsewhere goes on out of view.
+                screen.switch_view(Some(&uid), &format!("(switching to {})", line(&uid)));
+                listed.away = listed.home.as_ref() != Some(&uid);
                 let _ = handle.input(Input::ShowsDefaultSession(false));
                 let _ = handle.input(Input::RequestedSessionId(Some(uid.clone())));
-                screen.say(&format!("(switching to {})", line(&uid)));
                 show_history(handle, screen, &uid).await;
             }
-            None => screen.say("Use /sessions or /search, then /switch N."),
+            Err(why) => screen.say(&why),
         },
         "/refresh" => {
             send(Command::RefreshLatestSessions);
@@ -222,31 +300,37 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
         }
         "/search" => search(handle, screen, rest, listed).await,
         "/archived" => archived(handle, screen, rest, listed).await,
-        "/archive" => match nth(rest, &listed.sessions) {
-            Some(session_uid) => {
-                screen.say(&format!("(archiving {session_uid})"));
+        "/archive" => match pick(rest, &listed.sessions, "/sessions or /search", "/archive") {
+            Ok(session_uid) => {
+                screen.say(&format!("(archiving {})", line(&session_uid)));
                 send(Command::ArchiveAgentSession { session_uid });
             }
-            None => screen.say("Use /sessions (or /search), then /archive N."),
+            Err(why) => screen.say(&why),
         },
-        "/unarchive" => match nth(rest, &listed.archived) {
-            Some(session_uid) => {
-                screen.say(&format!("(restoring {session_uid})"));
+        "/unarchive" => match pick(rest, &listed.archived, "/archived", "/unarchive") {
+            Ok(session_uid) => {
+                screen.say(&format!("(restoring {})", line(&session_uid)));
                 send(Command::UnarchiveAgentSession { session_uid });
             }
-            None => screen.say("Use /archived, then /unarchive N."),
+            Err(why) => screen.say(&why),
         },
         "/default" => {
+            if listed.away {
+                screen.switch_view(listed.home.as_deref(), "(back to the default session)");
+                listed.away = false;
+            } else {
+                screen.say("(back to the default session)");
+            }
             let _ = handle.input(Input::RequestedSessionId(None));
             let _ = handle.input(Input::ShowsDefaultSession(true));
-            screen.say("(back to the default session)");
         }
         "/new" => {
+            screen.switch_view(None, "(starting a new session)");
+            listed.away = true;
             // The default-session surface shows only the default session: leave it first.
             let _ = handle.input(Input::RequestedSessionId(None));
             let _ = handle.input(Input::ShowsDefaultSession(false));
             send(Command::CreateAgentSession);
-            screen.say("(starting a new session)");
         }
         "/models" => {
             let s = snapshot();
@@ -266,11 +350,15 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
                     .iter()
                     .map(|o| o.value.as_str())
                     .collect();
+                let effort = if levels.is_empty() {
+                    String::new()
+                } else {
+                    format!("  (reasoning effort: {})", line(&levels.join(", ")))
+                };
                 screen.say(&format!(
-                    "{mark} {}  {}  [{}]",
+                    "{mark} {}  {}{effort}",
                     line(&m.id),
-                    line(&m.label),
-                    line(&levels.join(", "))
+                    line(&m.label)
                 ));
             }
         }
@@ -297,7 +385,7 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
                 });
                 screen.say(&format!("(reasoning effort: {rest})"));
             } else {
-                screen.say(&format!("This model offers: [{}].", offered.join(", ")));
+                screen.say(&effort_offer(&offered));
             }
         }
         "/choose" => {
@@ -451,4 +539,69 @@ async fn show_history(handle: &Handle, screen: &Screen, uid: &str) {
         }
     }
     screen.say("(end of the history)");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 25, point 1: a session whose title names its uid ("Agent session {uid}", the
+    /// reference's title of an unnamed session) is shown once; a named one with its uid.
+    #[test]
+    fn sessions_are_named_once() {
+        assert_eq!(
+            named("Agent session sess-7", "sess-7"),
+            "Agent session sess-7"
+        );
+        assert_eq!(named("agent-chat", "sess-1"), "agent-chat  sess-1");
+    }
+
+    /// Issue 25, point 1: `archived_at` reads as a date and a time, with its zone.
+    #[test]
+    fn archived_times_read_well() {
+        assert_eq!(
+            archived_on("2026-10-02T08:16:30.123Z"),
+            "archived 2026-10-02 08:16 UTC"
+        );
+        assert_eq!(
+            archived_on("2026-10-02T08:16:30+02:00"),
+            "archived 2026-10-02 08:16 +02:00"
+        );
+        assert_eq!(
+            archived_on("2026-10-02 08:16"),
+            "archived 2026-10-02 08:16 UTC"
+        );
+        assert_eq!(archived_on("yesterday"), "archived yesterday");
+        assert_eq!(
+            archived_on("2026-1x-02T08:16Z"),
+            "archived 2026-1x-02T08:16Z"
+        );
+    }
+
+    /// Issue 25, point 1: `/switch 9` past the list says so; no number, or no list, gives the
+    /// usage; `/effort` names the levels, or says there are none (never "[]").
+    #[test]
+    fn picks_and_offers_say_what_is_wrong() {
+        let list = vec!["a".to_owned(), "b".to_owned()];
+        assert_eq!(pick("2", &list, "/sessions", "/switch"), Ok("b".to_owned()));
+        assert_eq!(
+            pick("9", &list, "/sessions", "/switch"),
+            Err("No session 9 in the last list (1 to 2).".to_owned())
+        );
+        assert_eq!(
+            pick("0", &list, "/sessions", "/switch"),
+            Err("No session 0 in the last list (1 to 2).".to_owned())
+        );
+        let usage = Err("Use /sessions, then /switch N.".to_owned());
+        assert_eq!(pick("x", &list, "/sessions", "/switch"), usage);
+        assert_eq!(pick("1", &[], "/sessions", "/switch"), usage);
+        assert_eq!(
+            effort_offer(&[]),
+            "This model offers no reasoning effort levels."
+        );
+        assert_eq!(
+            effort_offer(&["low".to_owned(), "high".to_owned()]),
+            "Use /effort LEVEL; this model offers: low, high."
+        );
+    }
 }

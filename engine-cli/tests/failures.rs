@@ -320,9 +320,13 @@ fn answers_are_printed_without_control_characters_each_on_its_line() {
         stdout, "You said: red text and a bell here\nYou said: second\n",
         "{stdout:?}"
     );
-    // Each answer's end is shown, the last one's too (the input ended before it came).
+    // Each answer's own lines are shown, the last one's too (the input ended before it came);
+    // the record is compact (issue 25, point 1): no run status line for a clean run.
     let stderr = text(&out.stderr);
-    assert_eq!(stderr.matches("· Run completed.\n").count(), 2, "{stderr}");
+    assert_eq!(stderr.matches("· count_words: ok\n").count(), 2, "{stderr}");
+    for status in ["Run completed.", "Working on your request.", "Thinking..."] {
+        assert!(!stderr.contains(status), "{stderr}");
+    }
 }
 
 /// `RUST_LOG=trace` logs to stderr, and the token appears nowhere: not in a run that answers,

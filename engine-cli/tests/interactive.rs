@@ -246,8 +246,11 @@ async fn search_archive_archived_and_unarchive() {
     );
     assert!(stdout.contains(&format!("(archiving {uid})")), "{stdout}");
     assert!(
-        stdout.contains(&format!("   1  agent-chat  {uid}  (")),
-        "the archived row with its archived_at: {stdout}"
+        stdout.lines().any(
+            |l| l.starts_with(&format!("   1  agent-chat  {uid}  (archived 20"))
+                && l.ends_with(" UTC)")
+        ),
+        "the archived row with its archived_at, readable (issue 25, point 1): {stdout}"
     );
     assert!(stdout.contains(&format!("(restoring {uid})")), "{stdout}");
     let archived = sim
@@ -259,9 +262,11 @@ async fn search_archive_archived_and_unarchive() {
     assert!(has(&archived, "agent_uid", &sim.config().agents[0].uid));
 }
 
-/// adr-notes 8 (run status details, stop), issue 11: the interactive chat shows the run status
-/// line as it changes ("Working on your request.", the end of the run), and a stop shows "Run
-/// cancelled." at once, then "Run cancellation requested." once the cancel route answered.
+/// adr-notes 8 (run status details, stop), issues 11 and 25 (point 1): from a pipe the record is
+/// compact: a clean run adds no status line ("Working on your request.", "Run completed." are
+/// shown in place on a terminal only); a stop shows "Run cancellation requested." once the
+/// cancel route answered, and "Run cancelled." (when it was seen) after it, in the order things
+/// happened.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_run_status_line_and_a_stop() {
     let sim = Sim::start(SimConfig {
@@ -296,13 +301,14 @@ async fn the_run_status_line_and_a_stop() {
     let out = child.wait_with_output().unwrap();
     let _ = std::fs::remove_file(token);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    for line in [
-        "· Working on your request.",
-        "· Run completed.",
-        "· Run cancelled.",
-        "· Run cancellation requested.",
-    ] {
-        assert!(stderr.contains(line), "missing {line:?} in:\n{stderr}");
+    for line in ["Working on your request.", "Thinking...", "Run completed."] {
+        assert!(!stderr.contains(line), "{line:?} in:\n{stderr}");
+    }
+    let requested = stderr
+        .find("· Run cancellation requested.")
+        .unwrap_or_else(|| panic!("no stop notice in:\n{stderr}"));
+    if let Some(cancelled) = stderr.find("· Run cancelled.") {
+        assert!(requested < cancelled, "{stderr}");
     }
     assert!(!stderr.to_lowercase().contains("abort"), "{stderr}");
 }
@@ -373,8 +379,10 @@ async fn queued_turns_end_on_their_own_lines_and_a_held_queue_says_so() {
         "the queued answer starts its own line:\n{stdout}"
     );
     assert!(
-        stderr.matches("· Run completed.").count() >= 2,
-        "each answer ends with its own line:\n{stderr}"
+        stdout
+            .lines()
+            .any(|l| l == "You said: alpha beta gamma delta"),
+        "the first answer is whole, on its own line:\n{stdout}"
     );
     assert!(
         stderr.contains("· Held after you stopped Demo Agent. (1 waiting; /next sends the first)"),
@@ -383,5 +391,186 @@ async fn queued_turns_end_on_their_own_lines_and_a_held_queue_says_so() {
     assert!(
         !stdout.contains("held back"),
         "the held message was not sent: {stdout}"
+    );
+}
+
+/// `agent-chat` on its embedded simulator, reading a pipe, its stdout and stderr merged into
+/// one pipe in the order it wrote them.
+struct Merged {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    out: std::sync::Arc<(std::sync::Mutex<Vec<u8>>, std::sync::Condvar)>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How long one wait may last before the test fails (a hang, not a speed check).
+const WAIT_LIMIT: Duration = Duration::from_secs(30);
+
+impl Merged {
+    fn start(extra: &[&str]) -> Merged {
+        let mut child = Command::new("sh")
+            .env_remove("AGENT_CHAT_TOKEN")
+            .env_remove("RUST_LOG")
+            .arg("-c")
+            .arg("exec \"$0\" \"$@\" 2>&1")
+            .arg(env!("CARGO_BIN_EXE_agent-chat"))
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let mut stdout = child.stdout.take().unwrap();
+        let out =
+            std::sync::Arc::new((std::sync::Mutex::new(Vec::new()), std::sync::Condvar::new()));
+        let shared = out.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = std::io::Read::read(&mut stdout, &mut buf).unwrap_or(0);
+                let (lock, cvar) = &*shared;
+                lock.lock().unwrap().extend_from_slice(&buf[..n]);
+                cvar.notify_all();
+                if n == 0 {
+                    return;
+                }
+            }
+        });
+        let merged = Merged {
+            child,
+            stdin,
+            out,
+            reader: Some(reader),
+        };
+        merged.wait_for("Connected to Demo Agent. Write a message (/help).\n");
+        merged
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.out.0.lock().unwrap()).into_owned()
+    }
+
+    /// Waits until the output holds `needle`.
+    fn wait_for(&self, needle: &str) {
+        let (lock, cvar) = &*self.out;
+        let mut out = lock.lock().unwrap();
+        let limit = Instant::now() + WAIT_LIMIT;
+        while !String::from_utf8_lossy(&out).contains(needle) {
+            let left = limit.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "never saw {needle:?} in:\n{}",
+                String::from_utf8_lossy(&out)
+            );
+            out = cvar.wait_timeout(out, left).unwrap().0;
+        }
+    }
+
+    fn line(&mut self, line: &str) {
+        writeln!(self.stdin.as_mut().unwrap(), "{line}").unwrap();
+    }
+
+    /// Ends the input and returns the whole output once the chat has ended.
+    fn finish(mut self) -> String {
+        drop(self.stdin.take());
+        assert!(self.child.wait().unwrap().success());
+        // The reader reads to the end of the pipe.
+        self.reader.take().unwrap().join().unwrap();
+        self.text()
+    }
+}
+
+/// The index of the line of `text` holding `needle`.
+fn line_at(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{text}"))
+}
+
+/// Issue 25, point 1, from a pipe: a message queued while an answer streams; the answer's line
+/// is never split (the "queued" notice, on stderr, comes after the answer ended its line on
+/// stdout, and the queued answer starts a line of its own); no transient run status and no
+/// escape sequence is written.
+#[test]
+fn a_queued_message_never_splits_the_answer_in_a_pipe() {
+    let mut chat = Merged::start(&["--answer-delay-ms", "150"]);
+    chat.line("alpha beta gamma delta epsilon zeta");
+    chat.wait_for("You said: alpha");
+    chat.line("queued one");
+    chat.wait_for("You said: queued one\n");
+    let out = chat.finish();
+    let answer = line_at(&out, "You said: alpha");
+    assert_eq!(
+        out.lines().nth(answer),
+        Some("You said: alpha beta gamma delta epsilon zeta"),
+        "{out}"
+    );
+    let notice = line_at(&out, "(queued: it goes when the agent finishes)");
+    let queued = line_at(&out, "You said: queued one");
+    assert!(answer < notice && notice < queued, "{out}");
+    assert_eq!(
+        out.lines().nth(queued),
+        Some("You said: queued one"),
+        "{out}"
+    );
+    for status in [
+        "Working on your request.",
+        "Thinking...",
+        "Sending queued message",
+        "Run completed.",
+    ] {
+        assert!(!out.contains(status), "{status:?} in:\n{out}");
+    }
+    assert!(!out.contains('\u{1b}'), "an escape sequence: {out:?}");
+}
+
+/// Issue 25, point 1, from a pipe: Ctrl-C (SIGINT) while an answer streams stops it; the part
+/// that arrived ends its line, then the Ctrl-C notice, then "Run cancellation requested.", then
+/// "Run cancelled." when it was seen: the order in which things happened.
+#[cfg(unix)]
+#[test]
+fn a_stops_notices_come_in_the_order_things_happened_in_a_pipe() {
+    let mut chat = Merged::start(&["--answer-delay-ms", "200"]);
+    chat.line(
+        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen last",
+    );
+    chat.wait_for("You said: one two");
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(chat.child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    chat.wait_for("· Run cancellation requested.\n");
+    let out = chat.finish();
+    let answer = line_at(&out, "You said: one two");
+    assert!(!out.lines().nth(answer).unwrap().contains("last"), "{out}");
+    let ctrl_c = line_at(&out, "(stopping the answer: Ctrl-C again leaves)");
+    let requested = line_at(&out, "· Run cancellation requested.");
+    assert!(answer < ctrl_c && ctrl_c < requested, "{out}");
+    if out.contains("· Run cancelled.") {
+        assert!(requested < line_at(&out, "· Run cancelled."), "{out}");
+    }
+}
+
+/// Issue 25, point 1: `/models` labels the reasoning levels it lists (no bare brackets, none
+/// for a model without levels), `/effort` without a level names the levels offered.
+#[test]
+fn models_and_effort_read_well() {
+    let mut chat = Merged::start(&[]);
+    chat.line("/models");
+    chat.line("/effort");
+    chat.wait_for("this model offers");
+    let out = chat.finish();
+    assert!(
+        out.contains(
+            "* acme-cloud::acme-large  Acme Large  (reasoning effort: low, medium, high)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("  acme-cloud::acme-small  Acme Small\n"),
+        "{out}"
+    );
+    assert!(!out.contains('['), "{out}");
+    assert!(
+        out.contains("Use /effort LEVEL; this model offers: low, medium, high.\n"),
+        "{out}"
     );
 }
