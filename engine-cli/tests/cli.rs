@@ -225,7 +225,9 @@ async fn send_to_a_local_runtime() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("A local Agent source needs a loopback address"),
+        stderr.contains(
+            "--local needs the runtime's own loopback address, such as http://127.0.0.1:8787, not \"https://agents.example.com\""
+        ),
         "{stderr}"
     );
     let out = agent_chat()
@@ -306,7 +308,9 @@ async fn send_waits_for_a_local_runtime_that_is_loading() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(
-        stderr.contains("timed out waiting for the session (Local Agent is not running: "),
+        stderr.contains(&format!(
+            "timed out after 1 s waiting for the session at {url} (Local Agent is not running: "
+        )),
         "{stderr}"
     );
 }
