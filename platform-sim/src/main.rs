@@ -8,6 +8,15 @@ use platform_sim::{
 };
 
 /// The environment variable that sets the platform token (else the built-in default).
+/// `println!` that ignores a closed stdout (`platform-sim | head -3`): the simulator keeps
+/// serving instead of panicking on its next line.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 const TOKEN_ENV: &str = "PLATFORM_SIM_TOKEN";
 
 /// A simulated platform and Agent runtime on 127.0.0.1, for the chat engine.
@@ -116,26 +125,26 @@ async fn main() -> ExitCode {
         }
     };
     let config = sim.config();
-    println!("platform-sim listening on {}", sim.url());
-    println!(
+    say!("platform-sim listening on {}", sim.url());
+    say!(
         "environment: {}  person: {}  answers: {} dialect",
         config.environment_uid,
         config.person_uid,
         config.dialect.name()
     );
     for agent in &config.agents {
-        println!(
+        say!(
             "agent: {} ({})  runtime: {:?}  needs model: {}",
             agent.uid, agent.name, agent.runtime, agent.needs_model
         );
     }
     if custom_token.is_some() {
-        println!(
+        say!(
             "platform token: the value of ${TOKEN_ENV} (send it as `Authorization: Bearer ...`)"
         );
     } else {
         // The built-in default is a public development value, not a secret.
-        println!(
+        say!(
             "platform token: the built-in default {DEFAULT_PLATFORM_TOKEN:?} (set ${TOKEN_ENV} to choose another)"
         );
     }
@@ -147,7 +156,7 @@ async fn main() -> ExitCode {
         } else {
             DEFAULT_PLATFORM_TOKEN.to_owned()
         };
-        println!(
+        say!(
             "chat with it: AGENT_CHAT_TOKEN={token} cargo run -p engine-cli --bin agent-chat -- --platform {} --environment {} --agent {} --user {}",
             sim.url(),
             config.environment_uid,
@@ -156,7 +165,7 @@ async fn main() -> ExitCode {
         );
     }
     if let Some(local) = &config.local {
-        println!(
+        say!(
             "local runtime: {} (mode {:?}, ready after {} check{}, {}), no credential",
             sim.url(),
             local.mode,
@@ -168,12 +177,12 @@ async fn main() -> ExitCode {
                 "live-only"
             }
         );
-        println!(
+        say!(
             "chat with it: cargo run -p engine-cli --bin agent-chat -- --local {}",
             sim.url()
         );
     }
-    println!("press Ctrl-C to stop");
+    say!("press Ctrl-C to stop");
     if let Err(e) = tokio::signal::ctrl_c().await {
         eprintln!("platform-sim: cannot wait for Ctrl-C: {e}");
     }

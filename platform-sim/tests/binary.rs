@@ -92,6 +92,15 @@ fn chat_line(token: Option<&str>) -> (std::process::Child, String, String) {
             break rest.to_owned();
         }
     };
+    // Read on to its last line: a closed pipe would end the binary at its next print.
+    loop {
+        let mut rest = String::new();
+        assert!(stdout.read_line(&mut rest).unwrap() > 0, "{printed}");
+        printed.push_str(&rest);
+        if rest.starts_with("press Ctrl-C to stop") {
+            break;
+        }
+    }
     (child, line, printed)
 }
 
