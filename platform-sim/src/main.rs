@@ -135,13 +135,14 @@ async fn main() -> ExitCode {
     for agent in &config.agents {
         say!(
             "agent: {} ({})  runtime: {:?}  needs model: {}",
-            agent.uid, agent.name, agent.runtime, agent.needs_model
+            agent.uid,
+            agent.name,
+            agent.runtime,
+            agent.needs_model
         );
     }
     if custom_token.is_some() {
-        say!(
-            "platform token: the value of ${TOKEN_ENV} (send it as `Authorization: Bearer ...`)"
-        );
+        say!("platform token: the value of ${TOKEN_ENV} (send it as `Authorization: Bearer ...`)");
     } else {
         // The built-in default is a public development value, not a secret.
         say!(
