@@ -90,14 +90,23 @@ async fn until_settled(
 ) -> Result<Stage, String> {
     let mut rx = handle.snapshots();
     let deadline = tokio::time::Instant::now() + timeout;
+    let mut said = false;
     loop {
         let snapshot = rx.borrow_and_update();
         let stage = stage::of(&snapshot);
         let Stage::Waiting(waiting) = stage else {
             return Ok(stage);
         };
-        if !for_local && stage::local_unavailable(&snapshot) {
-            return Ok(Stage::Waiting(waiting));
+        if stage::local_unavailable(&snapshot) {
+            if !for_local {
+                return Ok(Stage::Waiting(waiting));
+            }
+            // Waited for, but never silently: why, once (a runtime that answers, but not as
+            // a local Agent does, says so here; nothing listening was said before).
+            if !said && !says_only_no_answer(&waiting) {
+                terminal::error_line(&format!("agent-chat: {waiting}"));
+            }
+            said = true;
         }
         drop(snapshot);
         match tokio::time::timeout_at(deadline, rx.changed()).await {
@@ -105,6 +114,12 @@ async fn until_settled(
             _ => return Err(waiting),
         }
     }
+}
+
+/// Whether a local runtime's notice only says that nothing answered (said already, with the
+/// address and the refusal, before the engine started).
+fn says_only_no_answer(waiting: &str) -> bool {
+    waiting.contains("did not answer")
 }
 
 /// How one turn ended.
@@ -429,7 +444,7 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
     let mut interrupts = 0u32;
     // The thread's length before the last message: its turn is over once the thread grew, no
     // message runs, nothing waits in the queue and the Agent is idle.
-    let mut last_sent: Option<usize> = None;
+    let mut last_sent: Option<(usize, Option<String>)> = None;
     while !quit {
         let typed_now = match pending.pop_front() {
             Some(line) => Typed::Line(line),
@@ -444,9 +459,13 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
                 let line = line.trim();
                 if !line.is_empty() {
                     interrupts = 0;
-                    let before = handle.snapshots().borrow().thread.len();
+                    let (before, shown) = {
+                        let s = handle.snapshots();
+                        let s = s.borrow();
+                        (s.thread.len(), s.current_session_id.clone())
+                    };
                     match commands::command(&handle, &screen, line, &mut listed).await {
-                        Done::Sent => last_sent = Some(before),
+                        Done::Sent => last_sent = Some((before, shown)),
                         Done::Quit => quit = true,
                         Done::Command | Done::NotSent => {}
                     }
@@ -477,15 +496,17 @@ pub async fn interactive(target: &Target, timeout_s: u64, record: Option<&mut Re
         }
     }
 
-    if !quit && let Some(before) = last_sent {
+    if !quit && let Some((before, sent_to)) = last_sent {
         // The input ended (a pipe, Ctrl-D): let the last answer come before leaving, unless
         // Ctrl-C says not to. A held queue sends nothing on its own: it does not keep the chat
-        // waiting.
+        // waiting, and neither does an answer in a session no longer shown (`/new`, `/switch`:
+        // it is in that session's history).
         let over = |s: &Snapshot| {
-            s.thread.len() > before
-                && !s.is_agent_working
-                && (s.message_queue.is_empty() || s.message_queue_hold.is_some())
-                && s.thread.iter().all(|m| m.status != MessageStatus::Running)
+            s.current_session_id != sent_to
+                || s.thread.len() > before
+                    && !s.is_agent_working
+                    && (s.message_queue.is_empty() || s.message_queue_hold.is_some())
+                    && s.thread.iter().all(|m| m.status != MessageStatus::Running)
         };
         // Ctrl-C, or a signal that ends the chat (its exit status).
         let interrupted = async {

@@ -449,7 +449,7 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
                 return Done::NotSent;
             }
             if s.is_agent_working {
-                screen.notice("(queued: it goes when the agent finishes)");
+                screen.notice("(queued: it goes when the Agent finishes)");
             }
             send(Command::SendMessage { text: text.into() });
             return Done::Sent;

@@ -888,3 +888,27 @@ async fn a_non_platform_html_page_is_not_quoted() {
     );
     assert!(!line.contains('<'), "{line}");
 }
+
+/// Issue 25 (found by a second reader): `--local` at a server that answers, but not as a local
+/// Agent runtime does (here a platform, which wants a token), says why at once instead of
+/// waiting silently until the time out.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_local_address_that_is_no_local_runtime_says_why_at_once() {
+    let sim = Sim::start(SimConfig::default()).await.unwrap();
+    let mut cmd = agent_chat();
+    cmd.args(["--local", &sim.url(), "--timeout", "3", "send", "hi"]);
+    let out = run(cmd, None).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert_eq!(
+        lines[0],
+        "agent-chat: Local Agent is not running: Authentication credentials were not provided. (looking again every 5 s)"
+    );
+    assert!(
+        lines[1].starts_with("agent-chat: timed out after 3 s"),
+        "{stderr}"
+    );
+    sim.shutdown().await;
+}

@@ -505,7 +505,7 @@ fn a_queued_message_never_splits_the_answer_in_a_pipe() {
         Some("You said: alpha beta gamma delta epsilon zeta"),
         "{out}"
     );
-    let notice = line_at(&out, "(queued: it goes when the agent finishes)");
+    let notice = line_at(&out, "(queued: it goes when the Agent finishes)");
     let queued = line_at(&out, "You said: queued one");
     assert!(answer < notice && notice < queued, "{out}");
     assert_eq!(
@@ -572,5 +572,34 @@ fn models_and_effort_read_well() {
     assert!(
         out.contains("Use /effort LEVEL; this model offers: low, medium, high.\n"),
         "{out}"
+    );
+}
+
+/// Issue 25 (found by a second reader): the input ends (Ctrl-D, a pipe's end) after `/new`
+/// moved the chat off the session the last message went to; the chat leaves at once instead
+/// of waiting out `--timeout` for that session's answer to show in the new session's thread.
+/// The per-run limit only turns a hang into a failure.
+#[test]
+fn the_input_ending_after_new_leaves_at_once() {
+    let mut chat = Merged::start(&["--timeout", "600"]);
+    chat.line("hello");
+    chat.wait_for("You said: hello\n");
+    chat.line("/new");
+    chat.wait_for("(starting a new session)");
+    drop(chat.stdin.take());
+    let pid = chat.child.id();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let killer = std::thread::spawn(move || {
+        if done_rx.recv_timeout(WAIT_LIMIT).is_err() {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    });
+    let status = chat.child.wait().unwrap();
+    let _ = done_tx.send(());
+    killer.join().unwrap();
+    assert!(
+        status.success(),
+        "the chat did not leave: {status:?}\n{}",
+        chat.text()
     );
 }

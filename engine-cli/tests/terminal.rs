@@ -251,7 +251,7 @@ fn a_queued_message_waits_for_the_answer_at(cols: u16) {
     let (answer_at, answer) = line_with(&text, "You said: one");
     assert_eq!(answer.trim_end(), format!("You said: {LONG}"), "{text}");
     let (sent_at, _) = line_with(&text, "> queued one");
-    let (notice_at, _) = line_with(&text, "(queued: it goes when the agent finishes)");
+    let (notice_at, _) = line_with(&text, "(queued: it goes when the Agent finishes)");
     let (queued_at, queued) = line_with(&text, "You said: queued one");
     assert_eq!(queued.trim_end(), "You said: queued one");
     assert!(
@@ -474,7 +474,7 @@ fn queue_hold_commands_with_nothing_to_do_and_ctrl_d() {
     });
     assert!(
         t.text()
-            .contains("(queued: it goes when the agent finishes)")
+            .contains("(queued: it goes when the Agent finishes)")
     );
     t.send_line("/next");
     t.until("the queued answer", |t| {

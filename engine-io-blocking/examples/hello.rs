@@ -52,7 +52,8 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     // Ready, or the cause as soon as there is one: a wrong token, a closed port...
     if let Err(cause) = shell.wait_ready(Duration::from_secs(30)) {
         let (code, status) = (cause.code.as_str(), cause.status());
-        eprintln!("not ready: {cause} (code {code}, status {status:?})");
+        let http = status.map(|s| format!(", HTTP {s}")).unwrap_or_default();
+        eprintln!("not ready: {cause} (code {code}{http})");
         if let Some(failure) = &cause.failure {
             eprintln!("the failing read: {failure}"); // the transport's words, for a closed port
         }

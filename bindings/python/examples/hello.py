@@ -42,8 +42,10 @@ async def hello(url: str) -> int:
         try:  # ready, or the cause as soon as there is one: a wrong token, a closed port...
             await shell.wait_ready(timeout=30)
         except NotReadyError as e:
-            print(f"not ready: {e.message} (code {e.code}, status {e.status})", file=sys.stderr)
-            print(f"the failing read: {e.failure}", file=sys.stderr)
+            status = f", HTTP {e.status}" if e.status else ""
+            print(f"not ready: {e.message} (code {e.code}{status})", file=sys.stderr)
+            if e.failure and e.failure.get("message"):  # the transport's words, for a closed port
+                print(f"the failing read: {e.failure['message']}", file=sys.stderr)
             return 1
         shell.command({"command": "send_message", "text": "Hello"})
         async for event in shell.events():
