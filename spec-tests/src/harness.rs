@@ -11,6 +11,7 @@ use engine_core::{
 };
 use serde_json::Value;
 
+use crate::golden::Golden;
 use crate::transcript::{call_name, event_line, intent_line, snapshot_diff};
 
 /// The canonical reason phrase of a status (RFC 9110 and the registry's names, as the `http`
@@ -94,7 +95,8 @@ pub struct Harness {
     engine: Engine,
     epoch: Time,
     now_ms: u64,
-    transcript: Vec<String>,
+    /// Checked against the test's golden file when dropped (issue 26, oracle (a)).
+    transcript: Golden,
     sent: Vec<Sent>,
     open: BTreeSet<RequestId>,
     aborted: Vec<RequestId>,
@@ -148,7 +150,7 @@ impl Harness {
             engine,
             epoch,
             now_ms: 0,
-            transcript: Vec::new(),
+            transcript: Golden::default(),
             sent: Vec::new(),
             open: BTreeSet::new(),
             aborted: Vec::new(),
@@ -309,7 +311,7 @@ impl Harness {
         );
         self.revisions = revisions;
         self.last = now;
-        self.transcript.push(lines.join("\n"));
+        self.transcript.0.push(lines.join("\n"));
     }
 
     /// Feeds a host input.
@@ -850,7 +852,7 @@ impl Harness {
 
     /// The transcript so far, one block per step.
     pub fn transcript(&self) -> String {
-        self.transcript.join("\n")
+        self.transcript.0.join("\n")
     }
 }
 

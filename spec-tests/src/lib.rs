@@ -16,6 +16,7 @@ pub mod endpoints;
 pub mod fixtures;
 pub mod follow;
 pub mod fuzz;
+mod golden;
 mod harness;
 pub mod local;
 pub mod long_answer;

@@ -1183,7 +1183,13 @@ fn check_invariants(h: &Harness, m: &Model, step: &Op) -> Result<(), TestCaseErr
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 96,
+        // Deterministic (issue 26: the golden transcripts): the same cases every run.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0xdefa018),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// INV-3, INV-4, INV-5: across generated sequences of inputs and answers, with
     /// showsDefaultSession true the selection is the default session (handle and Agent uid

@@ -607,7 +607,13 @@ impl Model {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 1000,
+        // Deterministic (issue 26: the golden transcripts): the same cases every run.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0xb0b5eee),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// INV-10, INV-5, INV-4, HYD-12, DEF-6: see the module docs.
     #[test]
@@ -621,7 +627,13 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        // Deterministic (issue 26: the golden transcripts): the same cases every run.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0xb0b5eef),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// INV-12: the same seed and the same sequence give the same transcript.
     #[test]

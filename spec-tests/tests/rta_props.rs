@@ -264,7 +264,13 @@ impl Model {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 600,
+        // Deterministic (issue 26: the golden transcripts): the same cases every run.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0xa117a5f),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// RTA-3, RTA-6, RTA-10, RTA-2, SHR-5: see the module docs.
     #[test]

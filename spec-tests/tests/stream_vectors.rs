@@ -227,7 +227,13 @@ fn vector_outcomes() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        // Deterministic (issue 26: the golden transcripts): the same cases every run, after
+        // the cases kept in this file's `.proptest-regressions`.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0xec70a5f),
+        ..ProptestConfig::default()
+    })]
 
     /// ui-message-stream §3: any slicing gives the expected message, and the deltas replayed in
     /// order reproduce the message after every slice.
