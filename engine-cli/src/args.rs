@@ -118,6 +118,9 @@ pub enum Action {
         /// phase, and check that admission and the runtime notice stay the same (INV-6).
         #[arg(long)]
         vary_presence: bool,
+        /// Let the host also switch to a local Agent runtime and back (ADR 099).
+        #[arg(long)]
+        local_source: bool,
         /// Where a failing seed's trace is written.
         #[arg(long, default_value = "sim-failures")]
         out: PathBuf,

@@ -41,6 +41,7 @@ async fn main() -> ExitCode {
             fault_rate,
             cross_environment,
             vary_presence,
+            local_source,
             out,
         }) => {
             let sim = spec_tests::sim::Sim {
@@ -50,6 +51,7 @@ async fn main() -> ExitCode {
                 cross_environment: *cross_environment,
                 vary_presence: *vary_presence,
                 dialect: spec_tests::sim::dialect_of(*from),
+                local: *local_source,
             };
             return offline::simulate(sim, *seeds, out);
         }

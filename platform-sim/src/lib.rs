@@ -61,7 +61,7 @@ pub use types::{
 
 pub use answer::{answer_body, event};
 
-pub use local::SESSION_HEADER;
+pub use local::{SESSION_HEADER, runtime_uid};
 
 pub use faults::{AFTER_HUGE_LINE, INVALID_UTF8_TEXT, history_text};
 pub use platform::AGENT_ICON_SVG;

@@ -131,7 +131,7 @@ fn session_model(session: &Session) -> Value {
 /// stand-in derives it: an id of its own (`local-…`) is kept, `default` is
 /// [`DEFAULT_CONVERSATION`], and any other id maps to `local-` and 16 hex digits of its FNV-1a
 /// hash, the same every time (so a client id read back after a reload finds its conversation).
-pub(crate) fn runtime_uid(requested: &str) -> String {
+pub fn runtime_uid(requested: &str) -> String {
     let requested = requested.trim();
     if requested.starts_with("local-") {
         requested.to_owned()

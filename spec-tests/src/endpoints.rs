@@ -1,12 +1,29 @@
 //! The endpoint table the suite holds requests to (INV-9), shared by the property tests and the
 //! simulator.
 
-/// INV-9: the endpoint table of OI-11 (platform requests only, in this release), for requests
-/// made against [`crate::BASE`] and the fixtures' runtime base (`fixtures::rpc_url`).
+/// INV-9: the endpoint table of OI-11, for requests made against [`crate::BASE`] and the
+/// fixtures' runtime base (`fixtures::rpc_url`), and the local runtime's routes of
+/// `platform-api.md` section 8 at [`crate::local::BASE`] (ADR 099), which carry no credential.
 pub fn allowed(r: &engine_core::HttpRequest) -> bool {
-    use engine_core::Method::{Delete, Get, Post};
+    use engine_core::Method::{Delete, Get, Post, Put};
     let segs: Vec<&str> = r.path.split('/').collect();
     let id = |s: &str| !s.is_empty() && !s.contains(['?', '#', ' ']) && s != "." && s != "..";
+    if r.target == engine_core::Target::Local {
+        let route_ok = match (r.method, segs.as_slice()) {
+            (Get, ["", "ready" | "health"] | ["", "api", "chat"]) => true,
+            (Get, ["", "api", "chat", "model-providers" | "session-model"]) => true,
+            (Put, ["", "api", "chat", "session-model"]) => true,
+            (Post, ["", "api", "chat"] | ["", "api", "chat", "session", "cancel"]) => true,
+            (Get, ["", "api", "local", "v1", "agent" | "chat-sessions"]) => true,
+            (Get, ["", "api", "local", "v1", "chat-sessions", s, "history"]) => id(s),
+            _ => false,
+        };
+        let no_credential = r
+            .headers
+            .iter()
+            .all(|h| !h.name().eq_ignore_ascii_case("authorization"));
+        return route_ok && no_credential && r.base == crate::local::BASE;
+    }
     if r.target == engine_core::Target::AgentRuntime {
         // R1 to R3, on the runtime base of the answer (INV-11: the session's own rpc_url).
         let path_ok = match r.method {

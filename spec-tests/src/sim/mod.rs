@@ -34,15 +34,20 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::time::Duration;
 
 use bytes::Bytes;
+use engine_core::api::local::LocalRoute;
 use engine_core::{
-    ApiCall, Command, Config, DefaultSession, Engine, Event, FailureKind, Input, Intent, Person,
-    RequestId, Secret, SourceStatus, StorageRequest, StreamDelta, StreamOutcome, Time,
-    TransportFailure,
+    ApiCall, Command, Config, DefaultSession, Engine, Event, FailureKind, HttpRequest, Input,
+    Intent, Person, RequestId, Secret, SourceStatus, StorageRequest, StreamDelta, StreamOutcome,
+    Target, Time, TransportFailure,
 };
 use serde_json::{Value, json};
 
 use crate::fixtures;
 use platform_sim::{AnswerStyle, Dialect, answer_body};
+
+mod local;
+use local::LocalRuntime;
+pub use local::{BASE as LOCAL_BASE, source as local_source};
 
 /// One simulated run's settings.
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +73,10 @@ pub struct Sim {
     /// The dialect the Agents answer in (issue 24): the platform runtime's or the AI SDK's,
     /// written by `platform-sim`'s writer. [`Sim::new`] takes [`dialect_of`] the seed.
     pub dialect: Dialect,
+    /// The host also switches to a local Agent runtime and back (ADR 099; issue 26): a
+    /// runtime that loads before it serves, is live-only one time in three and in managed mode
+    /// one in ten, and re-keys new conversations (`sim/local.rs`). Off by default.
+    pub local: bool,
 }
 
 /// The dialect seed `seed` runs in by default: even seeds the runtime's (RU-1), odd ones the
@@ -86,6 +95,7 @@ impl Sim {
             cross_environment: false,
             vary_presence: false,
             dialect: dialect_of(seed),
+            local: false,
         }
     }
 }
@@ -112,6 +122,10 @@ pub struct Report {
     pub stale_answers: usize,
     /// Steps that ended with the default session shown (checked against INV-3 and INV-5).
     pub default_shown: usize,
+    /// Message requests to the local runtime ([`Sim::local`]).
+    pub local_turns: usize,
+    /// Local turns whose answer ended complete.
+    pub local_answered: usize,
     /// A digest of every intent and event in order (INV-12).
     pub digest: u64,
     /// A digest of composer admission and the runtime notice after every step (INV-6).
@@ -130,6 +144,8 @@ impl Report {
         self.edits += other.edits;
         self.stale_answers += other.stale_answers;
         self.default_shown += other.default_shown;
+        self.local_turns += other.local_turns;
+        self.local_answered += other.local_answered;
     }
 }
 
@@ -411,6 +427,8 @@ enum Delivery {
         body: Vec<u8>,
         /// Cut after this many bytes (a reset mid-body), then a broken failure.
         cut: Option<usize>,
+        /// The conversation a local runtime names in `X-Agent-Session-Uid`.
+        named: Option<String>,
     },
     Failure {
         id: RequestId,
@@ -418,10 +436,14 @@ enum Delivery {
     },
 }
 
-/// The text of a message request, as the body carries it.
+/// The text of a message request (the platform's or a local runtime's), as the body carries
+/// it.
 fn sent_text(call: &ApiCall) -> Option<&str> {
     match call {
-        ApiCall::SendMessage { body, .. } => body
+        ApiCall::SendMessage { body, .. }
+        | ApiCall::Local {
+            route: LocalRoute::SendMessage { body, .. },
+        } => body
             .pointer("/messages/0/content/0/text")
             .and_then(Value::as_str),
         _ => None,
@@ -486,6 +508,15 @@ struct World {
     admission: Digest,
     /// The text streamed so far of each session's running answer.
     streamed: BTreeMap<String, String>,
+    /// The local runtime ([`Sim::local`]).
+    local: Option<LocalRuntime>,
+    /// The host's source is the local runtime now.
+    on_local: bool,
+    /// The local runtime's chat check answered 2xx since the host last switched to it.
+    local_checked: bool,
+    /// Conversation ids the engine asked the local runtime about (a new conversation's client
+    /// id among them): the sweep shows each.
+    local_ids: BTreeSet<String>,
 }
 
 /// Runs `sim`; `Err` with the step, the invariant and the trace when one breaks.
@@ -520,7 +551,14 @@ pub fn run(sim: Sim) -> Result<Report, Box<Failure>> {
         digest: Digest::default(),
         admission: Digest::default(),
         streamed: BTreeMap::new(),
+        local: None,
+        on_local: false,
+        local_checked: false,
+        local_ids: BTreeSet::new(),
     };
+    if sim.local {
+        world.local = Some(LocalRuntime::new(&mut world.rng, sim.dialect));
+    }
     let start = [
         Input::Person(Person::new(fixtures::USER.to_owned(), Secret::new("tok"))),
         Input::EnvironmentUid(Some(fixtures::ENV.to_owned())),
@@ -567,6 +605,10 @@ impl World {
                 match &input {
                     Input::DefaultSession(d) => self.default.clone_from(d),
                     Input::ShowsDefaultSession(v) => self.shows_default = *v,
+                    Input::Source(source) => {
+                        self.on_local = source.is_some();
+                        self.local_checked = false;
+                    }
                     _ => {}
                 }
                 let switched = match &input {
@@ -641,7 +683,7 @@ impl World {
                                 request.method, request.base, request.path
                             ));
                         }
-                        self.check_request(&call)?;
+                        self.check_request(&call, &request)?;
                         self.calls.insert(id, call);
                         self.on_request(id);
                     }
@@ -726,13 +768,39 @@ impl World {
             StorageRequest::RemoveQueue { key } => {
                 self.storage.remove(&key);
             }
-            // The simulated host sets no local source.
-            StorageRequest::LoadSelection { .. } | StorageRequest::SaveSelection { .. } => {}
+            StorageRequest::LoadSelection { key } => {
+                let session_uid = self
+                    .storage
+                    .get(&key)
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                self.follow_ups
+                    .push(Input::StoredSelectionLoaded { key, session_uid });
+            }
+            StorageRequest::SaveSelection { key, session_uid } => {
+                self.storage.insert(key, Value::String(session_uid));
+            }
         }
     }
 
-    /// INV-7, INV-8, INV-11 and "no text sent twice", checked as a request goes out.
-    fn check_request(&self, call: &ApiCall) -> Result<(), String> {
+    /// INV-7, INV-8, INV-11, "no text sent twice" and, with a local source (ADR 099), "only the
+    /// source's own requests", checked as a request goes out.
+    fn check_request(&mut self, call: &ApiCall, request: &HttpRequest) -> Result<(), String> {
+        let local = request.target == Target::Local;
+        if local != self.on_local {
+            let source = if self.on_local {
+                "a local"
+            } else {
+                "the platform"
+            };
+            return Err(format!(
+                "ADR 099: {:?} {}{} made under {source} source",
+                request.method, request.base, request.path
+            ));
+        }
+        if local {
+            return self.check_local_request(call);
+        }
         match call {
             ApiCall::SendMessage {
                 session_uid,
@@ -776,6 +844,41 @@ impl World {
         }
     }
 
+    /// A local request: a turn only once the runtime's chat check answered since the switch
+    /// (ADR 099: admission), and never a text twice or after a network failure (INV-8).
+    fn check_local_request(&mut self, call: &ApiCall) -> Result<(), String> {
+        let ApiCall::Local { route } = call else {
+            return Err(format!("a local request for {call:?}"));
+        };
+        match route {
+            LocalRoute::History { session_uid }
+            | LocalRoute::SessionModel { session_uid }
+            | LocalRoute::SetSessionModel { session_uid, .. }
+            | LocalRoute::Cancel { session_uid } => {
+                self.local_ids.insert(session_uid.clone());
+            }
+            LocalRoute::SendMessage { session_uid, .. } => {
+                self.local_ids.insert(session_uid.clone());
+                if !self.local_checked {
+                    return Err(format!(
+                        "ADR 099: a local turn for {session_uid} before the runtime's chat check answered"
+                    ));
+                }
+                let text = sent_text(call).unwrap_or_default();
+                if self.network_failed.contains(text) {
+                    return Err(format!(
+                        "INV-8: {text:?} requested again after a network failure"
+                    ));
+                }
+                if self.posts.contains_key(text) {
+                    return Err(format!("{text:?} sent a second time to the local runtime"));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// INV-11: a chat URL is only used for the session it was handed out for.
     fn check_own_url(&self, session_uid: &str, rpc_url: &str) -> Result<(), String> {
         match self.platform.rpc_urls.get(session_uid) {
@@ -800,6 +903,18 @@ impl World {
             .map(|i| &i.notice);
         self.admission.add(&(snapshot.composer_admission, notice));
         let current = snapshot.current_session_id.as_deref();
+        if self.on_local {
+            // ADR 099: under a local source `isDefaultSession` is the runtime's `default`
+            // conversation being shown (`docs/local-agents.md`); the platform's default session
+            // (INV-3 to INV-5) is not in view.
+            if snapshot.is_default_session != (current == Some("default")) {
+                return Err(format!(
+                    "ADR 099: isDefaultSession {} with {current:?} shown from the local runtime",
+                    snapshot.is_default_session
+                ));
+            }
+            return Ok(());
+        }
         let default_agent = self.default.as_ref().and_then(|d| d.agent_uid.as_deref());
         // INV-3: shown as the default session only with the default's handle and Agent.
         if snapshot.is_default_session {
@@ -871,6 +986,32 @@ impl World {
     /// screen).
     fn sweep(&mut self) -> Result<String, String> {
         let mut shown = String::new();
+        if let Some(local) = &self.local {
+            // The local runtime's conversations first, and every id the engine asked it about
+            // (a new conversation's client id among them), then back to the platform.
+            let mut ids: BTreeSet<String> = local.ids().into_iter().collect();
+            ids.extend(self.local_ids.iter().cloned());
+            let mut inputs = vec![
+                Input::IsVisible(true),
+                Input::PageVisible(true),
+                Input::Source(Some(local::source())),
+            ];
+            for uid in ids {
+                inputs.push(Input::RequestedSessionId(Some(uid)));
+                for input in inputs.drain(..) {
+                    if let Input::Source(source) = &input {
+                        self.on_local = source.is_some();
+                    }
+                    self.engine.handle_input(input, self.now);
+                    self.settle()?;
+                }
+                self.quiesce()?;
+                shown.push_str(&serde_json::to_string(&self.engine.snapshot()).unwrap_or_default());
+            }
+            self.on_local = false;
+            self.engine.handle_input(Input::Source(None), self.now);
+            self.settle()?;
+        }
         let uids: Vec<(usize, String)> = self
             .platform
             .sessions
@@ -928,19 +1069,29 @@ impl World {
         let text = sent_text(&call).map(str::to_owned);
         if let Some(text) = &text {
             self.report.turns += 1;
+            if matches!(call, ApiCall::Local { .. }) {
+                self.report.local_turns += 1;
+            }
             *self.posts.entry(text.clone()).or_insert(0) += 1;
         }
         let now = self.now;
         let at = |d: Duration| now.checked_add(d).unwrap_or(now);
         let latency = Duration::from_millis(self.rng.below(300));
         let answer = |world: &mut World, cut: Option<usize>| {
-            let (status, body) = world.platform.answer(&call, now, &mut world.rng);
+            let (status, body, named) = match (&call, world.local.as_mut()) {
+                (ApiCall::Local { route }, Some(local)) => local.answer(route, now, &mut world.rng),
+                _ => {
+                    let (status, body) = world.platform.answer(&call, now, &mut world.rng);
+                    (status, body, None)
+                }
+            };
             let cut = cut.map(|c| c % body.len().max(1));
             Delivery::Answer {
                 id,
                 status,
                 body,
                 cut,
+                named,
             }
         };
         if !self.rng.one_in(self.sim.fault_rate) {
@@ -973,6 +1124,7 @@ impl World {
                         status,
                         body,
                         cut: None,
+                        named: None,
                     },
                 );
             }
@@ -991,12 +1143,19 @@ impl World {
             4 => {
                 // Duplicated: the same answer twice.
                 let delivery = answer(self, None);
-                if let Delivery::Answer { status, body, .. } = &delivery {
+                if let Delivery::Answer {
+                    status,
+                    body,
+                    named,
+                    ..
+                } = &delivery
+                {
                     let again = Delivery::Answer {
                         id,
                         status: *status,
                         body: body.clone(),
                         cut: None,
+                        named: named.clone(),
                     };
                     self.scheduler.at(at(latency * 2), again);
                 }
@@ -1031,6 +1190,7 @@ impl World {
                 status,
                 body,
                 cut,
+                named,
             } => {
                 let turn = self.calls.get(&id).and_then(sent_text).map(str::to_owned);
                 let content_type = if turn.is_some() && status == 200 {
@@ -1038,7 +1198,16 @@ impl World {
                 } else {
                     "application/json"
                 };
-                let head = crate::response_head(status, Some(content_type));
+                let head =
+                    crate::response_head(status, Some(content_type)).with_agent_session_uid(named);
+                // ADR 099: the local runtime's chat check answered; a turn may follow.
+                if (200..300).contains(&status)
+                    && let Some(ApiCall::Local {
+                        route: LocalRoute::ChatCheck,
+                    }) = self.calls.get(&id)
+                {
+                    self.local_checked = true;
+                }
                 // RTA-17: any answer but 502, 503 and 504 says the Agent serves (its head is
                 // the answer, even when the body then breaks off).
                 if !matches!(status, 502..=504)
@@ -1064,6 +1233,9 @@ impl World {
                 } else {
                     if status == 200 && turn.is_some() {
                         self.report.answered += 1;
+                        if matches!(self.calls.get(&id), Some(ApiCall::Local { .. })) {
+                            self.report.local_answered += 1;
+                        }
                     }
                     self.engine.handle_body_end(id, now);
                 }
@@ -1096,6 +1268,11 @@ impl World {
         let snapshot = self.engine.snapshot();
         let current = snapshot.current_session_id.as_deref();
         let env = ENVS.get(self.env).copied();
+        // An answer for the other source (ADR 099: the source is part of the scope).
+        let local = matches!(self.calls.get(&id), Some(ApiCall::Local { .. }));
+        if local != self.on_local {
+            return true;
+        }
         match self.calls.get(&id) {
             Some(
                 ApiCall::GetSessionDetail { session_uid, .. }
@@ -1106,6 +1283,18 @@ impl World {
                 | ApiCall::SendMessage { session_uid, .. }
                 | ApiCall::CancelRun { session_uid, .. },
             ) => current.is_some() && current != Some(session_uid.as_str()),
+            // A local conversation is who the runtime takes it for: a client's id and the id
+            // the runtime re-keys it to are one conversation (a host may show the runtime's id,
+            // from its list, before the turn that names it has answered).
+            Some(ApiCall::Local {
+                route:
+                    LocalRoute::History { session_uid }
+                    | LocalRoute::SessionModel { session_uid }
+                    | LocalRoute::SendMessage { session_uid, .. }
+                    | LocalRoute::Cancel { session_uid },
+            }) => current.is_some_and(|c| {
+                platform_sim::runtime_uid(c) != platform_sim::runtime_uid(session_uid)
+            }),
             Some(ApiCall::ListSessions {
                 environment_uid, ..
             }) => env != Some(environment_uid.as_str()),
@@ -1149,6 +1338,20 @@ fn host_action(world: &mut World) -> Input {
         let t = format!("{what} {}", report.texts);
         world.written.insert(t.clone());
         t
+    };
+    // ADR 099: switch to the local runtime or back, one action in twelve ([`Sim::local`]).
+    if world.sim.local && rng.one_in(12) {
+        return Input::Source((!world.on_local).then(local::source));
+    }
+    // Under the local source, the host asks for the runtime's conversations.
+    let session = match &world.local {
+        Some(local) if world.on_local => {
+            let ids = local.ids();
+            ids.get(rng.below(ids.len() as u64) as usize)
+                .cloned()
+                .unwrap_or(session)
+        }
+        _ => session,
     };
     let report = &mut world.report;
     match rng.below(26) {
