@@ -6,15 +6,15 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use engine_core::{
-    Engine, Event, HttpRequest, Input, Intent, RequestId, ResponseHead, SessionSummary, Snapshot,
-    StorageRequest, TransportFailure,
+    Engine, Event, HttpRequest, Input, Intent, RequestId, SessionSummary, Snapshot, StorageRequest,
+    TransportFailure,
 };
 use engine_io_tokio::publish::{Counters, Handled, Throttle, is_urgent, log_event};
 use tokio::task::AbortHandle;
 
 use crate::http::{Exchange, Limits, Transport, Woken};
+use crate::msg::Msg;
 use crate::storage::Storage;
 
 /// At most this many messages are handled before the requests they asked for are started.
@@ -22,27 +22,6 @@ const BATCH: usize = 64;
 
 /// How long shutdown waits for the transport's threads after dropping every exchange.
 const STOP_WAIT: Duration = Duration::from_secs(1);
-
-/// What the driver receives: host input, request completions, and the stop request.
-#[derive(Debug)]
-pub(crate) enum Msg {
-    /// A host input or command.
-    Input(Input),
-    /// The head of request `id`.
-    Head(RequestId, ResponseHead),
-    /// A piece of the body of request `id`.
-    Chunk(RequestId, Bytes),
-    /// The end of the body of request `id`.
-    End(RequestId),
-    /// Request `id` failed below HTTP.
-    Failure(RequestId, TransportFailure),
-    /// The recorded trace, when recording.
-    Trace(std::sync::mpsc::Sender<Option<String>>),
-    /// Answered once every earlier message was taken and its snapshot published.
-    Sync(std::sync::mpsc::Sender<()>),
-    /// Stop the driver.
-    Shutdown,
-}
 
 /// The latest snapshot, whether the driver still runs, and the event subscribers; shared by the
 /// driver and the [`crate::Shell`].

@@ -16,7 +16,7 @@ use engine_io_tokio::transport::{self, Client, Part, Sink, exchange};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 
-use crate::driver::Msg;
+use crate::msg::Msg;
 
 /// Messages the tasks may hold ahead of the driver: a fast answer then waits for the engine
 /// (back-pressure) instead of filling memory.

@@ -114,6 +114,7 @@
 
 mod driver;
 mod http;
+mod msg;
 mod storage;
 
 use std::sync::Arc;
@@ -124,8 +125,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use engine_core::{Command, Engine, Event, Input, NotReady, Snapshot};
 use engine_io_tokio::ready;
 
-use crate::driver::{Driver, Msg, Published};
+use crate::driver::{Driver, Published};
 use crate::http::{HostInbox, Limits};
+use crate::msg::Msg;
 pub use crate::storage::{MemoryStorage, Storage};
 pub use engine_io_tokio::Stats;
 

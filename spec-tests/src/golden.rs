@@ -51,11 +51,17 @@ fn golden_path() -> Option<PathBuf> {
     let stem = exe.file_stem()?.to_str()?;
     // `cargo test` names a test binary `<target>-<hash>`.
     let binary = stem.rsplit_once('-').map_or(stem, |(name, _)| name);
+    // The suite's binary, `spec`, holds one module per section file: the file names the
+    // directory, as when each file was a binary of its own.
+    let (dir, test) = match test.split_once("::") {
+        Some((module, rest)) if binary == "spec" => (module, rest),
+        _ => (binary, test),
+    };
     let file = test.replace("::", "__");
     Some(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("golden")
-            .join(binary)
+            .join(dir)
             .join(format!("{file}.txt")),
     )
 }

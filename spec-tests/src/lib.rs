@@ -1,7 +1,8 @@
 //! The conformance harness for `engine-core`: a virtual clock, a scripted platform at the intent
 //! level, and a compact transcript for insta snapshots.
 //!
-//! Tests live in `tests/<section>.rs`; each names the rule IDs it checks. `rules.txt` lists the
+//! Tests live in `tests/<section>.rs`, modules of one test binary (`tests/spec.rs`: `cargo test
+//! -p spec-tests --test spec <section>::` runs one section); each names the rule IDs it checks. `rules.txt` lists the
 //! IDs this project covers, and `tests/coverage.rs` fails when one of them is cited by no test.
 
 #![allow(

@@ -37,7 +37,7 @@ impl Digests {
         }
         let golden = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
-                "{}: {e} (write it with SPEC_GOLDEN=update cargo test -p spec-tests --test simulation)",
+                "{}: {e} (write it with SPEC_GOLDEN=update cargo test -p spec-tests --test spec simulation::)",
                 path.display()
             )
         });
@@ -84,7 +84,7 @@ fn check(sim: Sim) -> sim::Report {
             let path = dir.join(format!("seed-{}.jsonl", failure.seed));
             let _ = std::fs::write(&path, &failure.trace);
             panic!(
-                "{failure}\n  trace: {}\n  rerun: SIM_SEED={} cargo test -p spec-tests --test simulation",
+                "{failure}\n  trace: {}\n  rerun: SIM_SEED={} cargo test -p spec-tests --test spec simulation::",
                 path.display(),
                 failure.seed
             );

@@ -12,7 +12,7 @@
 //! `<name>.canonical.json`; where the reference's decoder failed (`outcome.ok` false) the
 //! message must be failed or incomplete and keep the canonical parts as a prefix.
 
-mod stream_support;
+use crate::stream_support;
 
 use std::path::{Path, PathBuf};
 

@@ -10,7 +10,7 @@
 //! body, and random byte soup. None of them panics, and the deltas replayed in order always
 //! reproduce the message (checked after every slice by `run_cut`).
 
-mod stream_support;
+use crate::stream_support;
 
 use engine_core::message::MessageStatus;
 use engine_core::{AnswerStream, StreamOutcome};

@@ -9,7 +9,7 @@
 //! engine frames of the platform's chat answer), one test per rule, beyond what the captured
 //! vectors show.
 
-mod stream_support;
+use crate::stream_support;
 
 use engine_core::message::MessageStatus;
 use engine_core::{StreamDelta, StreamOutcome};

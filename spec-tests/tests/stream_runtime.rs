@@ -10,7 +10,7 @@
 //! reference's 0.0.12), the frames that break a stream (RU-5), a body cut short (RU-6), the
 //! older runtimes' frames (RU-2), and skipped frames counted by type (issue 24, point 5).
 
-mod stream_support;
+use crate::stream_support;
 
 use engine_core::message::{MessageStatus, Part, PartState, ToolState};
 use engine_core::stream::{SkipReason, StreamDelta};

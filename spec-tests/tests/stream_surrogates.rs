@@ -12,7 +12,7 @@
 //! the decoder's deltas and message and in the engine's `Event::Answer` and thread (SND-7); a
 //! half that nothing completes shows as U+FFFD. Nothing else of the frame is lost.
 
-mod stream_support;
+use crate::stream_support;
 
 use engine_core::StreamDelta;
 use engine_core::message::Part;

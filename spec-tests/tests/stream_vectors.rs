@@ -17,7 +17,7 @@
 //! `finish-step`, `error`, `abort`, unknown chunk types and `[DONE]` never publish; every other
 //! chunk does. The test takes the state after each publishing chunk (ui-message-stream §5).
 
-mod stream_support;
+use crate::stream_support;
 
 use std::path::{Path, PathBuf};
 

@@ -12,8 +12,6 @@ use serde_json::Value;
 use crate::message::Message;
 use crate::snapshot::Snapshot;
 
-use super::replay::summary;
-
 /// Each top-level field of the last snapshot seen: its camelCase name and compact JSON.
 pub(super) struct Fields {
     texts: Vec<(&'static str, Vec<u8>)>,
@@ -190,5 +188,24 @@ impl<'w, 'a> Serializer for &'w mut FieldWriter<'a> {
         _: &T,
     ) -> Result<(), Error> {
         Err(only_a_struct())
+    }
+}
+
+/// The timeline keeps large fields as a summary (the thread and the session list as their ids),
+/// so a long streamed answer does not keep a copy of the whole thread per chunk.
+pub(super) fn summary(key: &str, value: &Value) -> Value {
+    match (key, value) {
+        ("thread" | "agentSessions", Value::Array(items)) => Value::Array(
+            items
+                .iter()
+                .map(|item| {
+                    item.get("id")
+                        .or_else(|| item.get("uid"))
+                        .cloned()
+                        .unwrap_or(Value::Null)
+                })
+                .collect(),
+        ),
+        _ => value.clone(),
     }
 }

@@ -798,25 +798,6 @@ fn shown(v: Option<&Value>) -> String {
         .unwrap_or_else(|| "nothing (no such field)".to_owned())
 }
 
-/// The timeline keeps large fields as a summary (the thread and the session list as their ids),
-/// so a long streamed answer does not keep a copy of the whole thread per chunk.
-pub(super) fn summary(key: &str, value: &Value) -> Value {
-    match (key, value) {
-        ("thread" | "agentSessions", Value::Array(items)) => Value::Array(
-            items
-                .iter()
-                .map(|item| {
-                    item.get("id")
-                        .or_else(|| item.get("uid"))
-                        .cloned()
-                        .unwrap_or(Value::Null)
-                })
-                .collect(),
-        ),
-        _ => value.clone(),
-    }
-}
-
 fn expect_keys(e: &Expectation) -> String {
     let mut keys = Vec::new();
     if e.snapshot.is_some() {
