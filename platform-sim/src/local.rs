@@ -129,7 +129,7 @@ fn session_model(session: &Session) -> Value {
 
 /// The runtime's id for a conversation a client names `requested`, as the reference's
 /// stand-in derives it: an id of its own (`local-…`) is kept, `default` is
-/// [`DEFAULT_CONVERSATION`], and any other id maps to `local-` and 16 hex digits of its FNV-1a
+/// `local-default`, and any other id maps to `local-` and 16 hex digits of its FNV-1a
 /// hash, the same every time (so a client id read back after a reload finds its conversation).
 pub fn runtime_uid(requested: &str) -> String {
     let requested = requested.trim();
