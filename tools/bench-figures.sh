@@ -11,10 +11,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 
-cargo bench -q -p engine-core --bench answer_stream --no-run 2>/dev/null
-cargo bench -q -p spec-tests --bench engine_drive --bench replay --no-run 2>/dev/null
+command -v valgrind >/dev/null || { echo "bench-figures: valgrind is needed" >&2; exit 1; }
+target=${CARGO_TARGET_DIR:-target}
+cargo bench -q -p engine-core --bench answer_stream --no-run
+cargo bench -q -p spec-tests --bench engine_drive --bench replay --no-run
 
-bin() { ls -t target/release/deps/"$1"-* | grep -v '\.d$' | head -1; }
+bin() { ls -t "$target"/release/deps/"$1"-* | grep -v '\.d$' | head -1; }
 
 # ir LABEL VAR=VALUE BINARY TOGGLE...: the instructions inside the toggled functions.
 ir() {
@@ -25,6 +27,10 @@ ir() {
   local out
   out=$(env "$setting" valgrind --tool=callgrind --callgrind-out-file=/dev/null "${toggles[@]}" \
     "$binary" 2>&1 >/dev/null | sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' | tail -1)
+  if [ -z "$out" ] || [ "$out" = 0 ]; then
+    echo "bench-figures: no instructions counted for $label" >&2
+    exit 1
+  fi
   printf '%-34s %15s\n' "$label" "$out"
 }
 
@@ -45,4 +51,4 @@ for mode in engine bare check; do
   ir "replay $mode:10000" "REPLAY_ONLY=$mode:10000" "$replay" '*run_once*' '*run_engine*'
 done
 
-cargo test -q -p spec-tests --release --test heap -- --nocapture 2>/dev/null | grep '^HEAP' || true
+cargo test -q -p spec-tests --release --test heap -- --nocapture | grep '^HEAP'

@@ -36,6 +36,20 @@ struct TestGolden {
 
 thread_local! {
     static CURRENT: RefCell<Option<TestGolden>> = const { RefCell::new(None) };
+    /// This thread panicked once (its test fails on its own; the count is not checked).
+    static PANICKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs, once, a panic hook that notes a panic on the thread (before the previous hook).
+fn note_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let _ = PANICKED.try_with(|p| p.set(true));
+            previous(info);
+        }));
+    });
 }
 
 /// Whether `SPEC_GOLDEN=update` asks for the files to be written.
@@ -43,10 +57,16 @@ fn updating() -> bool {
     std::env::var("SPEC_GOLDEN").is_ok_and(|v| v == "update")
 }
 
-/// The golden file of the test running on this thread, if it is a test's thread.
+/// The golden file of the test running on this thread, if it is a test's thread (libtest names
+/// it after the test's path; `main`, a tokio worker and other threads take no part).
 fn golden_path() -> Option<PathBuf> {
     let thread = std::thread::current();
-    let test = thread.name().filter(|n| *n != "main")?;
+    let is_path = |n: &&str| {
+        n.split("::").all(|part| {
+            !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    let test = thread.name().filter(|n| *n != "main").filter(is_path)?;
     let exe = std::env::current_exe().ok()?;
     let stem = exe.file_stem()?.to_str()?;
     // `cargo test` names a test binary `<target>-<hash>`.
@@ -129,18 +149,36 @@ pub(crate) struct Golden(pub(crate) Vec<String>);
 
 impl Drop for Golden {
     fn drop(&mut self) {
-        check(&self.0.join("\n"));
+        if std::thread::panicking() {
+            return;
+        }
+        if let Some(path) = golden_path() {
+            check(path, &self.0.join("\n"));
+        }
+    }
+}
+
+/// A test that ends having dropped fewer harnesses than its golden file keeps fails too: when
+/// its thread ends (a thread-local's destructor, where a panic aborts the process, so the
+/// reason is printed first).
+impl Drop for TestGolden {
+    fn drop(&mut self) {
+        let expected = self.expected.as_ref().map_or(0, Vec::len);
+        let panicked = std::thread::panicking() || PANICKED.try_with(|p| p.get()).unwrap_or(true);
+        if !updating() && !panicked && self.seen.len() < expected {
+            eprintln!(
+                "golden: the test ended after {} of the {expected} harnesses {} keeps (if on purpose: `SPEC_GOLDEN=update cargo test -p spec-tests`)",
+                self.seen.len(),
+                self.path.display()
+            );
+            std::process::abort();
+        }
     }
 }
 
 /// Checks (or, under `SPEC_GOLDEN=update`, records) the transcript of a harness being dropped.
-fn check(transcript: &str) {
-    if std::thread::panicking() {
-        return;
-    }
-    let Some(path) = golden_path() else {
-        return;
-    };
+fn check(path: PathBuf, transcript: &str) {
+    note_panics();
     CURRENT.with(|current| {
         let mut current = current.borrow_mut();
         if current.as_ref().is_none_or(|g| g.path != path) {

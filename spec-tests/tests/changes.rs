@@ -329,9 +329,11 @@ impl Model {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 96,
-        // Deterministic (issue 26: the golden transcripts): the same cases every run, after
-        // the cases kept in this file's `.proptest-regressions`.
+        // Deterministic (issue 26: the golden transcripts): the same cases every run, and no
+        // file written on a failure (a stored case would run first and renumber the harnesses
+        // the golden file keeps; the one case proptest once stored is the test below).
         rng_seed: proptest::test_runner::RngSeed::Fixed(0xc4a6e52),
+        failure_persistence: None,
         ..ProptestConfig::default()
     })]
 
@@ -343,6 +345,22 @@ proptest! {
         for op in &ops {
             model.apply(op);
         }
+    }
+}
+
+/// The case proptest once shrank a failure of the property above to (it was kept in a
+/// `.proptest-regressions` file): a send, a head and two chunks.
+#[test]
+fn following_the_changes_through_a_head_and_two_chunks() {
+    let mut model = Model::new();
+    for op in [
+        Op::Send,
+        Op::Advance(10),
+        Op::Head,
+        Op::Chunk(85),
+        Op::Chunk(97),
+    ] {
+        model.apply(&op);
     }
 }
 

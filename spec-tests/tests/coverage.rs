@@ -87,3 +87,33 @@ fn rule_id_scanner_finds_ids_and_ignores_lookalikes() {
         .collect();
     assert_eq!(ids, expected);
 }
+
+/// Every test file is compiled: a module of the suite's binary (`tests/spec.rs`) or a test
+/// target of its own in `Cargo.toml` (`autotests` is off, so a file named by neither would
+/// still count here as citing its rules while never running).
+#[test]
+fn every_test_file_is_compiled() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let spec = std::fs::read_to_string(root.join("tests/spec.rs")).unwrap();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(root.join("tests")).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(stem) = path
+            .extension()
+            .is_some_and(|e| e == "rs")
+            .then(|| path.file_stem().unwrap().to_string_lossy().into_owned())
+        else {
+            continue;
+        };
+        let module = spec.lines().any(|l| l.trim() == format!("mod {stem};"));
+        let target = manifest.contains(&format!("path = \"tests/{stem}.rs\""));
+        if !module && !target {
+            missing.push(stem);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "test files compiled by nothing: {missing:?}"
+    );
+}

@@ -191,5 +191,7 @@ fn seeds_with_a_local_runtime_keep_the_invariants() {
         assert!(total.answered > seeds as usize / 2, "{total:?}");
         assert!(total.local_turns > seeds as usize / 2, "{total:?}");
         assert!(total.local_answered > seeds as usize / 4, "{total:?}");
+        assert!(total.local_rekeyed > seeds as usize / 10, "{total:?}");
+        assert!(total.local_faults > seeds as usize, "{total:?}");
     }
 }

@@ -6,8 +6,9 @@
     missing_docs
 )]
 //! The conformance suite as one test binary (issue 26, step 1: one link instead of 50). Each
-//! module is one section's file, named as before; `heap` (its own global allocator) and `inv`
-//! (it runs itself as a child process) stay binaries of their own.
+//! module is one section's file, named as before. Binaries of their own: `heap` (its own
+//! global allocator), `inv` (it runs itself as a child process), and `faults` and `shells`
+//! (they count the process's threads and sockets to prove a shell released them).
 
 mod stream_support;
 
@@ -20,7 +21,6 @@ mod explorer;
 mod fail;
 mod fail_default;
 mod fail_sources;
-mod faults;
 mod fuzz_corpus;
 mod hostile;
 mod hyd;
@@ -45,7 +45,6 @@ mod rta_malformed;
 mod rta_props;
 mod sel;
 mod send_readiness;
-mod shells;
 mod shr;
 mod simulation;
 mod snd;

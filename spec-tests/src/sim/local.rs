@@ -83,6 +83,11 @@ impl LocalRuntime {
         c
     }
 
+    /// Whether the runtime runs in managed mode (the engine must never send it a turn).
+    pub(super) fn managed(&self) -> bool {
+        self.managed
+    }
+
     /// The ids a host may ask for: the runtime's own and its default's name.
     pub(super) fn ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = self.conversations.keys().cloned().collect();

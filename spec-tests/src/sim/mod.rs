@@ -126,6 +126,10 @@ pub struct Report {
     pub local_turns: usize,
     /// Local turns whose answer ended complete.
     pub local_answered: usize,
+    /// Local turns the runtime answered under an id of its own (the engine re-keys).
+    pub local_rekeyed: usize,
+    /// Faults injected into local requests.
+    pub local_faults: usize,
     /// A digest of every intent and event in order (INV-12).
     pub digest: u64,
     /// A digest of composer admission and the runtime notice after every step (INV-6).
@@ -146,6 +150,8 @@ impl Report {
         self.default_shown += other.default_shown;
         self.local_turns += other.local_turns;
         self.local_answered += other.local_answered;
+        self.local_rekeyed += other.local_rekeyed;
+        self.local_faults += other.local_faults;
     }
 }
 
@@ -859,6 +865,12 @@ impl World {
             }
             LocalRoute::SendMessage { session_uid, .. } => {
                 self.local_ids.insert(session_uid.clone());
+                // ADR 099: a runtime whose health names managed mode is refused for good.
+                if self.local.as_ref().is_some_and(LocalRuntime::managed) {
+                    return Err(format!(
+                        "ADR 099: a local turn for {session_uid} to a runtime in managed mode"
+                    ));
+                }
                 if !self.local_checked {
                     return Err(format!(
                         "ADR 099: a local turn for {session_uid} before the runtime's chat check answered"
@@ -1001,6 +1013,7 @@ impl World {
                 for input in inputs.drain(..) {
                     if let Input::Source(source) = &input {
                         self.on_local = source.is_some();
+                        self.local_checked = false;
                     }
                     self.engine.handle_input(input, self.now);
                     self.settle()?;
@@ -1100,6 +1113,9 @@ impl World {
             return;
         }
         self.report.faults += 1;
+        if matches!(call, ApiCall::Local { .. }) {
+            self.report.local_faults += 1;
+        }
         match self.rng.below(7) {
             0 => self.scheduler.at(
                 at(LOST_AFTER),
@@ -1198,6 +1214,16 @@ impl World {
                 } else {
                     "application/json"
                 };
+                if let (
+                    Some(named),
+                    Some(ApiCall::Local {
+                        route: LocalRoute::SendMessage { session_uid, .. },
+                    }),
+                ) = (&named, self.calls.get(&id))
+                    && named != session_uid
+                {
+                    self.report.local_rekeyed += 1;
+                }
                 let head =
                     crate::response_head(status, Some(content_type)).with_agent_session_uid(named);
                 // ADR 099: the local runtime's chat check answered; a turn may follow.
@@ -1290,6 +1316,7 @@ impl World {
                 route:
                     LocalRoute::History { session_uid }
                     | LocalRoute::SessionModel { session_uid }
+                    | LocalRoute::SetSessionModel { session_uid, .. }
                     | LocalRoute::SendMessage { session_uid, .. }
                     | LocalRoute::Cancel { session_uid },
             }) => current.is_some_and(|c| {
