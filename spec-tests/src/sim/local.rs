@@ -104,18 +104,8 @@ impl LocalRuntime {
     }
 
     fn history(&self, uid: &str) -> Value {
-        let messages: Vec<Value> = self
-            .conversations
-            .get(uid)
-            .map(|c| c.history.as_slice())
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-            .map(|(i, (role, text))| {
-                json!({"id": format!("{uid}-h{i}"), "role": role,
-                    "content": [{"type": "text", "text": text}]})
-            })
-            .collect();
+        let history = self.conversations.get(uid).map(|c| c.history.as_slice());
+        let messages = super::history_messages(uid, history.unwrap_or_default());
         json!({"version": 1,
             "session": {"sessionId": uid, "threadId": uid, "status": "completed"},
             "messages": messages, "inProgressMessage": null})

@@ -275,16 +275,7 @@ impl Platform {
     fn history(&self, uid: &str) -> Value {
         let mut h = fixtures::history(uid);
         if let Some(s) = self.sessions.get(uid) {
-            let messages: Vec<Value> = s
-                .history
-                .iter()
-                .enumerate()
-                .map(|(i, (role, text))| {
-                    json!({"id": format!("{uid}-h{i}"), "role": role,
-                        "content": [{"type": "text", "text": text}]})
-                })
-                .collect();
-            h["messages"] = Value::Array(messages);
+            h["messages"] = history_messages(uid, &s.history);
         }
         h
     }
@@ -423,6 +414,19 @@ impl Platform {
         );
         uid
     }
+}
+
+/// A history's messages in the P9 shape, ids `{uid}-h{n}`: the platform's and the local
+/// runtime's histories alike.
+fn history_messages(uid: &str, history: &[(&'static str, String)]) -> Value {
+    history
+        .iter()
+        .enumerate()
+        .map(|(i, (role, text))| {
+            json!({"id": format!("{uid}-h{i}"), "role": role,
+                "content": [{"type": "text", "text": text}]})
+        })
+        .collect()
 }
 
 /// What the simulator delivers to the engine, at a time.
