@@ -212,7 +212,7 @@ class Shell:
                 self._changed.clear()
                 await self._changed.wait()
 
-        return await asyncio.wait_for(wait(), timeout)
+        return await _within(wait(), timeout)
 
     async def wait_ready(self, timeout: float = 30.0) -> dict[str, Any]:
         """Waits until a message can be sent (``sendReadiness`` is ``ready``) and returns that
@@ -246,7 +246,7 @@ class Shell:
                 await self._changed.wait()
 
         try:
-            return await asyncio.wait_for(wait(), timeout)
+            return await _within(wait(), timeout)
         except asyncio.TimeoutError:
             waiting = self.snapshot().get("sendReadiness", {}).get("waitingFor")
             after = f"{int(timeout)} s" if timeout == int(timeout) else f"{round(timeout * 1000)} ms"
@@ -308,7 +308,7 @@ class Shell:
             if deadline is not None:
                 wait = max(0.0, (deadline - self._now()) / 1_000_000)
             try:
-                step = await asyncio.wait_for(self._inbox.get(), wait)
+                step = await _within(self._inbox.get(), wait)
             except asyncio.TimeoutError:
                 self.engine.handle_timeout(self._now())
             else:
@@ -452,6 +452,24 @@ class Shell:
         finally:
             await response.aclose()
             self._requests.pop(id, None)
+
+
+async def _within(awaitable: Any, timeout: Optional[float]) -> Any:
+    """``asyncio.wait_for`` without its flaw before Python 3.12 (cpython issue 86296): there a
+    cancellation that arrives as the awaited work completes is swallowed and its result
+    returned, so a task cancelled at that moment runs on. Here the cancellation always wins;
+    after ``timeout`` seconds the work is cancelled and ``asyncio.TimeoutError`` raised."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        await asyncio.wait({task})
+        raise asyncio.TimeoutError
+    return task.result()
 
 
 def _debug(value: Any) -> str:  # pragma: no cover - a helper for hosts printing snapshots

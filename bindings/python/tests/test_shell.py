@@ -218,6 +218,52 @@ def test_a_poisoned_engine_stops_the_loop_and_the_host_is_told() -> None:
     asyncio.run(run())
 
 
+def test_close_ends_the_loop_when_a_step_arrives_as_it_closes() -> None:
+    """A step (an answer's piece, a response) that reaches the inbox in the same turn of the
+    event loop as ``close()`` must not keep the loop running: before Python 3.12,
+    ``asyncio.wait_for`` returned that step and swallowed the cancellation, and ``close()``
+    waited for ever (the hang that stopped CI). Also: a host task cancelled while it waits for a
+    snapshot that arrives at that moment is cancelled, not given the snapshot."""
+    import httpx
+
+    class Deadline:
+        """The engine, with a timer always pending (the loop then waits with a timeout)."""
+
+        def __init__(self, shell: Shell) -> None:
+            self.inner, self.shell = shell.engine, shell
+
+        def poll_timeout(self) -> int:
+            return self.shell._now() + 10_000_000
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    async def run() -> None:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(404)))
+        shell = Shell("http://127.0.0.1:9", client=client)
+        shell.engine = Deadline(shell)  # type: ignore[assignment]
+        await shell.__aenter__()
+        await asyncio.sleep(0.01)
+        shell._post(lambda: None)
+        closing = asyncio.ensure_future(shell.close())
+        done, _ = await asyncio.wait({closing}, timeout=5)
+        assert done, "close() did not finish"
+        closing.result()
+
+        shell = Shell("http://127.0.0.1:9", client=client)
+        async with shell:
+            waiting = asyncio.ensure_future(shell.wait_for(lambda s: s.get("isVisible")))
+            await asyncio.sleep(0.01)
+            shell.input({"input": "is_visible", "value": True})
+            await asyncio.sleep(0)
+            waiting.cancel()
+            await asyncio.wait({waiting})
+            assert waiting.cancelled()
+        await client.aclose()
+
+    asyncio.run(run())
+
+
 def test_skipped_frames_are_logged_by_kind(caplog) -> None:
     """Issue 24, point 5: the shell logs a frame the engine skipped with the session and the
     frame's type, at WARNING when invalid (a bad field, not a frame), at DEBUG when unknown; other
