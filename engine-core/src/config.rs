@@ -137,8 +137,8 @@ impl HostConfig {
         }
     }
 
-    /// The engine this form describes, started at `now`.
-    pub fn engine(&self, now: crate::Time) -> Result<crate::Engine, ConfigError> {
+    /// The [`Config`] this form describes ([`HostConfig::engine`] starts its engine).
+    pub(crate) fn config(&self) -> Result<Config, ConfigError> {
         let mut config = Config::new(&self.platform_base_url)?.with_seed(self.seed);
         config.start_unix_ms = self.start_unix_ms;
         if let Some(n) = self.max_body_bytes {
@@ -150,11 +150,7 @@ impl HostConfig {
         if let Some(n) = self.max_event_bytes {
             config.max_event_bytes = n;
         }
-        Ok(if self.record {
-            crate::Engine::new_recording(config, now)
-        } else {
-            crate::Engine::new(config, now)
-        })
+        Ok(config)
     }
 }
 

@@ -1,41 +1,9 @@
 //! Host inputs (level values the engine diffs) and commands (the spec's actions).
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// A credential string that never shows in `Debug` or serialized output.
-///
-/// Serializing writes `"[redacted]"`, so a serialized `Person` cannot be read back with its
-/// credential: hosts keep credentials in their own store and hand them in.
-#[derive(Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a credential.
-    pub fn new(value: impl Into<String>) -> Secret {
-        Secret(value.into())
-    }
-
-    /// The credential itself, for building a request header.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret([redacted])")
-    }
-}
-
-impl Serialize for Secret {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str("[redacted]")
-    }
-}
+use crate::model::Secret;
 
 /// The signed-in person (the spec's `auth`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -9,7 +9,9 @@ use crate::time::Time;
 use bytes::{Bytes, BytesMut};
 
 use crate::api::ApiError;
+use crate::api::chat::{RuntimeCall, refused_text};
 use crate::event::Event;
+use crate::http::CallLine;
 use crate::inputs::Inputs;
 use crate::intent::{ApiCall, Auth, Credential, Intent, RequestId};
 use crate::machines::runtime_access::Confirmations;
@@ -78,16 +80,6 @@ struct Pending {
     line: Box<CallLine>,
 }
 
-/// A request's method and full address, as the engine built it, and the reason phrase of its
-/// answer's status line, once the head came: what RU-19's text of a refusal quotes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CallLine {
-    pub method: crate::intent::Method,
-    pub url: String,
-    /// The status line's reason phrase, when the head had one.
-    pub reason: Option<String>,
-}
-
 /// What an answer part means for its owner.
 #[derive(Debug)]
 pub(crate) enum Delivery {
@@ -129,6 +121,13 @@ pub(crate) struct Answer {
     pub content_type: Option<String>,
     /// The request's method and address, and the answer's reason phrase.
     pub line: Box<CallLine>,
+}
+
+impl Answer {
+    /// RU-19's text of this answer refused with `status` ([`crate::api::chat::refused_text`]).
+    pub(crate) fn refused_text(&self, call: RuntimeCall, status: u16, body: &[u8]) -> String {
+        refused_text(call, &self.line, self.content_type.as_deref(), status, body)
+    }
 }
 
 /// How a request ended.
@@ -309,7 +308,7 @@ impl Io {
         &mut self,
         owner: Owner,
         call: ApiCall,
-        request: crate::intent::HttpRequest,
+        request: crate::http::HttpRequest,
     ) -> RequestId {
         self.next_id += 1;
         let id = RequestId(self.next_id);

@@ -5,6 +5,7 @@ mod config;
 mod engine;
 mod event;
 mod failure;
+mod http;
 mod input;
 mod inputs;
 mod intent;
@@ -12,9 +13,9 @@ mod io;
 mod json;
 mod machines;
 pub mod message;
+mod model;
 mod queue;
 mod queue_storage;
-mod ready;
 mod response;
 mod revision;
 mod rng;
@@ -31,22 +32,21 @@ pub use config::{Config, ConfigError, HostConfig, json_error_text};
 pub use engine::Engine;
 pub use event::{Event, Notice, NoticeVariant};
 pub use failure::{FailureCode, FailureSource, RunFailure, is_labelled, labelled};
+pub use http::{
+    BodyMode, Header, HttpRequest, InvalidId, Method, Target, UrlRewrite, check_id, segment,
+};
 pub use input::{
-    AgentRecord, Command, DefaultSession, Input, LaunchTarget, Person, Secret, SessionSummary,
-    SourceStatus,
+    AgentRecord, Command, DefaultSession, Input, LaunchTarget, Person, SessionSummary, SourceStatus,
 };
-pub use intent::{
-    AgentFilter, ApiCall, BodyMode, GetOrCreateBody, Header, HttpRequest, Intent, InvalidId,
-    Method, RequestId, StorageRequest, Target, UrlRewrite, check_id, segment,
-};
+pub use intent::{AgentFilter, ApiCall, GetOrCreateBody, Intent, RequestId, StorageRequest};
 pub use json::Json;
-pub use machines::selection::Origin;
+pub use model::{Origin, Secret};
 pub use queue::{
     Hold, HoldReason, QUEUE_LIMIT, QueueRow, QueueRowStatus, QueueTexts, QueuedMessage,
 };
-pub use ready::{NotReady, NotReadyCode, SendReadiness, Waiting};
 pub use response::{FailureKind, ResponseHead, TransportFailure};
 pub use revision::{Revisions, ThreadView};
+pub use snapshot::ready::{NotReady, NotReadyCode, SendReadiness, Waiting};
 pub use snapshot::{
     AgentIcon, ArchivedSession, Capabilities, DefaultSessionStatus, DetailSnapshot, DetailStatus,
     IconImage, LastUsedModel, MissingModelFields, Readiness, ReadinessStatus, RunStatus,

@@ -77,25 +77,6 @@ impl<T> DerefMut for Tracked<T> {
     }
 }
 
-/// statig's `after_transition` hook for a machine driven with a [`crate::io::Ctx`], named in its
-/// `#[state_machine(after_transition = "Self::after_transition")]`: a transition that changed
-/// the state counts as a change (the settle loop's fixed point, [`Revisions`]).
-macro_rules! count_transitions {
-    ($machine:ty) => {
-        impl $machine {
-            fn after_transition(
-                &mut self,
-                source: &State,
-                target: &State,
-                context: &mut crate::io::Ctx<'_>,
-            ) {
-                context.transitioned(source, target);
-            }
-        }
-    };
-}
-pub(crate) use count_transitions;
-
 /// Counts the transitions of a machine that changed its state (statig's `after_transition`).
 pub(crate) fn count_transition<S: PartialEq>(counter: &mut u64, source: &S, target: &S) {
     if source != target {

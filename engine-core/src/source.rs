@@ -134,7 +134,7 @@ fn is_loopback(authority: &str) -> bool {
     if authority.contains('@') {
         return false;
     }
-    let Some((host, port)) = crate::api::host_and_port(authority) else {
+    let Some((host, port)) = crate::http::host_and_port(authority) else {
         return false;
     };
     let port_ok =

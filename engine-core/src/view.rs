@@ -7,8 +7,9 @@ use crate::machines::environment::State as EnvState;
 use crate::machines::hydration::Load;
 use crate::machines::opening::State as OpenState;
 use crate::machines::runtime_access::Decision;
-use crate::machines::selection::{self, Origin};
+use crate::machines::selection;
 use crate::machines::{cancel, catalog, default_session, explorer, model_choice, picker, send};
+use crate::model::Origin;
 use crate::queue::{QueueRow, QueueRowStatus, QueueTexts};
 use crate::snapshot::{
     ArchivedSession, DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness,
@@ -77,12 +78,12 @@ pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
     } else {
         snapshot
     };
-    snapshot.send_readiness = crate::ready::of(&snapshot, failures(engine));
+    snapshot.send_readiness = crate::snapshot::ready::of(&snapshot, failures(engine));
     snapshot
 }
 
 /// The typed errors behind the snapshot's failure texts (`sendReadiness`'s causes).
-fn failures(engine: &Engine) -> crate::ready::Failures<'_> {
+fn failures(engine: &Engine) -> crate::snapshot::ready::Failures<'_> {
     let crate::engine::View {
         inputs,
         env,
@@ -91,7 +92,7 @@ fn failures(engine: &Engine) -> crate::ready::Failures<'_> {
         ..
     } = engine.view();
     if inputs.source.is_some() {
-        return crate::ready::Failures {
+        return crate::snapshot::ready::Failures {
             local: true,
             ..Default::default()
         };
@@ -101,7 +102,7 @@ fn failures(engine: &Engine) -> crate::ready::Failures<'_> {
         (Load::Failed(e), _) | (_, Load::Failed(e)) => Some(e),
         _ => None,
     };
-    crate::ready::Failures {
+    crate::snapshot::ready::Failures {
         sessions: match env.state() {
             EnvState::Failed { error } => Some(error),
             _ => None,
@@ -244,7 +245,7 @@ fn platform_snapshot(engine: &Engine) -> Snapshot {
         active_runtime_presence: decision.and_then(|d| d.presence.clone()),
         is_assistant_runtime_starting: decision.is_some_and(Decision::is_starting),
         composer_admission,
-        send_readiness: crate::ready::SendReadiness::Ready,
+        send_readiness: crate::snapshot::ready::SendReadiness::Ready,
         environment_uid: inputs.environment_uid.clone(),
         is_visible: inputs.visible,
         current_session_id: selected.map(|s| s.0.to_owned()),

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::io::Answer;
+use crate::http::CallLine;
 
 /// What a turn's body is made of, besides the text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -96,22 +96,27 @@ impl RuntimeCall {
 /// HTTP {code}[ {reason}]. Call: {METHOD} {url}. Server response: {message}", the server message
 /// read by RU-18 (the call's fallback when the body gives none). Unlabelled: a turn's failure
 /// puts its source before it, a cancel's stays as it is (RU-17).
-pub(crate) fn refused_text(call: RuntimeCall, answer: &Answer, status: u16, body: &[u8]) -> String {
-    let reason = answer
-        .line
+pub(crate) fn refused_text(
+    call: RuntimeCall,
+    line: &CallLine,
+    content_type: Option<&str>,
+    status: u16,
+    body: &[u8],
+) -> String {
+    let reason = line
         .reason
         .as_deref()
         .map(str::trim)
         .filter(|r| !r.is_empty())
         .map(|r| format!(" {r}"))
         .unwrap_or_default();
-    let message = super::server_message(answer.content_type.as_deref(), body)
-        .unwrap_or_else(|| call.fallback(status));
+    let message =
+        super::server_message(content_type, body).unwrap_or_else(|| call.fallback(status));
     format!(
         "{}. Status: HTTP {status}{reason}. Call: {} {}. Server response: {message}",
         call.operation(),
-        answer.line.method.as_str(),
-        answer.line.url,
+        line.method.as_str(),
+        line.url,
     )
 }
 
@@ -161,21 +166,11 @@ mod tests {
         );
     }
 
-    fn answer(reason: Option<&str>, content_type: Option<&str>, url: &str) -> Answer {
-        Answer {
-            id: crate::intent::RequestId(1),
-            owner: crate::io::Owner::Send,
-            call: crate::intent::ApiCall::ListModelProviders,
-            outcome: crate::io::Outcome::Http {
-                status: 500,
-                body: bytes::Bytes::new(),
-            },
-            content_type: content_type.map(str::to_owned),
-            line: Box::new(crate::io::CallLine {
-                method: crate::intent::Method::Post,
-                url: url.to_owned(),
-                reason: reason.map(str::to_owned),
-            }),
+    fn line(reason: Option<&str>, url: &str) -> CallLine {
+        CallLine {
+            method: crate::http::Method::Post,
+            url: url.to_owned(),
+            reason: reason.map(str::to_owned),
         }
     }
 
@@ -183,23 +178,25 @@ mod tests {
     #[test]
     fn refused_texts_follow_ru_19() {
         let url = "https://rt.test/agents/a/api/chat/session/cancel";
-        let a = answer(Some("Internal Server Error"), Some("application/json"), url);
+        let a = line(Some("Internal Server Error"), url);
         assert_eq!(
-            refused_text(RuntimeCall::Cancel, &a, 500, br#"{"detail":"boom"}"#),
+            refused_text(
+                RuntimeCall::Cancel,
+                &a,
+                Some("application/json"),
+                500,
+                br#"{"detail":"boom"}"#
+            ),
             "Agent session cancellation request failed. Status: HTTP 500 Internal Server Error. Call: POST https://rt.test/agents/a/api/chat/session/cancel. Server response: boom"
         );
-        let a = answer(None, Some("application/json"), "https://rt.test/a/api/chat");
+        let a = line(None, "https://rt.test/a/api/chat");
         assert_eq!(
-            refused_text(RuntimeCall::Chat, &a, 409, b""),
+            refused_text(RuntimeCall::Chat, &a, Some("application/json"), 409, b""),
             "Agent chat stream request failed. Status: HTTP 409. Call: POST https://rt.test/a/api/chat. Server response: Chat stream failed with status 409."
         );
-        let a = answer(
-            Some("  "),
-            None,
-            "https://rt.test/a/api/chat/session/cancel",
-        );
+        let a = line(Some("  "), "https://rt.test/a/api/chat/session/cancel");
         assert_eq!(
-            refused_text(RuntimeCall::Cancel, &a, 502, b"  "),
+            refused_text(RuntimeCall::Cancel, &a, None, 502, b"  "),
             "Agent session cancellation request failed. Status: HTTP 502. Call: POST https://rt.test/a/api/chat/session/cancel. Server response: Session cancellation failed with status 502."
         );
     }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::error::{error_message, parse_json};
-use crate::intent::{BodyMode, Header, HttpRequest, InvalidId, Method, Target, check_id, segment};
+use crate::http::{BodyMode, Header, HttpRequest, InvalidId, Method, Target, check_id, segment};
 use crate::source::LocalSource;
 
 /// The sessions asked for in one list read (`limit=50`, the reference's page).

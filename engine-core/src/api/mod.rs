@@ -30,11 +30,11 @@ pub use icons::{
 pub use insights::{Insights, parse_insights};
 pub(crate) use provenance::id_like;
 pub use provenance::{PROVENANCE_PART_TYPE, normalize_provenance, provenance_metadata};
+pub(crate) use runtime::rpc_url_of;
 pub use runtime::{
     AccessMode, InteractionState, PresencePhase, RuntimeAccess, RuntimeEndpoint,
     RuntimeInteraction, RuntimeNotice, RuntimePresence, Severity, Wake, parse_runtime_access,
 };
-pub(crate) use runtime::{host_and_port, rpc_url_of};
 pub use session::{
     SessionRecord, parse_created_session, parse_get_or_create_session, parse_session_list,
     parse_session_list_in, parse_session_record,

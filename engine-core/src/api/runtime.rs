@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::ApiError;
 use super::error::parse_json;
-use crate::input::Secret;
+use crate::model::Secret;
 
 /// The states a `runtime_interaction` may name (OI-3). Any other value is malformed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -476,7 +476,7 @@ fn valid_authority(authority: &str) -> bool {
         return false;
     }
     let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
-    let Some((host, port)) = host_and_port(host_port) else {
+    let Some((host, port)) = crate::http::host_and_port(host_port) else {
         return false;
     };
     let host_ok = !host.is_empty() && host.chars().any(|c| c.is_ascii_alphanumeric());
@@ -484,28 +484,6 @@ fn valid_authority(authority: &str) -> bool {
         !port.is_empty() && port.len() <= 5 && port.chars().all(|c| c.is_ascii_digit())
     });
     host_ok && port_ok
-}
-
-/// Splits `host[:port]` or `[v6][:port]` (no user info); `None` when the brackets or what
-/// follows them are malformed. The host of an IPv6 literal is what is inside the brackets.
-pub(crate) fn host_and_port(host_port: &str) -> Option<(&str, Option<&str>)> {
-    if let Some(bracketed) = host_port.strip_prefix('[') {
-        let (inside, after) = bracketed.split_once(']')?;
-        if inside.is_empty() || inside.contains('[') {
-            return None;
-        }
-        return match after {
-            "" => Some((inside, None)),
-            _ => after.strip_prefix(':').map(|port| (inside, Some(port))),
-        };
-    }
-    if host_port.contains(['[', ']']) {
-        return None;
-    }
-    Some(match host_port.split_once(':') {
-        Some((host, port)) => (host, Some(port)),
-        None => (host_port, None),
-    })
 }
 
 /// Whether the text before the first `:` of `url` is a URL scheme (`javascript:`, `ftp://`,

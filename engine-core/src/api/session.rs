@@ -88,7 +88,7 @@ impl SessionRecord {
     }
 
     fn check_uid(&self) -> Result<(), ApiError> {
-        crate::intent::check_id("session", &self.uid).map_err(|e| ApiError::Malformed {
+        crate::http::check_id("session", &self.uid).map_err(|e| ApiError::Malformed {
             message: e.to_string(),
         })
     }

@@ -27,7 +27,8 @@ use crate::machines::local_history::{HistoryEvent, LocalHistory};
 use crate::machines::local_models::{Edit, LocalModel, ModelEvent};
 use crate::machines::local_selection::{LocalSelEvent, LocalSelection};
 use crate::machines::local_sessions::{LocalSessions, SessionsEvent};
-use crate::machines::selection::{self, Origin, SelEvent};
+use crate::machines::selection::{self, SelEvent};
+use crate::model::Origin;
 use crate::time::Time;
 use crate::work::Rekeyed;
 

@@ -2,6 +2,7 @@
 //! Sending and models have their own files (`sending.rs`, `models.rs`).
 
 mod changes;
+mod host_config;
 mod icons;
 mod local;
 mod local_view;
@@ -22,7 +23,7 @@ use crate::config::Config;
 use crate::event::{Event, Notice, NoticeVariant};
 use crate::input::{Command, Input};
 use crate::inputs::{Inputs, non_blank};
-use crate::intent::{ApiCall, Intent, RequestId, check_id};
+use crate::intent::{ApiCall, Intent, RequestId};
 use crate::io::{Answer, Ctx, Delivery, Io, Owner};
 use crate::machines::Signal;
 use crate::machines::cancel::CancelEvent;
@@ -36,11 +37,10 @@ use crate::machines::model_choice::{ChoiceEvent, ModelChoiceMachine};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
 use crate::machines::picker::{Picker, PickerEdit, PickerEvent};
 use crate::machines::runtime_access::{self, RtaEvent, RuntimeAccessMachine};
-use crate::machines::selection::{self, Facts, Origin, SelEvent, Selection};
+use crate::machines::selection::{self, Facts, SelEvent, Selection};
 use crate::machines::send::{RunEnd, RunEvent};
-use crate::response::{ResponseHead, TransportFailure};
-use crate::snapshot::Snapshot;
 use crate::work::Works;
+use crate::{Origin, ResponseHead, Snapshot, TransportFailure, check_id};
 
 /// SND-25: the detail is read this often while another writer works and messages wait.
 const WRITER_POLL: std::time::Duration = std::time::Duration::from_millis(10_000);

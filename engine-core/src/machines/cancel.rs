@@ -9,7 +9,7 @@ use crate::time::Time;
 use statig::prelude::*;
 
 use super::Signal;
-use crate::api::chat::{BodyFacts, RuntimeCall, cancel_body, refused_text};
+use crate::api::chat::{BodyFacts, RuntimeCall, cancel_body};
 use crate::api::{RuntimeEndpoint, parse_runtime_access};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Outcome as Done, Owner};
@@ -182,7 +182,7 @@ impl Cancel {
                 } if !*retried && context.inputs.source.is_none() => self.resolve(context, true),
                 // RU-19, RU-23: the full text, unlabelled (RU-17).
                 Done::Http { status, body } => {
-                    let text = refused_text(RuntimeCall::Cancel, a, *status, body);
+                    let text = a.refused_text(RuntimeCall::Cancel, *status, body);
                     self.fail(context, text)
                 }
                 Done::Failed(e) => self.fail(context, e.to_string()),
@@ -274,4 +274,4 @@ pub(crate) fn is_cancelling(state: &State) -> bool {
     !matches!(state, State::Idle {})
 }
 
-crate::revision::count_transitions!(Cancel);
+super::count_transitions!(Cancel);

@@ -285,4 +285,4 @@ pub(crate) fn deadline(state: &State) -> Option<Time> {
     }
 }
 
-crate::revision::count_transitions!(CatalogStore);
+super::count_transitions!(CatalogStore);

@@ -290,4 +290,4 @@ pub(crate) fn default_session_uid<'a>(
     })
 }
 
-crate::revision::count_transitions!(DefaultSessionMachine);
+super::count_transitions!(DefaultSessionMachine);

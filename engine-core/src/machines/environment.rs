@@ -6,9 +6,10 @@ use litemap::LiteMap;
 use statig::prelude::*;
 
 use crate::api::{ApiError, parse_session_list_in};
+use crate::http::check_id;
 use crate::input::SessionSummary;
 use crate::inputs::ScopeKey;
-use crate::intent::{AgentFilter, ApiCall, Intent, RequestId, StorageRequest, check_id};
+use crate::intent::{AgentFilter, ApiCall, Intent, RequestId, StorageRequest};
 use crate::io::{Answer, Ctx, Owner};
 use crate::timestamp::unix_ms;
 
@@ -313,7 +314,7 @@ impl Environment {
     }
 }
 
-crate::revision::count_transitions!(Environment);
+super::count_transitions!(Environment);
 
 #[cfg(test)]
 mod tests {

@@ -6,8 +6,9 @@
 use statig::prelude::*;
 
 use crate::api::{ApiError, parse_session_list, parse_session_list_in};
+use crate::http::check_id;
 use crate::input::SessionSummary;
-use crate::intent::{ApiCall, RequestId, check_id};
+use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Owner};
 
 /// The page size when the host names none (adr-notes section 7).
@@ -251,7 +252,7 @@ pub(crate) fn error(state: &State) -> Option<&str> {
     }
 }
 
-crate::revision::count_transitions!(ExplorerRead);
+super::count_transitions!(ExplorerRead);
 
 #[cfg(test)]
 mod tests {

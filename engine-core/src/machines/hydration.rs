@@ -447,4 +447,4 @@ impl Hydration {
     }
 }
 
-crate::revision::count_transitions!(Hydration);
+super::count_transitions!(Hydration);

@@ -328,4 +328,4 @@ fn is_image_type(content_type: &str) -> bool {
         .is_some_and(|prefix| prefix.eq_ignore_ascii_case("image/"))
 }
 
-crate::revision::count_transitions!(AgentIcons);
+super::count_transitions!(AgentIcons);

@@ -252,4 +252,4 @@ impl LocalAdmission {
     }
 }
 
-crate::revision::count_transitions!(LocalAdmission);
+super::count_transitions!(LocalAdmission);

@@ -112,7 +112,7 @@ impl LocalCatalog {
     }
 }
 
-crate::revision::count_transitions!(LocalCatalog);
+super::count_transitions!(LocalCatalog);
 
 /// A read is in flight (`isLoadingAvailableModels`).
 pub(crate) fn catalog_loading(state: &State) -> bool {

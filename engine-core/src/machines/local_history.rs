@@ -191,4 +191,4 @@ impl LocalHistory {
     }
 }
 
-crate::revision::count_transitions!(LocalHistory);
+super::count_transitions!(LocalHistory);

@@ -523,4 +523,4 @@ fn values_of(held: &LocalSessionModel) -> PickerValues {
     }
 }
 
-crate::revision::count_transitions!(LocalModel);
+super::count_transitions!(LocalModel);

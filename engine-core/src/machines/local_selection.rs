@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use crate::intent::{Intent, StorageRequest};
 use crate::io::Ctx;
-use crate::machines::selection::Origin;
+use crate::model::Origin;
 use crate::source::DEFAULT_CONVERSATION;
 
 /// What the selection keeps besides its state.
@@ -149,4 +149,4 @@ fn selection_key(context: &Ctx<'_>) -> Option<String> {
     context.inputs.source.as_ref().map(|s| s.selection_key())
 }
 
-crate::revision::count_transitions!(LocalSelection);
+super::count_transitions!(LocalSelection);

@@ -250,7 +250,7 @@ pub(crate) fn default_title(uid: &str) -> &'static str {
     }
 }
 
-crate::revision::count_transitions!(LocalSessions);
+super::count_transitions!(LocalSessions);
 
 /// A read is in flight (`isLoadingLatestSessions`).
 pub(crate) fn is_reading(state: &State) -> bool {

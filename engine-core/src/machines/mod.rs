@@ -91,3 +91,22 @@ pub(crate) enum Signal {
     /// A model change was stored: the session's canonical record is this one now (CAT-18).
     RecordUpdated(Box<crate::api::SessionRecord>),
 }
+
+/// statig's `after_transition` hook for a machine driven with a [`crate::io::Ctx`], named in its
+/// `#[state_machine(after_transition = "Self::after_transition")]`: a transition that changed
+/// the state counts as a change (the settle loop's fixed point, [`crate::Revisions`]).
+macro_rules! count_transitions {
+    ($machine:ty) => {
+        impl $machine {
+            fn after_transition(
+                &mut self,
+                source: &State,
+                target: &State,
+                context: &mut crate::io::Ctx<'_>,
+            ) {
+                context.transitioned(source, target);
+            }
+        }
+    };
+}
+pub(crate) use count_transitions;

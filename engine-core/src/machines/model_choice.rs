@@ -364,7 +364,7 @@ pub(crate) fn pending(state: &State) -> Option<&ChoiceRequest> {
     }
 }
 
-crate::revision::count_transitions!(ModelChoiceMachine);
+super::count_transitions!(ModelChoiceMachine);
 
 #[cfg(test)]
 mod tests {

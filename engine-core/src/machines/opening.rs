@@ -7,8 +7,9 @@ use statig::prelude::*;
 use super::Signal;
 use crate::api::{ApiError, SessionRecord, parse_created_session, parse_session_list_in};
 use crate::event::{Event, Notice, NoticeVariant};
+use crate::http::check_id;
 use crate::input::SessionSummary;
-use crate::intent::{AgentFilter, ApiCall, RequestId, check_id};
+use crate::intent::{AgentFilter, ApiCall, RequestId};
 use crate::io::{Answer, Ctx, Owner};
 
 /// Which action (or the launch target) an operation serves.
@@ -257,4 +258,4 @@ pub(crate) fn in_flight(state: &State) -> Option<&OpenOp> {
     }
 }
 
-crate::revision::count_transitions!(Opening);
+super::count_transitions!(Opening);

@@ -420,4 +420,4 @@ pub(crate) fn is_updating(state: &State) -> bool {
     matches!(state, State::Patching { .. })
 }
 
-crate::revision::count_transitions!(Picker);
+super::count_transitions!(Picker);

@@ -663,4 +663,4 @@ pub(crate) fn deadline(
     }
 }
 
-crate::revision::count_transitions!(RuntimeAccessMachine);
+super::count_transitions!(RuntimeAccessMachine);

@@ -5,30 +5,10 @@
 //! applied on `Evaluate`. Together with the engine (which keeps a requested id off the default
 //! surface) this gives the precedence of OI-14.
 
-use serde::Serialize;
 use statig::prelude::*;
 
 use crate::api::ApiError;
-
-/// What selected the session (SEL-11).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Origin {
-    /// `requestedSessionId`.
-    Requested,
-    /// The default session.
-    Default,
-    /// The implicit newest session (SEL-2), the fallback of REQ-5, or the reselection after the
-    /// selected session was archived or deleted.
-    Newest,
-    /// `launchTarget`, `startAgentSessionById` or `openLatestOrStartAgentSessionById`.
-    Launched,
-    /// `startAgentSession` or `createAgentSession`.
-    Created,
-    /// A local source's conversation kept in storage, or its runtime's default one (ADR 099).
-    Restored,
-}
+use crate::model::Origin;
 
 /// Shared storage.
 #[derive(Debug, Default)]

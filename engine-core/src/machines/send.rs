@@ -14,7 +14,7 @@ use statig::prelude::*;
 
 use super::Signal;
 use super::runtime_access::{Decision, client_waking};
-use crate::api::chat::{BodyFacts, RuntimeCall, refused_text, turn_body};
+use crate::api::chat::{BodyFacts, RuntimeCall, turn_body};
 use crate::api::{AccessMode, RuntimeEndpoint, parse_runtime_access};
 use crate::event::Event;
 use crate::failure::{FailureCode, FailureSource, RunFailure};
@@ -493,7 +493,7 @@ impl Run {
                 }
                 Done::Http { status, body } => {
                     // RU-16, RU-19 (a local runtime's refusal reads the same).
-                    let text = refused_text(RuntimeCall::Chat, a, *status, body);
+                    let text = a.refused_text(RuntimeCall::Chat, *status, body);
                     let end = failed(FailureCode::AgentHttpError, FailureSource::SENDING, &text);
                     self.end(context, turn, end, true)
                 }
@@ -1173,4 +1173,4 @@ pub(crate) fn queued_turn(state: &State) -> Option<&QueuedTurn> {
     turn.queued.as_ref()
 }
 
-crate::revision::count_transitions!(Run);
+super::count_transitions!(Run);

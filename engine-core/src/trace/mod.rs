@@ -49,9 +49,9 @@ use serde_json::{Map, Value};
 use crate::config::{Config, ConfigError};
 use crate::input::Input;
 use crate::intent::RequestId;
+use crate::model::base64;
 use crate::response::{FailureKind, ResponseHead, TransportFailure};
 
-pub(crate) mod base64;
 mod fields;
 mod recorder;
 mod redact;

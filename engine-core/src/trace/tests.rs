@@ -1,5 +1,6 @@
 use super::*;
-use crate::input::{Command, Person, Secret};
+use crate::input::{Command, Person};
+use crate::model::Secret;
 
 fn round_trip(record: Record) {
     let line = record.to_line();

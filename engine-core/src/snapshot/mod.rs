@@ -12,9 +12,11 @@ use crate::queue::{Hold, QueueRow, QueueTexts};
 use crate::Json;
 use crate::api::{RuntimeInteraction, RuntimePresence};
 use crate::input::SessionSummary;
-use crate::machines::selection::Origin;
 use crate::message::Message;
-use crate::ready::SendReadiness;
+use crate::model::Origin;
+use ready::SendReadiness;
+
+pub(crate) mod ready;
 
 /// `defaultSessionStatus` (OI-23).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -342,7 +344,7 @@ pub struct IconImage {
 }
 
 fn bytes_as_base64<S: serde::Serializer>(bytes: &bytes::Bytes, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&crate::trace::base64::encode(bytes))
+    s.serialize_str(&crate::model::base64::encode(bytes))
 }
 
 /// One row of `archivedSessions`.

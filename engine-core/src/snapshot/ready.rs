@@ -6,8 +6,8 @@
 
 use serde::Serialize;
 
+use super::{DefaultSessionStatus, ReadinessStatus, Snapshot};
 use crate::api::{ApiError, InteractionState};
-use crate::snapshot::{DefaultSessionStatus, ReadinessStatus, Snapshot};
 
 /// `sendReadiness`: can the person send a message to the selected session now?
 ///
