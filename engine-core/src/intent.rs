@@ -287,6 +287,28 @@ pub enum ApiCall {
     },
 }
 
+/// Largest icon body (P14): the platform delivers at most 512 KiB (ADR 090).
+pub(crate) const MAX_ICON_BYTES: usize = 512 * 1024;
+
+/// How a call's answer is read ([`ApiCall::policy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Policy {
+    /// The whole body, at most `cap` bytes.
+    Buffered { cap: usize },
+    /// The status alone: the request is over at its head and the rest of its body is dropped.
+    StatusOnly,
+    /// A 2xx answer goes to its owner piece by piece, at most `cap` bytes in all; any other
+    /// answer is buffered as an error body of at most `error_cap` bytes.
+    StreamOn2xx { cap: usize, error_cap: usize },
+}
+
+/// The body caps a [`Policy`] is made of (`Config::max_body_bytes`, `max_answer_bytes`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub body: usize,
+    pub answer: usize,
+}
+
 /// The person's platform credential, as the renderer needs it.
 #[derive(Clone, Copy)]
 pub(crate) struct Credential<'a> {
@@ -578,6 +600,23 @@ impl ApiCall {
                     route: crate::api::local::LocalRoute::SendMessage { .. }
                 }
         )
+    }
+
+    /// How this call's answer is read: `io` obeys it without knowing why. The Agent
+    /// confirmation is its status alone (RTA-16); a turn's 2xx answer streams; an icon's body is
+    /// capped at [`MAX_ICON_BYTES`] (P14); every other body is buffered whole.
+    pub(crate) fn policy(&self, limits: Limits) -> Policy {
+        match self {
+            ApiCall::ConfirmAgent { .. } => Policy::StatusOnly,
+            c if c.is_turn() => Policy::StreamOn2xx {
+                cap: limits.answer,
+                error_cap: limits.body,
+            },
+            ApiCall::GetAgentIcon { .. } => Policy::Buffered {
+                cap: limits.body.min(MAX_ICON_BYTES),
+            },
+            _ => Policy::Buffered { cap: limits.body },
+        }
     }
 
     /// The operation this call performs, for error messages.

@@ -1,5 +1,6 @@
 //! The engine's side of I/O: the request-id counter, the in-flight table, answer buffering, and
-//! the intent and event queues. Machines reach it through [`Ctx`].
+//! the intent and event queues. Machines reach it through their context
+//! ([`crate::machines::ctx::Ctx`]). It knows requests, not what they are for.
 
 use litemap::LiteMap;
 use std::collections::VecDeque;
@@ -13,8 +14,7 @@ use crate::api::chat::{RuntimeCall, refused_text};
 use crate::event::Event;
 use crate::http::CallLine;
 use crate::inputs::Inputs;
-use crate::intent::{ApiCall, Auth, Credential, Intent, RequestId};
-use crate::machines::runtime_access::Confirmations;
+use crate::intent::{ApiCall, Auth, Credential, Intent, Limits, Policy, RequestId};
 use crate::response::{ResponseHead, TransportFailure};
 use crate::rng::Rng;
 
@@ -57,12 +57,6 @@ pub(crate) enum Owner {
 
 /// A platform call while a local source is set (ADR 099): refused before any request exists.
 pub(crate) const LOCAL_SOURCE_TEXT: &str = "A local Agent source makes no platform request.";
-
-/// Largest icon body (P14): the platform delivers at most 512 KiB (ADR 090).
-pub(crate) const MAX_ICON_BYTES: usize = 512 * 1024;
-
-/// At most this many runtime bases are remembered as root-relative.
-const MAX_ROOT_RELATIVE_BASES: usize = 64;
 
 /// Bodies never show in `Debug`: a runtime-access answer carries the runtime token.
 struct Pending {
@@ -177,25 +171,6 @@ impl Outcome {
         }
     }
 
-    /// The model-required refusal of a creation (MOD-1, `platform-api.md`): exactly a 400 whose
-    /// JSON body names `llm_provider` and/or `llm_model` as required; the fields it named.
-    pub(crate) fn model_required(&self) -> Option<crate::snapshot::MissingModelFields> {
-        let Outcome::Http { status, body } = self else {
-            return None;
-        };
-        let fields = crate::api::model_required_fields(*status, body)?;
-        Some(crate::snapshot::MissingModelFields {
-            provider: fields.iter().any(|f| f == "llm_provider"),
-            model: fields.iter().any(|f| f == "llm_model"),
-        })
-    }
-
-    /// An Agent confirmation's verdict (RTA-16, RTA-17): any HTTP answer but 502, 503 and 504
-    /// means the Agent serves; those, no answer or a timeout mean it does not.
-    pub(crate) fn is_serving(&self) -> bool {
-        matches!(self, Outcome::Http { status, .. } if !matches!(status, 502..=504))
-    }
-
     /// 2xx body, or the typed error for anything else.
     pub(crate) fn ok_body(&self, call: &ApiCall) -> Result<&[u8], ApiError> {
         match self {
@@ -216,21 +191,14 @@ pub(crate) struct Io {
     /// The cap on one ui-message-stream event.
     pub max_event_bytes: usize,
     pub rng: Rng,
-    /// Serving confirmations and wake clocks per chat URL (OI-5, OI-9): shared by runtime
-    /// access, sends and cancels.
-    pub confirmations: Confirmations,
     next_id: u64,
     /// A sorted vector (few entries; a `BTreeMap` node holds room for 11), boxed: spare
     /// capacity holds a pointer, not a request.
     in_flight: LiteMap<RequestId, Box<Pending>>,
     pub outbox: VecDeque<Intent>,
-    pub signals: VecDeque<crate::machines::Signal>,
     pub events: VecDeque<Event>,
     /// Answer parts dropped because their request was not in flight, or repeated a head.
     pub ignored_answers: u64,
-    /// Runtime bases whose `rpc_url` came root-relative: their requests are marked so, and
-    /// shells do not pass them through the host's URL rewrite.
-    root_relative_bases: std::collections::BTreeSet<String>,
     /// The engine's time origin and the wall-clock reading (Unix ms) it stands for (OI-32).
     clock_origin: (Time, u64),
     /// Machine transitions that changed a state, counted by every machine's `after_transition`.
@@ -254,6 +222,14 @@ impl Io {
         unix_ms.saturating_add(elapsed)
     }
 
+    /// The body caps every call's [`Policy`] is made of.
+    fn limits(&self) -> Limits {
+        Limits {
+            body: self.max_body_bytes,
+            answer: self.max_answer_bytes,
+        }
+    }
+
     pub(crate) fn new(config: &crate::config::Config, origin: Time) -> Io {
         let (base, max_body_bytes, seed) = (
             config.platform_base_url.clone(),
@@ -266,14 +242,11 @@ impl Io {
             max_answer_bytes: config.max_answer_bytes,
             max_event_bytes: config.max_event_bytes,
             rng: Rng::new(seed),
-            confirmations: Confirmations::default(),
             next_id: 0,
             in_flight: LiteMap::new(),
             outbox: VecDeque::new(),
-            signals: VecDeque::new(),
             events: VecDeque::new(),
             ignored_answers: 0,
-            root_relative_bases: std::collections::BTreeSet::new(),
             clock_origin: (origin, config.start_unix_ms),
             transitions: 0,
         }
@@ -352,24 +325,20 @@ impl Io {
     }
 
     /// Issues a request to an Agent runtime with its runtime token (never the person's
-    /// credential).
+    /// credential), marked root-relative ([`crate::HttpRequest::root_relative`]) as told.
     pub(crate) fn send_runtime(
         &mut self,
         owner: Owner,
         call: ApiCall,
         token: &str,
+        root_relative: bool,
     ) -> Result<RequestId, ApiError> {
         let mut request = call
             .render(&self.base, Auth::Runtime { token })
             .map_err(|e| ApiError::Refused {
                 message: e.to_string(),
             })?;
-        request.root_relative = match &call {
-            ApiCall::ConfirmAgent { rpc_url, .. }
-            | ApiCall::SendMessage { rpc_url, .. }
-            | ApiCall::CancelRun { rpc_url, .. } => self.root_relative_bases.contains(rpc_url),
-            _ => false,
-        };
+        request.root_relative = root_relative;
         Ok(self.issue(owner, call, request))
     }
 
@@ -388,10 +357,13 @@ impl Io {
     /// Stores the head. A request whose answer is its status alone (the Agent confirmation,
     /// RTA-16) is finished at once, and the rest of its body is dropped (an abort intent).
     pub(crate) fn on_head(&mut self, id: RequestId, head: ResponseHead) -> Option<Delivery> {
+        let limits = self.limits();
         match self.in_flight.get_mut(&id) {
             Some(p) if p.head.is_none() => {
-                let status_only = matches!(p.call, ApiCall::ConfirmAgent { .. });
-                let streams = p.call.is_turn() && (200..300).contains(&head.status);
+                let policy = p.call.policy(limits);
+                let status_only = policy == Policy::StatusOnly;
+                let streams = matches!(policy, Policy::StreamOn2xx { .. })
+                    && (200..300).contains(&head.status);
                 p.head = Some(head);
                 if status_only {
                     self.outbox.push_back(Intent::Abort { id });
@@ -417,14 +389,15 @@ impl Io {
 
     /// Buffers a chunk; an oversized body finishes the request as failed.
     pub(crate) fn on_chunk(&mut self, id: RequestId, chunk: &Bytes) -> Option<Delivery> {
-        let answer_limit = self.max_answer_bytes;
+        let limits = self.limits();
         let Some(p) = self.in_flight.get_mut(&id) else {
             self.ignored_answers += 1;
             return None;
         };
-        let limit = match p.call {
-            ApiCall::GetAgentIcon { .. } => self.max_body_bytes.min(MAX_ICON_BYTES),
-            _ => self.max_body_bytes,
+        let (limit, answer_limit) = match p.call.policy(limits) {
+            Policy::Buffered { cap } => (cap, limits.answer),
+            Policy::StatusOnly => (limits.body, limits.answer),
+            Policy::StreamOn2xx { cap, error_cap } => (error_cap, cap),
         };
         if p.head.is_none() {
             // A chunk before the head is a shell bug; treat the body as broken.
@@ -544,12 +517,6 @@ impl Io {
                 message: "No response head.".into(),
             }),
         };
-        if let (ApiCall::ResolveRuntimeAccess { .. }, Outcome::Http { status, body }) =
-            (&p.call, &outcome)
-            && (200..300).contains(status)
-        {
-            self.note_rpc_url(body);
-        }
         Some(Answer {
             id,
             owner: p.owner,
@@ -558,44 +525,5 @@ impl Io {
             content_type,
             line,
         })
-    }
-
-    /// Remembers whether a runtime-access answer's `rpc_url` came root-relative.
-    fn note_rpc_url(&mut self, body: &[u8]) {
-        let Some((base, root_relative)) = crate::api::rpc_url_of(body, &self.base) else {
-            return;
-        };
-        if !root_relative {
-            self.root_relative_bases.remove(&base);
-            return;
-        }
-        if self.root_relative_bases.len() >= MAX_ROOT_RELATIVE_BASES {
-            self.root_relative_bases.clear();
-        }
-        self.root_relative_bases.insert(base);
-    }
-}
-
-/// The context every machine handler receives.
-pub(crate) struct Ctx<'a> {
-    /// The time of the input being handled (monotonic).
-    pub now: Time,
-    pub inputs: &'a Inputs,
-    pub io: &'a mut Io,
-}
-
-impl Ctx<'_> {
-    /// statig's `after_transition` for every machine driven with a context: a transition that
-    /// changed the state counts as a change (the settle loop's fixed point, [`crate::Revisions`]).
-    pub(crate) fn transitioned<S: PartialEq>(&mut self, source: &S, target: &S) {
-        crate::revision::count_transition(&mut self.io.transitions, source, target);
-    }
-
-    pub(crate) fn send(&mut self, owner: Owner, call: ApiCall) -> Result<RequestId, ApiError> {
-        self.io.send(self.inputs, owner, call)
-    }
-
-    pub(crate) fn emit(&mut self, event: Event) {
-        self.io.events.push_back(event);
     }
 }

@@ -9,8 +9,8 @@ use statig::blocking::InitializedStateMachine;
 use statig::prelude::*;
 
 use crate::inputs::ScopeKey;
-use crate::io::Ctx;
 use crate::machines::cancel::{self, Cancel, CancelEvent};
+use crate::machines::ctx::Ctx;
 use crate::machines::send::{self, Run, RunEvent};
 use crate::queue::Queue;
 use crate::revision::Tracked;

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::Engine;
-use crate::io::{Answer, Ctx};
+use crate::io::Answer;
+use crate::machines::ctx::Ctx;
 use crate::machines::icons::IconsEvent;
 use crate::snapshot::AgentIcon;
 
@@ -41,6 +42,7 @@ impl Engine {
             now,
             inputs: &self.inputs,
             io: &mut self.io,
+            memory: &mut self.memory,
         };
         self.icons.handle_with_context(event, &mut ctx);
     }

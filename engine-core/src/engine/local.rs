@@ -16,11 +16,13 @@ macro_rules! io_ctx {
             now: $now,
             inputs: &$engine.inputs,
             io: &mut $engine.io,
+            memory: &mut $engine.memory,
         }
     };
 }
 use crate::input::Command;
-use crate::io::{Answer, Ctx, Owner};
+use crate::io::{Answer, Owner};
+use crate::machines::ctx::Ctx;
 use crate::machines::local_admission::{AdmissionEvent, LocalAdmission};
 use crate::machines::local_catalog::{CatalogEvent, LocalCatalog};
 use crate::machines::local_history::{HistoryEvent, LocalHistory};
@@ -109,6 +111,7 @@ macro_rules! local_ctx {
                 now: $now,
                 inputs: &$engine.inputs,
                 io: &mut $engine.io,
+                memory: &mut $engine.memory,
             },
         )
     }};

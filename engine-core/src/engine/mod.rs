@@ -7,6 +7,7 @@ mod icons;
 mod local;
 mod local_view;
 mod models;
+mod route;
 mod sending;
 
 use changes::Touch;
@@ -24,10 +25,11 @@ use crate::event::{Event, Notice, NoticeVariant};
 use crate::input::{Command, Input};
 use crate::inputs::{Inputs, non_blank};
 use crate::intent::{ApiCall, Intent, RequestId};
-use crate::io::{Answer, Ctx, Delivery, Io, Owner};
+use crate::io::{Answer, Delivery, Io, Owner};
 use crate::machines::Signal;
 use crate::machines::cancel::CancelEvent;
 use crate::machines::catalog::{self, CatalogEvent, CatalogStore};
+use crate::machines::ctx::{Ctx, Memory};
 use crate::machines::default_session::{self, DefaultEvent, DefaultSessionMachine};
 use crate::machines::environment::{EnvEvent, Environment};
 use crate::machines::explorer::{ExplorerEvent, ExplorerRead, ReadKind};
@@ -83,6 +85,8 @@ pub struct Engine {
     last_now: Time,
     inputs: Inputs,
     io: Io,
+    /// Signals between machines, Agent confirmations and root-relative runtime bases.
+    memory: Memory,
     env: InitializedStateMachine<Environment>,
     default: InitializedStateMachine<DefaultSessionMachine>,
     opening: InitializedStateMachine<Opening>,
@@ -147,10 +151,12 @@ impl Engine {
     pub fn new(config: Config, now: Time) -> Engine {
         let inputs = Inputs::default();
         let mut io = Io::new(&config, now);
+        let mut memory = Memory::default();
         let mut ctx = Ctx {
             now,
             inputs: &inputs,
             io: &mut io,
+            memory: &mut memory,
         };
         let env = Environment::default()
             .uninitialized_state_machine()
@@ -191,6 +197,7 @@ impl Engine {
             last_now: now,
             inputs,
             io,
+            memory,
             env,
             default,
             opening,
@@ -368,7 +375,7 @@ impl Engine {
     /// sees what it saw at the last fixed point (the answer's content and the run-status values
     /// are read by no rule), so the settle is skipped.
     fn quiet(&self) -> bool {
-        self.io.signals.is_empty()
+        self.memory.signals.is_empty()
             && (self.change_count(), self.own_changes) == self.settled
             && !self.deadline_reached
     }
@@ -467,6 +474,7 @@ impl Engine {
         let Engine {
             inputs,
             io,
+            memory,
             env,
             default,
             opening,
@@ -480,7 +488,12 @@ impl Engine {
             ..
         } = self;
         (
-            Ctx { now, inputs, io },
+            Ctx {
+                now,
+                inputs,
+                io,
+                memory,
+            },
             Parts {
                 env,
                 default,
@@ -647,7 +660,7 @@ impl Engine {
             } else if let Some(error) = h.detail.error() {
                 let session_uid = id.to_owned();
                 let error = error.clone();
-                self.io
+                self.memory
                     .signals
                     .push_back(Signal::DetailFailed { session_uid, error });
             }
@@ -673,7 +686,7 @@ impl Engine {
             .each_run(&mut ctx, &RunEvent::Stop { decision: None });
         // The stopped turns end in the old pair's work, before it is parked: a queued row on
         // its way goes back to its own queue (nothing written is lost, INV-10).
-        let signals = std::mem::take(&mut ctx.io.signals);
+        let signals = std::mem::take(&mut ctx.memory.signals);
         for signal in signals {
             match signal {
                 Signal::RunEnded(ended) => {
@@ -683,7 +696,7 @@ impl Engine {
                         }
                     }
                 }
-                other => ctx.io.signals.push_back(other),
+                other => ctx.memory.signals.push_back(other),
             }
         }
         p.works.each_cancel(&mut ctx, &CancelEvent::Reset);
@@ -927,11 +940,17 @@ impl Engine {
         let Engine {
             inputs,
             io,
+            memory,
             archived,
             search,
             ..
         } = self;
-        let mut ctx = Ctx { now, inputs, io };
+        let mut ctx = Ctx {
+            now,
+            inputs,
+            io,
+            memory,
+        };
         let machine = match kind {
             ReadKind::Archived => archived,
             ReadKind::Search => search,
@@ -1102,7 +1121,7 @@ impl Engine {
         match record {
             Ok(record) if !record.is_archived => {
                 let summary = crate::input::SessionSummary::from(&record);
-                self.io.signals.push_back(Signal::Upsert(summary));
+                self.memory.signals.push_back(Signal::Upsert(summary));
                 // The reference reloads the archived list shown after a change.
                 self.explore(ReadKind::Archived, &ExplorerEvent::Reload, now);
             }
@@ -1134,95 +1153,6 @@ impl Engine {
         } else {
             self.delete_error =
                 Some(message.unwrap_or_else(|| "Delete session failed.".to_owned()));
-        }
-    }
-
-    /// Hands a finished request to its owner.
-    fn route(&mut self, answer: &Answer, now: Time) {
-        match answer.owner {
-            Owner::Unarchive => self.restored(answer, now),
-            Owner::Icons => self.icons_answered(answer, now),
-            Owner::Archive => {
-                let Some(removal) = self.removals.remove(&answer.id) else {
-                    return;
-                };
-                match answer.outcome.ok_body(&answer.call) {
-                    Ok(_) => {
-                        if !removal.archived {
-                            self.delete_error = None;
-                        }
-                        // The search shows active sessions only; the archived list is read again
-                        // after an archive (as the reference does), and loses a deleted row.
-                        let gone = ExplorerEvent::Drop(&removal.session_uid);
-                        self.explore(ReadKind::Search, &gone, now);
-                        if removal.archived {
-                            self.explore(ReadKind::Archived, &ExplorerEvent::Reload, now);
-                        } else {
-                            self.explore(ReadKind::Archived, &gone, now);
-                        }
-                        self.io.signals.push_back(Signal::Removed {
-                            session_uid: removal.session_uid,
-                            archived: removal.archived,
-                        });
-                    }
-                    Err(e) => self.removal_failed(removal.archived, Some(e.to_string())),
-                }
-            }
-            Owner::ArchivedSessions => {
-                self.explore(ReadKind::Archived, &ExplorerEvent::Answer(answer), now);
-            }
-            Owner::SessionSearch => {
-                self.explore(ReadKind::Search, &ExplorerEvent::Answer(answer), now);
-            }
-            Owner::LocalAdmission
-            | Owner::LocalSessions
-            | Owner::LocalHistory
-            | Owner::LocalModels => {
-                self.local_answer(answer, now);
-            }
-            owner => {
-                let (mut ctx, p) = self.ctx(now);
-                match owner {
-                    Owner::LatestSessions => p
-                        .env
-                        .handle_with_context(&EnvEvent::Answer(answer), &mut ctx),
-                    Owner::DefaultSession => {
-                        p.default
-                            .handle_with_context(&DefaultEvent::Answer(answer), &mut ctx);
-                    }
-                    Owner::Opening => p
-                        .opening
-                        .handle_with_context(&OpenEvent::Answer(answer), &mut ctx),
-                    Owner::Hydration => p
-                        .hydration
-                        .handle_with_context(&HydEvent::Answer(answer), &mut ctx),
-                    Owner::RuntimeAccess => {
-                        p.runtime
-                            .handle_with_context(&RtaEvent::Answer(answer), &mut ctx);
-                    }
-                    Owner::Send => p.works.each_run(&mut ctx, &RunEvent::Answer(answer)),
-                    Owner::Catalog => p
-                        .catalog
-                        .handle_with_context(&CatalogEvent::Answer(answer), &mut ctx),
-                    Owner::ModelChoice => p
-                        .choice
-                        .handle_with_context(&ChoiceEvent::Answer(answer), &mut ctx),
-                    Owner::Picker => p
-                        .picker
-                        .handle_with_context(&PickerEvent::Answer(answer), &mut ctx),
-                    Owner::Cancel => p.works.each_cancel(&mut ctx, &CancelEvent::Answer(answer)),
-                    Owner::LocalAdmission
-                    | Owner::LocalSessions
-                    | Owner::LocalHistory
-                    | Owner::LocalModels => {}
-                    // Finished above, before the context was borrowed.
-                    Owner::Archive
-                    | Owner::Unarchive
-                    | Owner::ArchivedSessions
-                    | Owner::SessionSearch
-                    | Owner::Icons => {}
-                }
-            }
         }
     }
 
@@ -1366,7 +1296,7 @@ impl Engine {
         let mut any = false;
         let mut local_ended = None;
         let mut rekeys = Vec::new();
-        while let Some(signal) = self.io.signals.pop_front() {
+        while let Some(signal) = self.memory.signals.pop_front() {
             any = true;
             self.own_changes = self.own_changes.wrapping_add(1);
             let requested = self.inputs.requested_session_id.clone();
@@ -1560,7 +1490,7 @@ impl Engine {
                         work.run
                             .handle_with_context(&RunEvent::CancelFailed(&text), &mut ctx);
                     }
-                    ctx.io
+                    ctx.memory
                         .signals
                         .push_back(Signal::Notice { session_uid, text });
                 }
@@ -1592,7 +1522,7 @@ impl Engine {
                 }
             }
         }
-        crate::io::release_if_empty(&mut self.io.signals);
+        crate::io::release_if_empty(&mut self.memory.signals);
         for (from, to) in rekeys {
             self.local_rekey(&from, &to, now);
         }

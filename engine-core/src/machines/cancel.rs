@@ -12,7 +12,8 @@ use super::Signal;
 use crate::api::chat::{BodyFacts, RuntimeCall, cancel_body};
 use crate::api::{RuntimeEndpoint, parse_runtime_access};
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Outcome as Done, Owner};
+use crate::io::{Answer, Outcome as Done, Owner};
+use crate::machines::ctx::Ctx;
 
 /// The whole cancel, access resolution included, is given up after this (OI-19).
 pub(crate) const CANCEL_LIMIT: Duration = Duration::from_millis(10_000);
@@ -112,17 +113,18 @@ impl Cancel {
                         return self.fail(context, text.unwrap_or_else(|| CANCEL_FAILED.into()));
                     }
                 };
-                if context.io.confirmations.remembered(&endpoint, context.now) {
+                if context
+                    .memory
+                    .confirmations
+                    .remembered(&endpoint, context.now)
+                {
                     return self.post(context, &endpoint, *retried);
                 }
                 let call = ApiCall::ConfirmAgent {
                     session_uid: self.session_uid.clone(),
                     rpc_url: endpoint.rpc_url.clone(),
                 };
-                match context
-                    .io
-                    .send_runtime(Owner::Cancel, call, endpoint.token.expose())
-                {
+                match context.send_runtime(Owner::Cancel, call, endpoint.token.expose()) {
                     Ok(pending) => Transition(State::confirming(pending, endpoint, *retried)),
                     Err(e) => self.fail(context, e.to_string()),
                 }
@@ -144,7 +146,7 @@ impl Cancel {
             CancelEvent::Answer(a) if a.id == *pending => {
                 let serving = a.outcome.is_serving();
                 if serving {
-                    context.io.confirmations.serving(endpoint, context.now);
+                    context.memory.confirmations.serving(endpoint, context.now);
                     self.post(context, endpoint, *retried)
                 } else {
                     self.fail(context, CANCEL_FAILED.to_owned())
@@ -171,7 +173,7 @@ impl Cancel {
                         || (*status == 404 && context.inputs.source.is_some()) =>
                 {
                     self.give_up_at = None;
-                    context.io.signals.push_back(Signal::CancelAccepted {
+                    context.memory.signals.push_back(Signal::CancelAccepted {
                         session_uid: self.session_uid.clone(),
                     });
                     Transition(State::idle())
@@ -226,10 +228,7 @@ impl Cancel {
             rpc_url: endpoint.rpc_url.clone(),
             body: cancel_body(&self.session_uid, &self.facts),
         };
-        match context
-            .io
-            .send_runtime(Owner::Cancel, call, endpoint.token.expose())
-        {
+        match context.send_runtime(Owner::Cancel, call, endpoint.token.expose()) {
             Ok(pending) => Transition(State::posting(pending, retried)),
             Err(e) => self.fail(context, e.to_string()),
         }
@@ -256,7 +255,7 @@ impl Cancel {
         } else {
             text
         };
-        context.io.signals.push_back(Signal::CancelFailed {
+        context.memory.signals.push_back(Signal::CancelFailed {
             session_uid: self.session_uid.clone(),
             text,
         });

@@ -10,7 +10,8 @@ use crate::api::{ApiError, parse_get_or_create_session};
 use crate::input::SessionSummary;
 use crate::inputs::DefaultKey;
 use crate::intent::{ApiCall, GetOrCreateBody, RequestId};
-use crate::io::{Answer, Ctx, Owner};
+use crate::io::{Answer, Owner};
+use crate::machines::ctx::Ctx;
 
 /// Shared storage: what was asked and what came back, per combination.
 #[derive(Debug, Default)]
@@ -166,7 +167,7 @@ impl DefaultSessionMachine {
                     };
                     // adr-notes 6: `agentLabel` is an Agent's label; the default session gives
                     // none (its `name` is the session's, not the Agent's).
-                    context.io.signals.push_back(Signal::ModelRequired {
+                    context.memory.signals.push_back(Signal::ModelRequired {
                         origin: super::model_choice::Origin::Default {
                             key: key.clone(),
                             name,
@@ -194,7 +195,7 @@ impl DefaultSessionMachine {
                         self.opened.insert(key.clone(), record.uid.clone());
                         if !record.is_archived {
                             let summary = SessionSummary::from(&record);
-                            context.io.signals.push_back(Signal::Upsert(summary));
+                            context.memory.signals.push_back(Signal::Upsert(summary));
                         }
                     }
                     Err(e) => {

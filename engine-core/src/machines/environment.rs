@@ -10,7 +10,8 @@ use crate::http::check_id;
 use crate::input::SessionSummary;
 use crate::inputs::ScopeKey;
 use crate::intent::{AgentFilter, ApiCall, Intent, RequestId, StorageRequest};
-use crate::io::{Answer, Ctx, Owner};
+use crate::io::{Answer, Owner};
+use crate::machines::ctx::Ctx;
 use crate::timestamp::unix_ms;
 
 /// One pair's list.

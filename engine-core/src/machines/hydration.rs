@@ -8,7 +8,8 @@ use crate::api::{
     ApiError, History, Insights, SessionRecord, parse_history, parse_insights, parse_session_record,
 };
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Outcome as Done, Owner};
+use crate::io::{Answer, Outcome as Done, Owner};
+use crate::machines::ctx::Ctx;
 use crate::message::Message;
 use std::sync::Arc;
 
@@ -358,7 +359,7 @@ impl Hydration {
         self.insights = Load::Idle;
         self.insights_requested = false;
         if let Some(session_uid) = self.session_uid.clone() {
-            context.io.signals.push_back(Signal::DetailFailed {
+            context.memory.signals.push_back(Signal::DetailFailed {
                 session_uid,
                 error: error.clone(),
             });
@@ -371,7 +372,7 @@ impl Hydration {
         if let Some(session_uid) = self.session_uid.clone() {
             let text = HISTORY_FAILED_NOTICE.to_owned();
             context
-                .io
+                .memory
                 .signals
                 .push_back(Signal::Notice { session_uid, text });
         }
@@ -398,7 +399,7 @@ impl Hydration {
                 });
             match read {
                 Ok(record) => {
-                    context.io.signals.push_back(Signal::DetailLoaded {
+                    context.memory.signals.push_back(Signal::DetailLoaded {
                         session_uid: record.uid.clone(),
                     });
                     self.detail = Load::Loaded(record);
@@ -428,7 +429,7 @@ impl Hydration {
                     self.history = Load::Loaded(history);
                     if let Some(session_uid) = self.session_uid.clone() {
                         context
-                            .io
+                            .memory
                             .signals
                             .push_back(Signal::HistoryApplied { session_uid });
                     }

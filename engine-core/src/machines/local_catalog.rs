@@ -10,7 +10,8 @@ use statig::prelude::*;
 use crate::api::local::LocalRoute;
 use crate::api::{Catalog, parse_catalog};
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Owner};
+use crate::io::{Answer, Owner};
+use crate::machines::ctx::Ctx;
 
 /// The catalog a local runtime offers.
 #[derive(Debug, Default)]

@@ -10,7 +10,8 @@ use statig::prelude::*;
 use crate::api::local::{LocalRoute, local_failure_text};
 use crate::api::parse_history;
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Owner};
+use crate::io::{Answer, Owner};
+use crate::machines::ctx::Ctx;
 use crate::message::Message;
 
 /// `sessionNotice` for a runtime that cannot reload a conversation.

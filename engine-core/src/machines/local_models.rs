@@ -16,7 +16,8 @@ use crate::api::{Catalog, ModelOption, ProviderOption};
 use crate::event::{Event, Notice, NoticeVariant};
 use crate::inputs::non_blank;
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Owner};
+use crate::io::{Answer, Owner};
+use crate::machines::ctx::Ctx;
 
 /// The provider of the configured option.
 pub(crate) const CONFIGURED_PROVIDER: &str = "local";

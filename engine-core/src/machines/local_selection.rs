@@ -8,7 +8,7 @@ use statig::prelude::*;
 use std::collections::BTreeSet;
 
 use crate::intent::{Intent, StorageRequest};
-use crate::io::Ctx;
+use crate::machines::ctx::Ctx;
 use crate::model::Origin;
 use crate::source::DEFAULT_CONVERSATION;
 

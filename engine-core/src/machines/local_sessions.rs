@@ -9,7 +9,8 @@ use statig::prelude::*;
 use crate::api::local::{LocalRoute, LocalSession, local_failure_text, parse_local_sessions};
 use crate::input::SessionSummary;
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Owner};
+use crate::io::{Answer, Owner};
+use crate::machines::ctx::Ctx;
 
 /// What the list holds besides its state.
 #[derive(Debug, Default)]

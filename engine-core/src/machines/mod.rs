@@ -3,6 +3,7 @@
 
 pub(crate) mod cancel;
 pub(crate) mod catalog;
+pub(crate) mod ctx;
 pub(crate) mod default_session;
 pub(crate) mod environment;
 pub(crate) mod explorer;
@@ -92,7 +93,7 @@ pub(crate) enum Signal {
     RecordUpdated(Box<crate::api::SessionRecord>),
 }
 
-/// statig's `after_transition` hook for a machine driven with a [`crate::io::Ctx`], named in its
+/// statig's `after_transition` hook for a machine driven with a [`crate::machines::ctx::Ctx`], named in its
 /// `#[state_machine(after_transition = "Self::after_transition")]`: a transition that changed
 /// the state counts as a change (the settle loop's fixed point, [`crate::Revisions`]).
 macro_rules! count_transitions {
@@ -102,7 +103,7 @@ macro_rules! count_transitions {
                 &mut self,
                 source: &State,
                 target: &State,
-                context: &mut crate::io::Ctx<'_>,
+                context: &mut crate::machines::ctx::Ctx<'_>,
             ) {
                 context.transitioned(source, target);
             }

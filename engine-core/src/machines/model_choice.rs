@@ -13,7 +13,8 @@ use crate::event::Event;
 use crate::input::SessionSummary;
 use crate::inputs::{DefaultKey, non_blank};
 use crate::intent::{ApiCall, GetOrCreateBody, RequestId};
-use crate::io::{Answer, Ctx, Owner};
+use crate::io::{Answer, Owner};
+use crate::machines::ctx::Ctx;
 use crate::snapshot::MissingModelFields;
 
 /// OI-6: the default session's error after a cancelled choice (MOD-16).
@@ -256,13 +257,13 @@ fn answered(context: &mut Ctx<'_>, retry: &Retry, a: &Answer) {
         Ok(record) => {
             let mut choice = retry.choice.clone();
             choice.thinking = choice.thinking.filter(|level| !level.trim().is_empty());
-            context.io.signals.push_back(Signal::PickerChoice {
+            context.memory.signals.push_back(Signal::PickerChoice {
                 session_uid: record.uid.clone(),
                 choice,
             });
             match &retry.request.origin {
                 Origin::Default { key, .. } => {
-                    context.io.signals.push_back(Signal::DefaultCreated {
+                    context.memory.signals.push_back(Signal::DefaultCreated {
                         key: key.clone(),
                         session: SessionSummary::from(&record),
                         listed: !record.is_archived,
@@ -288,7 +289,7 @@ fn answered(context: &mut Ctx<'_>, retry: &Retry, a: &Answer) {
 fn failed(context: &mut Ctx<'_>, request: &ChoiceRequest, message: String) {
     match &request.origin {
         Origin::Default { key, .. } => {
-            context.io.signals.push_back(Signal::DefaultFailed {
+            context.memory.signals.push_back(Signal::DefaultFailed {
                 key: key.clone(),
                 message,
             });
@@ -317,7 +318,7 @@ fn abandon_if_changed(
 fn abandoned(context: &mut Ctx<'_>, request: &ChoiceRequest) {
     if let Origin::Default { key, .. } = &request.origin {
         context
-            .io
+            .memory
             .signals
             .push_back(Signal::DefaultAbandoned { key: key.clone() });
     }
@@ -326,7 +327,7 @@ fn abandoned(context: &mut Ctx<'_>, request: &ChoiceRequest) {
 /// MOD-15, MOD-16: cancelling is silent; the default session shows the model-needed message.
 fn cancelled(context: &mut Ctx<'_>, request: &ChoiceRequest) {
     if let Origin::Default { key, .. } = &request.origin {
-        context.io.signals.push_back(Signal::DefaultFailed {
+        context.memory.signals.push_back(Signal::DefaultFailed {
             key: key.clone(),
             message: SESSION_MODEL_NEEDED_MESSAGE.to_owned(),
         });
@@ -365,6 +366,21 @@ pub(crate) fn pending(state: &State) -> Option<&ChoiceRequest> {
 }
 
 super::count_transitions!(ModelChoiceMachine);
+
+impl crate::io::Outcome {
+    /// The model-required refusal of a creation (MOD-1, `platform-api.md`): exactly a 400 whose
+    /// JSON body names `llm_provider` and/or `llm_model` as required; the fields it named.
+    pub(crate) fn model_required(&self) -> Option<crate::snapshot::MissingModelFields> {
+        let crate::io::Outcome::Http { status, body } = self else {
+            return None;
+        };
+        let fields = crate::api::model_required_fields(*status, body)?;
+        Some(crate::snapshot::MissingModelFields {
+            provider: fields.iter().any(|f| f == "llm_provider"),
+            model: fields.iter().any(|f| f == "llm_model"),
+        })
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,8 @@ use crate::event::{Event, Notice, NoticeVariant};
 use crate::http::check_id;
 use crate::input::SessionSummary;
 use crate::intent::{AgentFilter, ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Owner};
+use crate::io::{Answer, Owner};
+use crate::machines::ctx::Ctx;
 
 /// Which action (or the launch target) an operation serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +152,7 @@ impl Opening {
                 // MOD-1, MOD-4: the model-required refusal waits for the person's choice.
                 if let Some(missing) = a.outcome.model_required() {
                     let agent_uid = op.agent.clone().unwrap_or_default();
-                    context.io.signals.push_back(Signal::ModelRequired {
+                    context.memory.signals.push_back(Signal::ModelRequired {
                         origin: super::model_choice::Origin::Open(op.clone()),
                         agent_uid,
                         agent_label: op.label.clone(),
@@ -224,7 +225,7 @@ fn create(context: &mut Ctx<'_>, op: &OpenOp) -> Outcome<State> {
 }
 
 pub(crate) fn opened(context: &mut Ctx<'_>, op: &OpenOp, record: &SessionRecord) {
-    context.io.signals.push_back(Signal::Opened {
+    context.memory.signals.push_back(Signal::Opened {
         session: SessionSummary::from(record),
         launched: op.kind.launched(),
         // OI-13: an archived session is never listed.

@@ -14,7 +14,8 @@ use crate::api::{
 };
 use crate::event::{Event, Notice, NoticeVariant};
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Owner};
+use crate::io::{Answer, Owner};
+use crate::machines::ctx::Ctx;
 
 /// The picker's three values.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -180,7 +181,7 @@ impl Picker {
                     // CAT-18: later requests carry the stored record.
                     Ok(record) => {
                         context
-                            .io
+                            .memory
                             .signals
                             .push_back(Signal::RecordUpdated(Box::new(record)));
                     }
@@ -205,7 +206,7 @@ impl Picker {
                             Some(m) => format!("Failed to update session model: {m}"),
                             None => "Failed to update session model.".to_owned(),
                         };
-                        context.io.signals.push_back(Signal::Notice {
+                        context.memory.signals.push_back(Signal::Notice {
                             session_uid: session.clone(),
                             text,
                         });

@@ -17,7 +17,8 @@ use crate::api::{
     RuntimeNotice, RuntimePresence, Severity, Wake, parse_runtime_access,
 };
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Owner};
+use crate::io::{Answer, Owner};
+use crate::machines::ctx::Ctx;
 use crate::timestamp::iso_from_unix_ms;
 
 /// A decision one minute old or older is confirmed again (OI-7, inclusive).
@@ -156,6 +157,14 @@ fn backoff_ms(previous_ms: u64) -> u64 {
 /// `{rpc_url}/api/chat`: the key of the confirmation memory and the wake clocks.
 pub(crate) fn chat_url(endpoint: &RuntimeEndpoint) -> String {
     format!("{}/api/chat", endpoint.rpc_url.trim_end_matches('/'))
+}
+
+impl crate::io::Outcome {
+    /// An Agent confirmation's verdict (RTA-16, RTA-17): any HTTP answer but 502, 503 and 504
+    /// means the Agent serves; those, no answer or a timeout mean it does not.
+    pub(crate) fn is_serving(&self) -> bool {
+        matches!(self, crate::io::Outcome::Http { status, .. } if !matches!(status, 502..=504))
+    }
 }
 
 /// What the engine knows of each chat URL, whoever asked (runtime access, a send, a cancel):
@@ -529,21 +538,18 @@ impl RuntimeAccessMachine {
                 };
             }
         };
-        if context.io.confirmations.remembered(&endpoint, now) {
+        if context.memory.confirmations.remembered(&endpoint, now) {
             // RTA-14, OI-9: a remembered serving answer confirms without a request.
             self.decisions
                 .insert(session.to_owned(), Box::new(decision));
             return Transition(State::settled(session.to_owned()));
         }
-        let limit = context.io.confirmations.limit(&endpoint);
+        let limit = context.memory.confirmations.limit(&endpoint);
         let call = ApiCall::ConfirmAgent {
             session_uid: session.to_owned(),
             rpc_url: endpoint.rpc_url.clone(),
         };
-        match context
-            .io
-            .send_runtime(Owner::RuntimeAccess, call, endpoint.token.expose())
-        {
+        match context.send_runtime(Owner::RuntimeAccess, call, endpoint.token.expose()) {
             Ok(pending) => Transition(State::confirming(
                 session.to_owned(),
                 pending,
@@ -563,7 +569,7 @@ impl RuntimeAccessMachine {
     ) -> Outcome<State> {
         let now = context.now;
         if let Some(endpoint) = &candidate.endpoint {
-            context.io.confirmations.serving(endpoint, now);
+            context.memory.confirmations.serving(endpoint, now);
         }
         let mut decision = candidate.clone();
         decision.at = now;
@@ -602,7 +608,7 @@ pub(crate) fn client_waking(
     let now = context.now;
     let wall = context.io.wall_ms(now);
     let requested_ms = match &candidate.endpoint {
-        Some(endpoint) => context.io.confirmations.not_serving(endpoint, wall),
+        Some(endpoint) => context.memory.confirmations.not_serving(endpoint, wall),
         None => wall,
     };
     let title = match agent.map(str::trim).filter(|n| !n.is_empty()) {

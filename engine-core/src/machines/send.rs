@@ -19,7 +19,8 @@ use crate::api::{AccessMode, RuntimeEndpoint, parse_runtime_access};
 use crate::event::Event;
 use crate::failure::{FailureCode, FailureSource, RunFailure};
 use crate::intent::{ApiCall, RequestId};
-use crate::io::{Answer, Ctx, Outcome as Done, Owner, PieceKind, StreamPiece};
+use crate::io::{Answer, Outcome as Done, Owner, PieceKind, StreamPiece};
+use crate::machines::ctx::Ctx;
 use crate::message::{Message, MessageStatus, Part, Role};
 use crate::queue::QueuedMessage;
 use crate::revision::Tracked;
@@ -331,7 +332,7 @@ impl Run {
                 Some(candidate) => {
                     if a.outcome.is_serving() {
                         if let Some(endpoint) = &candidate.endpoint {
-                            context.io.confirmations.serving(endpoint, context.now);
+                            context.memory.confirmations.serving(endpoint, context.now);
                         }
                         let mut decision = (**candidate).clone();
                         decision.at = context.now;
@@ -500,7 +501,7 @@ impl Run {
                 Done::Failed(e) => {
                     // SND-14, SND-15: never again; forget the confirmation, check again (a local
                     // runtime is checked again by its admission, after the turn's end).
-                    context.io.confirmations.forget(endpoint);
+                    context.memory.confirmations.forget(endpoint);
                     let message = e.to_string();
                     let message = match message.trim() {
                         "" => NO_RESPONSE_TEXT,
@@ -560,7 +561,7 @@ impl Run {
                     let end = match self.answer.as_deref().map(AnswerStream::outcome) {
                         // adr-notes 2 and 8: a new conversation whose runtime named none.
                         Some(StreamOutcome::Finished { .. }) if turn.new_chat && !self.named => {
-                            context.io.signals.push_back(Signal::Notice {
+                            context.memory.signals.push_back(Signal::Notice {
                                 session_uid: self.session_uid.clone(),
                                 text: NO_SESSION_NOTICE.to_owned(),
                             });
@@ -624,7 +625,7 @@ impl Run {
     fn named_by_runtime(&mut self, context: &mut Ctx<'_>, uid: String) {
         self.named = true;
         // Also when the runtime kept the client's id: the conversation is known from now on.
-        context.io.signals.push_back(Signal::Rekey {
+        context.memory.signals.push_back(Signal::Rekey {
             from: self.session_uid.clone(),
             to: uid,
         });
@@ -787,20 +788,21 @@ impl Run {
                 false,
             );
         };
-        if context.io.confirmations.remembered(&endpoint, context.now) {
+        if context
+            .memory
+            .confirmations
+            .remembered(&endpoint, context.now)
+        {
             // SND-4: confirmed by the memory.
             self.publish(context, &decision);
             return self.post(context, turn, &endpoint);
         }
-        let limit = context.io.confirmations.limit(&endpoint);
+        let limit = context.memory.confirmations.limit(&endpoint);
         let call = ApiCall::ConfirmAgent {
             session_uid: self.session_uid.clone(),
             rpc_url: endpoint.rpc_url.clone(),
         };
-        match context
-            .io
-            .send_runtime(Owner::Send, call, endpoint.token.expose())
-        {
+        match context.send_runtime(Owner::Send, call, endpoint.token.expose()) {
             Ok(pending) => Transition(State::confirming(
                 pending,
                 context.now + limit,
@@ -821,7 +823,7 @@ impl Run {
         let Some(endpoint) = candidate.endpoint.clone() else {
             return self.not_serving(context, turn, candidate);
         };
-        context.io.confirmations.serving(&endpoint, context.now);
+        context.memory.confirmations.serving(&endpoint, context.now);
         let mut decision = candidate.clone();
         decision.at = context.now;
         self.publish(context, &decision);
@@ -882,9 +884,7 @@ impl Run {
                 rpc_url: endpoint.rpc_url.clone(),
                 body,
             };
-            context
-                .io
-                .send_runtime(Owner::Send, call, endpoint.token.expose())
+            context.send_runtime(Owner::Send, call, endpoint.token.expose())
         };
         match sent {
             Ok(pending) => {
@@ -935,7 +935,11 @@ impl Run {
             self.publish(context, &decision);
             return Transition(State::idle());
         };
-        if context.io.confirmations.remembered(&endpoint, context.now) {
+        if context
+            .memory
+            .confirmations
+            .remembered(&endpoint, context.now)
+        {
             self.publish(context, &decision);
             return Transition(State::idle());
         }
@@ -943,10 +947,7 @@ impl Run {
             session_uid: self.session_uid.clone(),
             rpc_url: endpoint.rpc_url.clone(),
         };
-        match context
-            .io
-            .send_runtime(Owner::Send, call, endpoint.token.expose())
-        {
+        match context.send_runtime(Owner::Send, call, endpoint.token.expose()) {
             Ok(pending) => Transition(State::rechecking(pending, Some(Box::new(decision)))),
             Err(_) => Transition(State::idle()),
         }
@@ -956,7 +957,7 @@ impl Run {
     /// every RTA rule from its first decision on (RTA-25, OI-17).
     fn publish(&mut self, context: &mut Ctx<'_>, decision: &Decision) {
         self.has_sent = true;
-        context.io.signals.push_back(Signal::Publish {
+        context.memory.signals.push_back(Signal::Publish {
             session_uid: self.session_uid.clone(),
             decision: Box::new(decision.clone()),
         });
@@ -1106,7 +1107,7 @@ impl Run {
             }
         }
         context
-            .io
+            .memory
             .signals
             .push_back(Signal::RunEnded(Box::new(TurnEnded {
                 session_uid: self.session_uid.clone(),

@@ -1,0 +1,111 @@
+//! A finished answer goes to the concern that owns its request.
+
+use crate::io::{Answer, Owner};
+use crate::machines::Signal;
+use crate::machines::cancel::CancelEvent;
+use crate::machines::catalog::CatalogEvent;
+use crate::machines::default_session::DefaultEvent;
+use crate::machines::environment::EnvEvent;
+use crate::machines::explorer::{ExplorerEvent, ReadKind};
+use crate::machines::hydration::HydEvent;
+use crate::machines::model_choice::ChoiceEvent;
+use crate::machines::opening::OpenEvent;
+use crate::machines::picker::PickerEvent;
+use crate::machines::runtime_access::RtaEvent;
+use crate::machines::send::RunEvent;
+use crate::time::Time;
+
+use super::Engine;
+
+impl Engine {
+    /// Hands a finished request to its owner.
+    pub(super) fn route(&mut self, answer: &Answer, now: Time) {
+        // Every finished runtime-access answer, before its owner reads it (a stale one too).
+        self.memory.note_answer(answer, &self.io.base);
+        match answer.owner {
+            Owner::Unarchive => self.restored(answer, now),
+            Owner::Icons => self.icons_answered(answer, now),
+            Owner::Archive => {
+                let Some(removal) = self.removals.remove(&answer.id) else {
+                    return;
+                };
+                match answer.outcome.ok_body(&answer.call) {
+                    Ok(_) => {
+                        if !removal.archived {
+                            self.delete_error = None;
+                        }
+                        // The search shows active sessions only; the archived list is read again
+                        // after an archive (as the reference does), and loses a deleted row.
+                        let gone = ExplorerEvent::Drop(&removal.session_uid);
+                        self.explore(ReadKind::Search, &gone, now);
+                        if removal.archived {
+                            self.explore(ReadKind::Archived, &ExplorerEvent::Reload, now);
+                        } else {
+                            self.explore(ReadKind::Archived, &gone, now);
+                        }
+                        self.memory.signals.push_back(Signal::Removed {
+                            session_uid: removal.session_uid,
+                            archived: removal.archived,
+                        });
+                    }
+                    Err(e) => self.removal_failed(removal.archived, Some(e.to_string())),
+                }
+            }
+            Owner::ArchivedSessions => {
+                self.explore(ReadKind::Archived, &ExplorerEvent::Answer(answer), now);
+            }
+            Owner::SessionSearch => {
+                self.explore(ReadKind::Search, &ExplorerEvent::Answer(answer), now);
+            }
+            Owner::LocalAdmission
+            | Owner::LocalSessions
+            | Owner::LocalHistory
+            | Owner::LocalModels => {
+                self.local_answer(answer, now);
+            }
+            owner => {
+                let (mut ctx, p) = self.ctx(now);
+                match owner {
+                    Owner::LatestSessions => p
+                        .env
+                        .handle_with_context(&EnvEvent::Answer(answer), &mut ctx),
+                    Owner::DefaultSession => {
+                        p.default
+                            .handle_with_context(&DefaultEvent::Answer(answer), &mut ctx);
+                    }
+                    Owner::Opening => p
+                        .opening
+                        .handle_with_context(&OpenEvent::Answer(answer), &mut ctx),
+                    Owner::Hydration => p
+                        .hydration
+                        .handle_with_context(&HydEvent::Answer(answer), &mut ctx),
+                    Owner::RuntimeAccess => {
+                        p.runtime
+                            .handle_with_context(&RtaEvent::Answer(answer), &mut ctx);
+                    }
+                    Owner::Send => p.works.each_run(&mut ctx, &RunEvent::Answer(answer)),
+                    Owner::Catalog => p
+                        .catalog
+                        .handle_with_context(&CatalogEvent::Answer(answer), &mut ctx),
+                    Owner::ModelChoice => p
+                        .choice
+                        .handle_with_context(&ChoiceEvent::Answer(answer), &mut ctx),
+                    Owner::Picker => p
+                        .picker
+                        .handle_with_context(&PickerEvent::Answer(answer), &mut ctx),
+                    Owner::Cancel => p.works.each_cancel(&mut ctx, &CancelEvent::Answer(answer)),
+                    Owner::LocalAdmission
+                    | Owner::LocalSessions
+                    | Owner::LocalHistory
+                    | Owner::LocalModels => {}
+                    // Finished above, before the context was borrowed.
+                    Owner::Archive
+                    | Owner::Unarchive
+                    | Owner::ArchivedSessions
+                    | Owner::SessionSearch
+                    | Owner::Icons => {}
+                }
+            }
+        }
+    }
+}
