@@ -13,6 +13,7 @@ use crate::api::chat::{BodyFacts, RuntimeCall, cancel_body};
 use crate::api::{RuntimeEndpoint, parse_runtime_access};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Outcome as Done, Owner};
+use crate::machines::confirm::{Confirm, confirm};
 use crate::machines::ctx::Ctx;
 
 /// The whole cancel, access resolution included, is given up after this (OI-19).
@@ -113,20 +114,12 @@ impl Cancel {
                         return self.fail(context, text.unwrap_or_else(|| CANCEL_FAILED.into()));
                     }
                 };
-                if context
-                    .memory
-                    .confirmations
-                    .remembered(&endpoint, context.now)
-                {
-                    return self.post(context, &endpoint, *retried);
-                }
-                let call = ApiCall::ConfirmAgent {
-                    session_uid: self.session_uid.clone(),
-                    rpc_url: endpoint.rpc_url.clone(),
-                };
-                match context.send_runtime(Owner::Cancel, call, endpoint.token.expose()) {
-                    Ok(pending) => Transition(State::confirming(pending, endpoint, *retried)),
-                    Err(e) => self.fail(context, e.to_string()),
+                match confirm(context, Owner::Cancel, &self.session_uid, &endpoint) {
+                    Confirm::Remembered => self.post(context, &endpoint, *retried),
+                    Confirm::Sent { pending, .. } => {
+                        Transition(State::confirming(pending, endpoint, *retried))
+                    }
+                    Confirm::Refused(e) => self.fail(context, e.to_string()),
                 }
             }
             _ => Super,

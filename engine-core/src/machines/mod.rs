@@ -3,6 +3,7 @@
 
 pub(crate) mod cancel;
 pub(crate) mod catalog;
+pub(crate) mod confirm;
 pub(crate) mod ctx;
 pub(crate) mod default_session;
 pub(crate) mod environment;

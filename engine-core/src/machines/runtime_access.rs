@@ -13,13 +13,13 @@ use crate::time::Time;
 use statig::prelude::*;
 
 use crate::api::{
-    AccessMode, InteractionState, PresencePhase, RuntimeEndpoint, RuntimeInteraction,
-    RuntimeNotice, RuntimePresence, Severity, Wake, parse_runtime_access,
+    AccessMode, InteractionState, RuntimeEndpoint, RuntimeInteraction, RuntimeNotice,
+    RuntimePresence, Severity, parse_runtime_access,
 };
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
+use crate::machines::confirm::{Confirm, confirm, confirmed};
 use crate::machines::ctx::Ctx;
-use crate::timestamp::iso_from_unix_ms;
 
 /// A decision one minute old or older is confirmed again (OI-7, inclusive).
 pub(crate) const STALE: Duration = Duration::from_millis(60_000);
@@ -29,10 +29,6 @@ pub(crate) const MEMORY: Duration = Duration::from_millis(15_000);
 pub(crate) const FIRST_CONFIRM_LIMIT: Duration = Duration::from_millis(3_000);
 /// Confirmation limit while a wake is followed (OI-5).
 pub(crate) const WAKING_CONFIRM_LIMIT: Duration = Duration::from_millis(20_000);
-/// The interval of the engine's own waking decision (OI-5).
-const CLIENT_WAKING_RETRY_MS: u64 = 3_000;
-/// The deadline of the engine's own wake, after its first failed confirmation (OI-5).
-const CLIENT_WAKE_DEADLINE_MS: u64 = 300_000;
 /// The wait after a transient answer without an interval (OI-2).
 const DEFAULT_POLL_MS: u64 = 2_000;
 
@@ -118,7 +114,7 @@ impl Decision {
 }
 
 /// `{Agent}` of OI-6.
-fn agent_or_default(name: Option<&str>, capital: bool) -> String {
+pub(super) fn agent_or_default(name: Option<&str>, capital: bool) -> String {
     match name.map(str::trim).filter(|n| !n.is_empty()) {
         Some(n) => n.to_owned(),
         None if capital => "The agent".to_owned(),
@@ -327,18 +323,14 @@ impl RuntimeAccessMachine {
         match event {
             RtaEvent::Answer(a) if a.id == *pending => {
                 let serving = a.outcome.is_serving();
-                if serving {
-                    self.serving(context, session, candidate)
-                } else {
-                    self.not_serving(context, session, candidate)
-                }
+                self.confirmed(context, session, serving, candidate)
             }
             RtaEvent::Evaluate { active, .. }
                 if *active == Some(session.as_str()) && context.now >= *deadline =>
             {
                 // OI-5: giving up counts as no answer.
                 context.io.abort(*pending);
-                self.not_serving(context, session, candidate)
+                self.confirmed(context, session, false, candidate)
             }
             RtaEvent::Revalidate | RtaEvent::PageShown { .. } => Handled,
             other => self.common(context, session, other),
@@ -538,118 +530,47 @@ impl RuntimeAccessMachine {
                 };
             }
         };
-        if context.memory.confirmations.remembered(&endpoint, now) {
+        match confirm(context, Owner::RuntimeAccess, session, &endpoint) {
             // RTA-14, OI-9: a remembered serving answer confirms without a request.
-            self.decisions
-                .insert(session.to_owned(), Box::new(decision));
-            return Transition(State::settled(session.to_owned()));
-        }
-        let limit = context.memory.confirmations.limit(&endpoint);
-        let call = ApiCall::ConfirmAgent {
-            session_uid: session.to_owned(),
-            rpc_url: endpoint.rpc_url.clone(),
-        };
-        match context.send_runtime(Owner::RuntimeAccess, call, endpoint.token.expose()) {
-            Ok(pending) => Transition(State::confirming(
+            Confirm::Remembered => {
+                self.decisions
+                    .insert(session.to_owned(), Box::new(decision));
+                Transition(State::settled(session.to_owned()))
+            }
+            Confirm::Sent { pending, deadline } => Transition(State::confirming(
                 session.to_owned(),
                 pending,
-                now + limit,
+                deadline,
                 Box::new(decision),
             )),
-            Err(_) => self.not_serving(context, session, &decision),
+            Confirm::Refused(_) => self.confirmed(context, session, false, &decision),
         }
     }
 
-    /// RTA-16: the Agent answered; the ready decision takes effect.
-    fn serving(
+    /// RTA-16, RTA-17, OI-5: the confirmation is over. The Agent served: the ready decision
+    /// takes effect. It did not (no answer, or 502/503/504): the engine's own waking decision,
+    /// polled every 3 s on one wake clock per chat URL.
+    fn confirmed(
         &mut self,
         context: &mut Ctx<'_>,
         session: &str,
+        serving: bool,
         candidate: &Decision,
     ) -> Outcome<State> {
-        let now = context.now;
-        if let Some(endpoint) = &candidate.endpoint {
-            context.memory.confirmations.serving(endpoint, now);
-        }
-        let mut decision = candidate.clone();
-        decision.at = now;
+        let decision = confirmed(context, self.agent_name.as_deref(), serving, candidate);
         self.decisions
             .insert(session.to_owned(), Box::new(decision));
-        Transition(State::settled(session.to_owned()))
-    }
-
-    /// RTA-17, OI-5: no answer, or 502/503/504: the engine's own waking decision, polled every
-    /// 3 s on one wake clock per chat URL.
-    fn not_serving(
-        &mut self,
-        context: &mut Ctx<'_>,
-        session: &str,
-        candidate: &Decision,
-    ) -> Outcome<State> {
-        let decision = client_waking(context, self.agent_name.as_deref(), candidate);
-        self.decisions
-            .insert(session.to_owned(), Box::new(decision));
-        Transition(State::following(session.to_owned()))
+        let session = session.to_owned();
+        Transition(if serving {
+            State::settled(session)
+        } else {
+            State::following(session)
+        })
     }
 
     /// The decision held for `session`.
     pub(crate) fn decision(&self, session: &str) -> Option<&Decision> {
         self.decisions.get(session).map(|d| &**d)
-    }
-}
-
-/// RTA-17, OI-5: the decision the engine builds when the Agent of `candidate` did not serve:
-/// waking, retried every 3 s, on the chat URL's wake clock (opened now if none runs).
-pub(crate) fn client_waking(
-    context: &mut Ctx<'_>,
-    agent: Option<&str>,
-    candidate: &Decision,
-) -> Decision {
-    let now = context.now;
-    let wall = context.io.wall_ms(now);
-    let requested_ms = match &candidate.endpoint {
-        Some(endpoint) => context.memory.confirmations.not_serving(endpoint, wall),
-        None => wall,
-    };
-    let title = match agent.map(str::trim).filter(|n| !n.is_empty()) {
-        Some(name) => format!("Starting {name}"),
-        None => "Starting the agent".to_owned(),
-    };
-    let message = format!(
-        "{} was idle and is starting now. You can write as soon as it is ready.",
-        agent_or_default(agent, true)
-    );
-    Decision {
-        interaction: RuntimeInteraction {
-            state: InteractionState::Waking,
-            can_submit: false,
-            notice: Some(RuntimeNotice {
-                code: "agent_runtime_client_waking".into(),
-                severity: Severity::Info,
-                title,
-                message: message.clone(),
-            }),
-            support_reference: None,
-            retry_after_ms: Some(CLIENT_WAKING_RETRY_MS),
-        },
-        presence: Some(RuntimePresence {
-            phase: PresencePhase::Starting,
-            detail: message,
-            desired_replicas: None,
-            actual_replicas: None,
-            observed_at: None,
-            wake: Some(Wake {
-                operation_uid: format!("client-wake-{requested_ms}"),
-                state: "in_progress".into(),
-                requested_at: iso_from_unix_ms(requested_ms),
-                deadline_at: iso_from_unix_ms(requested_ms.saturating_add(CLIENT_WAKE_DEADLINE_MS)),
-            }),
-        }),
-        endpoint: candidate.endpoint.clone(),
-        at: now,
-        next_round: Some(now + Duration::from_millis(CLIENT_WAKING_RETRY_MS)),
-        delay_ms: CLIENT_WAKING_RETRY_MS,
-        unanswered: false,
     }
 }
 

@@ -13,7 +13,8 @@ use crate::time::Time;
 use statig::prelude::*;
 
 use super::Signal;
-use super::runtime_access::{Decision, client_waking};
+use super::confirm::{Confirm, confirm, confirmed};
+use super::runtime_access::Decision;
 use crate::api::chat::{BodyFacts, RuntimeCall, turn_body};
 use crate::api::{AccessMode, RuntimeEndpoint, parse_runtime_access};
 use crate::event::Event;
@@ -330,18 +331,9 @@ impl Run {
             RunEvent::Answer(a) if a.id == *pending => match candidate {
                 None => self.recheck_access(context, a),
                 Some(candidate) => {
-                    if a.outcome.is_serving() {
-                        if let Some(endpoint) = &candidate.endpoint {
-                            context.memory.confirmations.serving(endpoint, context.now);
-                        }
-                        let mut decision = (**candidate).clone();
-                        decision.at = context.now;
-                        self.publish(context, &decision);
-                    } else {
-                        let agent = self.agent_name.clone();
-                        let decision = client_waking(context, agent.as_deref(), candidate);
-                        self.publish(context, &decision);
-                    }
+                    let (agent, serving) = (self.agent_name.clone(), a.outcome.is_serving());
+                    let decision = confirmed(context, agent.as_deref(), serving, candidate);
+                    self.publish(context, &decision);
                     Transition(State::idle())
                 }
             },
@@ -395,16 +387,12 @@ impl Run {
         match event {
             RunEvent::Answer(a) if a.id == *pending => {
                 let serving = a.outcome.is_serving();
-                if serving {
-                    self.serving(context, turn, candidate)
-                } else {
-                    self.not_serving(context, turn, candidate)
-                }
+                self.confirmed(context, turn, serving, candidate)
             }
             // OI-5: giving up counts as no answer.
             RunEvent::Tick { .. } if context.now >= *deadline => {
                 context.io.abort(*pending);
-                self.not_serving(context, turn, candidate)
+                self.confirmed(context, turn, false, candidate)
             }
             RunEvent::Stop { .. } => self.end(context, turn, stopped_unsent(), false),
             _ => Super,
@@ -788,58 +776,40 @@ impl Run {
                 false,
             );
         };
-        if context
-            .memory
-            .confirmations
-            .remembered(&endpoint, context.now)
-        {
+        match confirm(context, Owner::Send, &self.session_uid, &endpoint) {
             // SND-4: confirmed by the memory.
-            self.publish(context, &decision);
-            return self.post(context, turn, &endpoint);
-        }
-        let limit = context.memory.confirmations.limit(&endpoint);
-        let call = ApiCall::ConfirmAgent {
-            session_uid: self.session_uid.clone(),
-            rpc_url: endpoint.rpc_url.clone(),
-        };
-        match context.send_runtime(Owner::Send, call, endpoint.token.expose()) {
-            Ok(pending) => Transition(State::confirming(
+            Confirm::Remembered => {
+                self.publish(context, &decision);
+                self.post(context, turn, &endpoint)
+            }
+            Confirm::Sent { pending, deadline } => Transition(State::confirming(
                 pending,
-                context.now + limit,
+                deadline,
                 Box::new(decision),
                 Box::new(turn.clone()),
             )),
-            Err(_) => self.not_serving(context, turn, &decision),
+            Confirm::Refused(_) => self.confirmed(context, turn, false, &decision),
         }
     }
 
-    /// SND-5: the Agent served; the ready decision is the session's, and the message goes.
-    fn serving(
+    /// SND-5, RTA-17: the confirmation is over. The Agent served: the ready decision is the
+    /// session's, and the message goes. It did not: the engine's waking decision, and the turn
+    /// holds.
+    fn confirmed(
         &mut self,
         context: &mut Ctx<'_>,
         turn: &Turn,
+        serving: bool,
         candidate: &Decision,
     ) -> Outcome<State> {
-        let Some(endpoint) = candidate.endpoint.clone() else {
-            return self.not_serving(context, turn, candidate);
-        };
-        context.memory.confirmations.serving(&endpoint, context.now);
-        let mut decision = candidate.clone();
-        decision.at = context.now;
+        let endpoint = candidate.endpoint.clone().filter(|_| serving);
+        let (agent, served) = (self.agent_name.clone(), endpoint.is_some());
+        let decision = confirmed(context, agent.as_deref(), served, candidate);
         self.publish(context, &decision);
-        self.post(context, turn, &endpoint)
-    }
-
-    /// SND-5, RTA-17: the Agent did not serve: the engine's waking decision, and the turn holds.
-    fn not_serving(
-        &mut self,
-        context: &mut Ctx<'_>,
-        turn: &Turn,
-        candidate: &Decision,
-    ) -> Outcome<State> {
-        let decision = client_waking(context, self.agent_name.as_deref(), candidate);
-        self.publish(context, &decision);
-        self.hold(context, turn, &decision)
+        match endpoint {
+            Some(endpoint) => self.post(context, turn, &endpoint),
+            None => self.hold(context, turn, &decision),
+        }
     }
 
     /// SND-9, OI-4: hold the turn under one deadline fixed at its first hold.
@@ -935,21 +905,15 @@ impl Run {
             self.publish(context, &decision);
             return Transition(State::idle());
         };
-        if context
-            .memory
-            .confirmations
-            .remembered(&endpoint, context.now)
-        {
-            self.publish(context, &decision);
-            return Transition(State::idle());
-        }
-        let call = ApiCall::ConfirmAgent {
-            session_uid: self.session_uid.clone(),
-            rpc_url: endpoint.rpc_url.clone(),
-        };
-        match context.send_runtime(Owner::Send, call, endpoint.token.expose()) {
-            Ok(pending) => Transition(State::rechecking(pending, Some(Box::new(decision)))),
-            Err(_) => Transition(State::idle()),
+        match confirm(context, Owner::Send, &self.session_uid, &endpoint) {
+            Confirm::Remembered => {
+                self.publish(context, &decision);
+                Transition(State::idle())
+            }
+            Confirm::Sent { pending, .. } => {
+                Transition(State::rechecking(pending, Some(Box::new(decision))))
+            }
+            Confirm::Refused(_) => Transition(State::idle()),
         }
     }
 
