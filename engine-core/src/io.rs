@@ -13,10 +13,10 @@ use crate::api::ApiError;
 use crate::api::chat::{RuntimeCall, refused_text};
 use crate::event::Event;
 use crate::http::CallLine;
-use crate::inputs::Inputs;
 use crate::intent::{ApiCall, Auth, Credential, Intent, Limits, Policy, RequestId};
 use crate::response::{ResponseHead, TransportFailure};
 use crate::rng::Rng;
+use crate::source::LocalSource;
 
 /// Which machine a request belongs to; answers are routed by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,23 +252,21 @@ impl Io {
         }
     }
 
-    /// Issues a platform call. Fails, with nothing emitted, when the call cannot be rendered.
+    /// Issues a platform call, with the person's credential when there is one. Fails, with
+    /// nothing emitted, when there is a local source (ADR 099: the engine then makes no platform
+    /// request at all) or the call cannot be rendered.
     pub(crate) fn send(
         &mut self,
-        inputs: &Inputs,
+        local: bool,
+        credential: Option<Credential<'_>>,
         owner: Owner,
         call: ApiCall,
     ) -> Result<RequestId, ApiError> {
-        if inputs.source.is_some() {
-            // ADR 099: with a local source the engine makes no platform request at all.
+        if local {
             return Err(ApiError::Refused {
                 message: LOCAL_SOURCE_TEXT.to_owned(),
             });
         }
-        let credential = inputs.person.token.as_ref().map(|t| Credential {
-            token_type: inputs.person.token_type.as_deref().unwrap_or("Bearer"),
-            token: t.expose(),
-        });
         let request = call
             .render(&self.base, Auth::Platform(credential))
             .map_err(|e| ApiError::Refused {
@@ -310,12 +308,12 @@ impl Io {
     /// when no local source is set.
     pub(crate) fn send_local(
         &mut self,
-        inputs: &Inputs,
+        source: Option<&LocalSource>,
         owner: Owner,
         call: ApiCall,
     ) -> Result<RequestId, ApiError> {
         let refused = |message: String| ApiError::Refused { message };
-        let (Some(source), ApiCall::Local { route }) = (inputs.source.as_ref(), &call) else {
+        let (Some(source), ApiCall::Local { route }) = (source, &call) else {
             return Err(refused("No local Agent source is set.".to_owned()));
         };
         let request = route

@@ -158,9 +158,10 @@ impl Works {
                 queue.hold = hold;
             }
         }
-        work.run.handle_with_context(&RunEvent::Rekey(to), ctx);
+        work.run
+            .handle_with_context(&RunEvent::Rekey(to), &mut ctx.work());
         work.cancel
-            .handle_with_context(&CancelEvent::Rekey(to), ctx);
+            .handle_with_context(&CancelEvent::Rekey(to), &mut ctx.work());
         self.by_session.insert(to.to_owned(), work);
         self.revision = self.revision.wrapping_add(1);
         Rekeyed::Moved {
@@ -178,10 +179,10 @@ impl Works {
                 Box::new(Work {
                     run: Run::for_session(session_uid)
                         .uninitialized_state_machine()
-                        .init_with_context(ctx),
+                        .init_with_context(&mut ctx.work()),
                     cancel: Cancel::for_session(session_uid)
                         .uninitialized_state_machine()
-                        .init_with_context(ctx),
+                        .init_with_context(&mut ctx.work()),
                     queue: Tracked::new(Queue::default()),
                     own_working: false,
                     thread_cleared: false,
@@ -209,14 +210,14 @@ impl Works {
     /// Hands an event to every run; each one takes only what belongs to it.
     pub(crate) fn each_run(&mut self, ctx: &mut Ctx<'_>, event: &RunEvent<'_>) {
         for (_, work) in self.by_session.iter_mut() {
-            work.run.handle_with_context(event, ctx);
+            work.run.handle_with_context(event, &mut ctx.work());
         }
     }
 
     /// Hands an event to every cancel.
     pub(crate) fn each_cancel(&mut self, ctx: &mut Ctx<'_>, event: &CancelEvent<'_>) {
         for (_, work) in self.by_session.iter_mut() {
-            work.cancel.handle_with_context(event, ctx);
+            work.cancel.handle_with_context(event, &mut ctx.work());
         }
     }
 

@@ -334,8 +334,10 @@ impl Engine {
             let (mut ctx, p) = self.ctx(now);
             let work = p.works.entry(&mut ctx, &uid);
             work.thread_cleared = false;
-            work.run
-                .handle_with_context(&crate::machines::send::RunEvent::HistoryApplied, &mut ctx);
+            work.run.handle_with_context(
+                &crate::machines::send::RunEvent::HistoryApplied,
+                &mut ctx.work(),
+            );
         }
     }
 

@@ -1473,12 +1473,12 @@ impl Engine {
                     let work = p.works.entry(&mut ctx, &session_uid);
                     work.thread_cleared = false;
                     work.run
-                        .handle_with_context(&RunEvent::HistoryApplied, &mut ctx);
+                        .handle_with_context(&RunEvent::HistoryApplied, &mut ctx.work());
                     // adr-notes 8: a session opened from its history says how its last run
                     // went, unless a turn of ours runs now.
                     if let Some(restored) = restored.filter(|_| !running && work.restorable) {
                         work.run
-                            .handle_with_context(&RunEvent::Restored(&restored), &mut ctx);
+                            .handle_with_context(&RunEvent::Restored(&restored), &mut ctx.work());
                     }
                 }
                 Signal::CancelFailed { session_uid, text } => {
@@ -1488,7 +1488,7 @@ impl Engine {
                     }
                     if let Some(work) = p.works.get_mut(&session_uid) {
                         work.run
-                            .handle_with_context(&RunEvent::CancelFailed(&text), &mut ctx);
+                            .handle_with_context(&RunEvent::CancelFailed(&text), &mut ctx.work());
                     }
                     ctx.memory
                         .signals
@@ -1501,7 +1501,7 @@ impl Engine {
                     // OI-19: the cancel route answered 2xx: no notice is left about the run.
                     if let Some(work) = p.works.get_mut(&session_uid) {
                         work.run
-                            .handle_with_context(&RunEvent::CancelAccepted, &mut ctx);
+                            .handle_with_context(&RunEvent::CancelAccepted, &mut ctx.work());
                     }
                     let current = selection::selected(p.selection.state()).map(|s| s.0);
                     if current == Some(session_uid.as_str()) {

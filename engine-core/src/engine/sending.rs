@@ -165,18 +165,18 @@ impl Engine {
             facts: &facts,
             agent_name: agent_name.as_deref(),
         };
-        work.run.handle_with_context(&event, &mut ctx);
+        work.run.handle_with_context(&event, &mut ctx.work());
         match &guard {
             Some(failure) => work.run.handle_with_context(
                 &RunEvent::Refuse {
                     turn: &turn,
                     failure,
                 },
-                &mut ctx,
+                &mut ctx.work(),
             ),
             None => work
                 .run
-                .handle_with_context(&RunEvent::Start(&turn), &mut ctx),
+                .handle_with_context(&RunEvent::Start(&turn), &mut ctx.work()),
         }
     }
 
@@ -260,19 +260,19 @@ impl Engine {
         // cancelled." (at once, when one runs). The reference's local engine has no such text.
         if !local {
             work.run
-                .handle_with_context(&RunEvent::Cancelling, &mut ctx);
+                .handle_with_context(&RunEvent::Cancelling, &mut ctx.work());
         }
         // SND-16 first: the local run stops in this step, and the session is no longer working
         // (a `working` flag its record still shows is the stopped work's until the next detail
         // read); then the cancel request (SND-17).
         work.run
-            .handle_with_context(&RunEvent::Stop { decision }, &mut ctx);
+            .handle_with_context(&RunEvent::Stop { decision }, &mut ctx.work());
         work.own_working = true;
         let start = CancelEvent::Start {
             cached: cached.as_ref(),
             facts: &facts,
         };
-        work.cancel.handle_with_context(&start, &mut ctx);
+        work.cancel.handle_with_context(&start, &mut ctx.work());
     }
 
     /// `clearThread()` (adr-notes 6): the local run stops as a stop does, without a cancel
@@ -286,8 +286,9 @@ impl Engine {
         let decision = p.runtime.inner().decision(&uid);
         let work = p.works.entry(&mut ctx, &uid);
         work.run
-            .handle_with_context(&RunEvent::Stop { decision }, &mut ctx);
-        work.run.handle_with_context(&RunEvent::Clear, &mut ctx);
+            .handle_with_context(&RunEvent::Stop { decision }, &mut ctx.work());
+        work.run
+            .handle_with_context(&RunEvent::Clear, &mut ctx.work());
         work.thread_cleared = true;
         // Only a run of ours stopped here: another writer's work goes on (SND-25).
         work.own_working |= running;
@@ -342,9 +343,9 @@ impl Engine {
         for (uid, work) in p.works.iter_mut() {
             let decision = p.runtime.inner().decision(uid);
             work.run
-                .handle_with_context(&RunEvent::Tick { decision }, &mut ctx);
+                .handle_with_context(&RunEvent::Tick { decision }, &mut ctx.work());
             work.cancel
-                .handle_with_context(&CancelEvent::Tick, &mut ctx);
+                .handle_with_context(&CancelEvent::Tick, &mut ctx.work());
             // OI-20: a drain armed for a session no longer on screen is held.
             if work.queue.armed && selected.as_deref() != Some(uid.as_str()) {
                 work.queue.hold(HoldReason::Away, None);

@@ -14,7 +14,7 @@ use crate::api::{RuntimeEndpoint, parse_runtime_access};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Outcome as Done, Owner};
 use crate::machines::confirm::{Confirm, confirm};
-use crate::machines::ctx::Ctx;
+use crate::machines::ctx::{Context, Reach, WorkCtx};
 
 /// The whole cancel, access resolution included, is given up after this (OI-19).
 pub(crate) const CANCEL_LIMIT: Duration = Duration::from_millis(10_000);
@@ -51,7 +51,7 @@ pub(crate) enum CancelEvent<'a> {
 )]
 impl Cancel {
     #[state]
-    fn idle(&mut self, context: &mut Ctx<'_>, event: &CancelEvent<'_>) -> Outcome<State> {
+    fn idle(&mut self, context: &mut WorkCtx<'_>, event: &CancelEvent<'_>) -> Outcome<State> {
         match event {
             CancelEvent::Rekey(to) => {
                 self.session_uid = (*to).to_owned();
@@ -61,7 +61,7 @@ impl Cancel {
                 self.facts = (*facts).clone();
                 self.give_up_at = Some(context.now + CANCEL_LIMIT);
                 match cached {
-                    _ if context.inputs.source.is_some() => self.post_local(context),
+                    _ if matches!(context.reach, Reach::Local(_)) => self.post_local(context),
                     Some(endpoint) => self.post(context, endpoint, false),
                     None => self.resolve(context, false),
                 }
@@ -71,7 +71,7 @@ impl Cancel {
     }
 
     #[superstate]
-    fn working(&mut self, context: &mut Ctx<'_>, event: &CancelEvent<'_>) -> Outcome<State> {
+    fn working(&mut self, context: &mut WorkCtx<'_>, event: &CancelEvent<'_>) -> Outcome<State> {
         match event {
             CancelEvent::Tick if self.give_up_at.is_some_and(|t| context.now >= t) => {
                 self.fail(context, CANCEL_FAILED.to_owned())
@@ -93,7 +93,7 @@ impl Cancel {
         &mut self,
         pending: &RequestId,
         retried: &bool,
-        context: &mut Ctx<'_>,
+        context: &mut WorkCtx<'_>,
         event: &CancelEvent<'_>,
     ) -> Outcome<State> {
         match event {
@@ -132,7 +132,7 @@ impl Cancel {
         pending: &RequestId,
         endpoint: &RuntimeEndpoint,
         retried: &bool,
-        context: &mut Ctx<'_>,
+        context: &mut WorkCtx<'_>,
         event: &CancelEvent<'_>,
     ) -> Outcome<State> {
         match event {
@@ -154,7 +154,7 @@ impl Cancel {
         &mut self,
         pending: &RequestId,
         retried: &bool,
-        context: &mut Ctx<'_>,
+        context: &mut WorkCtx<'_>,
         event: &CancelEvent<'_>,
     ) -> Outcome<State> {
         match event {
@@ -163,7 +163,7 @@ impl Cancel {
                 // (a new one the runtime has not named yet).
                 Done::Http { status, .. }
                     if (200..300).contains(status)
-                        || (*status == 404 && context.inputs.source.is_some()) =>
+                        || (*status == 404 && context.reach.cancel_404_is_done()) =>
                 {
                     self.give_up_at = None;
                     context.memory.signals.push_back(Signal::CancelAccepted {
@@ -174,7 +174,7 @@ impl Cancel {
                 // SND-23: access again, then the cancel once more (not for a local runtime).
                 Done::Http {
                     status: 401 | 403, ..
-                } if !*retried && context.inputs.source.is_none() => self.resolve(context, true),
+                } if !*retried && context.reach.retries_auth() => self.resolve(context, true),
                 // RU-19, RU-23: the full text, unlabelled (RU-17).
                 Done::Http { status, body } => {
                     let text = a.refused_text(RuntimeCall::Cancel, *status, body);
@@ -187,7 +187,7 @@ impl Cancel {
     }
 
     #[action]
-    fn abort_pending(pending: &RequestId, context: &mut Ctx<'_>) {
+    fn abort_pending(pending: &RequestId, context: &mut WorkCtx<'_>) {
         context.io.abort(*pending);
     }
 }
@@ -200,7 +200,7 @@ impl Cancel {
         }
     }
 
-    fn resolve(&mut self, context: &mut Ctx<'_>, retried: bool) -> Outcome<State> {
+    fn resolve(&mut self, context: &mut WorkCtx<'_>, retried: bool) -> Outcome<State> {
         let call = ApiCall::ResolveRuntimeAccess {
             session_uid: self.session_uid.clone(),
         };
@@ -212,7 +212,7 @@ impl Cancel {
 
     fn post(
         &mut self,
-        context: &mut Ctx<'_>,
+        context: &mut WorkCtx<'_>,
         endpoint: &RuntimeEndpoint,
         retried: bool,
     ) -> Outcome<State> {
@@ -229,19 +229,19 @@ impl Cancel {
 
     /// ADR 099: `POST {base}/api/chat/session/cancel` with `{sessionUid, message}`, no access
     /// and no credential.
-    fn post_local(&mut self, context: &mut Ctx<'_>) -> Outcome<State> {
+    fn post_local(&mut self, context: &mut WorkCtx<'_>) -> Outcome<State> {
         let route = crate::api::local::LocalRoute::Cancel {
             session_uid: self.session_uid.clone(),
         };
         let call = ApiCall::Local { route };
-        match context.io.send_local(context.inputs, Owner::Cancel, call) {
+        match context.send_local(Owner::Cancel, call) {
             Ok(pending) => Transition(State::posting(pending, true)),
             Err(e) => self.fail(context, e.to_string()),
         }
     }
 
     /// OI-19: the run status and `sessionNotice` get the message; no notify.
-    fn fail(&mut self, context: &mut Ctx<'_>, text: String) -> Outcome<State> {
+    fn fail(&mut self, context: &mut WorkCtx<'_>, text: String) -> Outcome<State> {
         self.give_up_at = None;
         let text = if text.trim().is_empty() {
             CANCEL_FAILED.to_owned()
@@ -266,4 +266,4 @@ pub(crate) fn is_cancelling(state: &State) -> bool {
     !matches!(state, State::Idle {})
 }
 
-super::count_transitions!(Cancel);
+super::count_transitions!(Cancel, WorkCtx);

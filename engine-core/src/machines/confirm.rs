@@ -11,7 +11,7 @@ use crate::api::{
 };
 use crate::intent::{ApiCall, RequestId};
 use crate::io::Owner;
-use crate::machines::ctx::Ctx;
+use crate::machines::ctx::Context;
 use crate::time::Time;
 use crate::timestamp::iso_from_unix_ms;
 
@@ -35,19 +35,16 @@ pub(crate) enum Confirm {
 /// Confirms the Agent behind `endpoint` for `session_uid` (a request owned by `owner`), unless
 /// a serving answer is remembered.
 pub(crate) fn confirm(
-    context: &mut Ctx<'_>,
+    context: &mut impl Context,
     owner: Owner,
     session_uid: &str,
     endpoint: &RuntimeEndpoint,
 ) -> Confirm {
-    if context
-        .memory
-        .confirmations
-        .remembered(endpoint, context.now)
-    {
+    let now = context.now();
+    if context.memory().confirmations.remembered(endpoint, now) {
         return Confirm::Remembered;
     }
-    let limit = context.memory.confirmations.limit(endpoint);
+    let limit = context.memory().confirmations.limit(endpoint);
     let call = ApiCall::ConfirmAgent {
         session_uid: session_uid.to_owned(),
         rpc_url: endpoint.rpc_url.clone(),
@@ -55,7 +52,7 @@ pub(crate) fn confirm(
     match context.send_runtime(owner, call, endpoint.token.expose()) {
         Ok(pending) => Confirm::Sent {
             pending,
-            deadline: context.now + limit,
+            deadline: now + limit,
         },
         Err(e) => Confirm::Refused(e),
     }
@@ -65,7 +62,7 @@ pub(crate) fn confirm(
 /// remembered and the candidate takes effect now) or did not (RTA-17: the engine's waking
 /// decision). `agent` names the Agent in the waking notice.
 pub(crate) fn confirmed(
-    context: &mut Ctx<'_>,
+    context: &mut impl Context,
     agent: Option<&str>,
     serving: bool,
     candidate: &Decision,
@@ -73,21 +70,26 @@ pub(crate) fn confirmed(
     if !serving {
         return client_waking(context, agent, candidate);
     }
+    let now = context.now();
     if let Some(endpoint) = &candidate.endpoint {
-        context.memory.confirmations.serving(endpoint, context.now);
+        context.memory().confirmations.serving(endpoint, now);
     }
     let mut decision = candidate.clone();
-    decision.at = context.now;
+    decision.at = now;
     decision
 }
 
 /// RTA-17, OI-5: the decision the engine builds when the Agent of `candidate` did not serve:
 /// waking, retried every 3 s, on the chat URL's wake clock (opened now if none runs).
-fn client_waking(context: &mut Ctx<'_>, agent: Option<&str>, candidate: &Decision) -> Decision {
-    let now = context.now;
-    let wall = context.io.wall_ms(now);
+fn client_waking(
+    context: &mut impl Context,
+    agent: Option<&str>,
+    candidate: &Decision,
+) -> Decision {
+    let now = context.now();
+    let wall = context.io().wall_ms(now);
     let requested_ms = match &candidate.endpoint {
-        Some(endpoint) => context.memory.confirmations.not_serving(endpoint, wall),
+        Some(endpoint) => context.memory().confirmations.not_serving(endpoint, wall),
         None => wall,
     };
     let title = match agent.map(str::trim).filter(|n| !n.is_empty()) {

@@ -5,9 +5,11 @@ use std::collections::{BTreeSet, VecDeque};
 
 use crate::api::ApiError;
 use crate::event::Event;
+use crate::input::Person;
 use crate::inputs::Inputs;
-use crate::intent::{ApiCall, RequestId};
+use crate::intent::{ApiCall, Credential, RequestId};
 use crate::io::{Answer, Io, Outcome, Owner};
+use crate::source::LocalSource;
 use crate::time::Time;
 
 use super::Signal;
@@ -82,23 +84,181 @@ impl Ctx<'_> {
         crate::revision::count_transition(&mut self.io.transitions, source, target);
     }
 
+    /// A platform call with the person's credential (refused while a local source is set).
     pub(crate) fn send(&mut self, owner: Owner, call: ApiCall) -> Result<RequestId, ApiError> {
-        self.io.send(self.inputs, owner, call)
+        let local = Reach::of(self.inputs).source().is_some();
+        let credential = credential(&self.inputs.person);
+        self.io.send(local, credential, owner, call)
     }
+
+    /// A request to the local runtime (refused without a local source).
+    pub(crate) fn send_local(
+        &mut self,
+        owner: Owner,
+        call: ApiCall,
+    ) -> Result<RequestId, ApiError> {
+        self.io
+            .send_local(Reach::of(self.inputs).source(), owner, call)
+    }
+
+    pub(crate) fn emit(&mut self, event: Event) {
+        self.io.events.push_back(event);
+    }
+
+    /// The context of a session's work (its run and its cancel), which sees how the runtime is
+    /// reached and the person's credential, not the inputs.
+    pub(crate) fn work(&mut self) -> WorkCtx<'_> {
+        WorkCtx {
+            now: self.now,
+            io: &mut *self.io,
+            memory: &mut *self.memory,
+            reach: Reach::of(self.inputs),
+            credential: credential(&self.inputs.person),
+        }
+    }
+}
+
+/// The person's platform credential (`Bearer` unless a type is given).
+fn credential(person: &Person) -> Option<Credential<'_>> {
+    person.token.as_ref().map(|t| Credential {
+        token_type: person.token_type.as_deref().unwrap_or("Bearer"),
+        token: t.expose(),
+    })
+}
+
+/// How a turn or a cancel reaches the Agent's runtime: through the platform (access resolved,
+/// the runtime token, SND-3) or straight to a local runtime (ADR 099: no access step and no
+/// credential). A source change stops every run (it is part of the scope), so a turn sees one
+/// reach from start to end.
+#[derive(Clone, Copy)]
+pub(crate) enum Reach<'a> {
+    Platform,
+    Local(&'a LocalSource),
+}
+
+impl<'a> Reach<'a> {
+    fn of(inputs: &'a Inputs) -> Reach<'a> {
+        match &inputs.source {
+            Some(source) => Reach::Local(source),
+            None => Reach::Platform,
+        }
+    }
+
+    fn source(self) -> Option<&'a LocalSource> {
+        match self {
+            Reach::Local(source) => Some(source),
+            Reach::Platform => None,
+        }
+    }
+
+    /// SND-23: a refused (401, 403) message or cancel request resolves access and goes once
+    /// more; a local runtime takes no credential to renew.
+    pub(crate) fn retries_auth(self) -> bool {
+        matches!(self, Reach::Platform)
+    }
+
+    /// SND-15: after a message request got no answer, access is resolved again; a local
+    /// runtime is checked again by its admission instead.
+    pub(crate) fn rechecks_after_no_answer(self) -> bool {
+        matches!(self, Reach::Platform)
+    }
+
+    /// A local runtime names the conversation in its answer's head
+    /// (`X-Agent-Session-Uid`).
+    pub(crate) fn names_conversation(self) -> bool {
+        matches!(self, Reach::Local(_))
+    }
+
+    /// A stop the runtime accepted shows "Run cancellation requested." until the run ends; a
+    /// local runtime's ends at "Run cancelled." (the reference's local engine).
+    pub(crate) fn shows_cancel_requested(self) -> bool {
+        matches!(self, Reach::Platform)
+    }
+
+    /// A local runtime that does not know the conversation has nothing to stop (a new one it
+    /// has not named yet): its 404 to a cancel is done.
+    pub(crate) fn cancel_404_is_done(self) -> bool {
+        matches!(self, Reach::Local(_))
+    }
+}
+
+/// The context of a session's run and cancel: no inputs, only how the runtime is reached and
+/// the person's current credential (a token change mid-turn applies to SND-23's re-resolve).
+pub(crate) struct WorkCtx<'a> {
+    pub now: Time,
+    pub io: &'a mut Io,
+    pub memory: &'a mut Memory,
+    pub reach: Reach<'a>,
+    credential: Option<Credential<'a>>,
+}
+
+impl WorkCtx<'_> {
+    /// statig's `after_transition` (as [`Ctx::transitioned`]).
+    pub(crate) fn transitioned<S: PartialEq>(&mut self, source: &S, target: &S) {
+        crate::revision::count_transition(&mut self.io.transitions, source, target);
+    }
+
+    /// A platform call with the person's credential (refused for a local runtime).
+    pub(crate) fn send(&mut self, owner: Owner, call: ApiCall) -> Result<RequestId, ApiError> {
+        let local = self.reach.source().is_some();
+        self.io.send(local, self.credential, owner, call)
+    }
+
+    /// A request to the local runtime (refused when the runtime is reached through the
+    /// platform).
+    pub(crate) fn send_local(
+        &mut self,
+        owner: Owner,
+        call: ApiCall,
+    ) -> Result<RequestId, ApiError> {
+        self.io.send_local(self.reach.source(), owner, call)
+    }
+
+    pub(crate) fn emit(&mut self, event: Event) {
+        self.io.events.push_back(event);
+    }
+}
+
+/// What the confirm sub-flow ([`super::confirm`]) needs of a context: a machine's and a
+/// session's work both confirm Agents.
+pub(crate) trait Context {
+    fn now(&self) -> Time;
+    fn io(&mut self) -> &mut Io;
+    fn memory(&mut self) -> &mut Memory;
 
     /// A request to an Agent runtime with its runtime token, marked root-relative when its
     /// base came so.
-    pub(crate) fn send_runtime(
+    fn send_runtime(
         &mut self,
         owner: Owner,
         call: ApiCall,
         token: &str,
     ) -> Result<RequestId, ApiError> {
-        let root_relative = self.memory.root_relative(&call);
-        self.io.send_runtime(owner, call, token, root_relative)
+        let root_relative = self.memory().root_relative(&call);
+        self.io().send_runtime(owner, call, token, root_relative)
     }
+}
 
-    pub(crate) fn emit(&mut self, event: Event) {
-        self.io.events.push_back(event);
+impl Context for Ctx<'_> {
+    fn now(&self) -> Time {
+        self.now
+    }
+    fn io(&mut self) -> &mut Io {
+        self.io
+    }
+    fn memory(&mut self) -> &mut Memory {
+        self.memory
+    }
+}
+
+impl Context for WorkCtx<'_> {
+    fn now(&self) -> Time {
+        self.now
+    }
+    fn io(&mut self) -> &mut Io {
+        self.io
+    }
+    fn memory(&mut self) -> &mut Memory {
+        self.memory
     }
 }

@@ -156,10 +156,7 @@ impl LocalAdmission {
         let call = ApiCall::Local {
             route: step.route(),
         };
-        match context
-            .io
-            .send_local(context.inputs, Owner::LocalAdmission, call)
-        {
+        match context.send_local(Owner::LocalAdmission, call) {
             Ok(pending) => Transition(State::checking(step, pending)),
             Err(_) if step == Step::Agent => Transition(State::idle()),
             Err(e) => self.unavailable(context, e.to_string()),

@@ -69,10 +69,7 @@ impl LocalCatalog {
                 let call = ApiCall::Local {
                     route: LocalRoute::ModelProviders,
                 };
-                match context
-                    .io
-                    .send_local(context.inputs, Owner::LocalModels, call)
-                {
+                match context.send_local(Owner::LocalModels, call) {
                     Ok(pending) => Transition(State::reading(pending)),
                     Err(_) => Handled,
                 }

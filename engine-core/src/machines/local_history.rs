@@ -110,10 +110,7 @@ impl LocalHistory {
                     session_uid: (*uid).to_owned(),
                 };
                 let call = ApiCall::Local { route };
-                match context
-                    .io
-                    .send_local(context.inputs, Owner::LocalHistory, call)
-                {
+                match context.send_local(Owner::LocalHistory, call) {
                     Ok(pending) => Transition(State::reading(pending)),
                     Err(e) => {
                         self.error = Some(e.to_string());

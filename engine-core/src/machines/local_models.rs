@@ -224,10 +224,7 @@ impl LocalModel {
         let route = LocalRoute::SessionModel {
             session_uid: uid.to_owned(),
         };
-        match context
-            .io
-            .send_local(context.inputs, Owner::LocalModels, ApiCall::Local { route })
-        {
+        match context.send_local(Owner::LocalModels, ApiCall::Local { route }) {
             Ok(pending) => Transition(State::reading(pending, uid.to_owned())),
             Err(_) => Handled,
         }
@@ -407,11 +404,7 @@ impl LocalModel {
             model,
             thinking_level: choice.thinking.clone(),
         };
-        if let Ok(id) =
-            context
-                .io
-                .send_local(context.inputs, Owner::LocalModels, ApiCall::Local { route })
-        {
+        if let Ok(id) = context.send_local(Owner::LocalModels, ApiCall::Local { route }) {
             let put = Put {
                 session: uid.to_owned(),
                 fallback,

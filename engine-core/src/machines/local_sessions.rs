@@ -98,10 +98,7 @@ impl LocalSessions {
                 let call = ApiCall::Local {
                     route: LocalRoute::Sessions,
                 };
-                match context
-                    .io
-                    .send_local(context.inputs, Owner::LocalSessions, call)
-                {
+                match context.send_local(Owner::LocalSessions, call) {
                     Ok(pending) => Transition(State::reading(pending)),
                     Err(e) => {
                         self.error = Some(e.to_string());

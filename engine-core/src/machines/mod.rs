@@ -99,12 +99,15 @@ pub(crate) enum Signal {
 /// the state counts as a change (the settle loop's fixed point, [`crate::Revisions`]).
 macro_rules! count_transitions {
     ($machine:ty) => {
+        super::count_transitions!($machine, Ctx);
+    };
+    ($machine:ty, $context:ident) => {
         impl $machine {
             fn after_transition(
                 &mut self,
                 source: &State,
                 target: &State,
-                context: &mut crate::machines::ctx::Ctx<'_>,
+                context: &mut crate::machines::ctx::$context<'_>,
             ) {
                 context.transitioned(source, target);
             }

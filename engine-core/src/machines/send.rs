@@ -21,7 +21,7 @@ use crate::event::Event;
 use crate::failure::{FailureCode, FailureSource, RunFailure};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Outcome as Done, Owner, PieceKind, StreamPiece};
-use crate::machines::ctx::Ctx;
+use crate::machines::ctx::{Context, Reach, WorkCtx};
 use crate::message::{Message, MessageStatus, Part, Role};
 use crate::queue::QueuedMessage;
 use crate::revision::Tracked;
@@ -29,6 +29,13 @@ use crate::snapshot::RunStatus;
 use crate::stream::{AnswerStream, StreamDelta, StreamOutcome};
 use crate::timestamp::unix_ms;
 use std::sync::Arc;
+
+mod access;
+mod follow;
+mod turn;
+
+pub(crate) use turn::{QueuedTurn, Restored, RunEnd, Turn, TurnEnded};
+use turn::{failed, not_sent, stopped_unsent};
 
 /// A held send reads the session's decision this often (OI-4).
 const HOLD_SETTLE: Duration = Duration::from_millis(500);
@@ -63,97 +70,11 @@ pub(crate) const CANCELLING_TEXT: &str = "Cancelling session...";
 pub(crate) const CANCEL_REQUESTED_TEXT: &str = "Run cancellation requested.";
 pub(crate) const RESTORED_LIVE_TEXT: &str = "Restored live session.";
 
-/// OI-6: the text of a held send that ends undelivered.
-pub(crate) fn not_sent_text(notice: Option<&str>) -> String {
-    match notice.map(str::trim).filter(|n| !n.is_empty()) {
-        Some(n) => {
-            format!("{n} Your message was not sent; send it again when the agent is ready.")
-        }
-        None => "The agent is not ready to take messages yet. Your message was not sent; send it again when it is ready.".to_owned(),
-    }
-}
-
 /// The message of a decision's notice, when it has one.
 fn notice_of(decision: Option<&Decision>) -> Option<String> {
     decision
         .and_then(|d| d.interaction.notice.as_ref())
         .map(|n| n.message.clone())
-}
-
-/// A queued row on its way out (OI-20).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct QueuedTurn {
-    pub row: QueuedMessage,
-    /// "Sending queued message {n} of {total}".
-    pub n: usize,
-    pub total: usize,
-}
-
-/// The run status a loaded history stands for (adr-notes 8).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Restored {
-    pub status: RunStatus,
-    pub detail: Option<String>,
-    pub visible_output: bool,
-}
-
-/// One message on its way.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Turn {
-    pub text: String,
-    pub user_message_id: String,
-    /// The answer's id when the stream names none.
-    pub answer_id: String,
-    pub queued: Option<QueuedTurn>,
-    /// SND-23: the one repeat after a 401 or 403 was used.
-    pub auth_retried: bool,
-    /// OI-4: the hold's deadline (wall-clock ms), fixed when the turn is first held.
-    pub hold_deadline_ms: Option<u64>,
-    /// The first turn of a new local conversation (ADR 099): the runtime must name the
-    /// conversation it started, by the `X-Agent-Session-Uid` header or a `new_session` frame.
-    pub new_chat: bool,
-}
-
-/// A turn is over: what the queue and the host learn of it (OI-20).
-#[derive(Debug, Clone)]
-pub(crate) struct TurnEnded {
-    pub session_uid: String,
-    pub end: RunEnd,
-    /// The message request went out.
-    pub sent: bool,
-    pub turn: Turn,
-}
-
-/// How a run ended, for the queue (OI-20).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum RunEnd {
-    /// The answer finished.
-    Clean,
-    /// An error: a guard, a refused or failed request, a failed answer.
-    Failed(RunFailure),
-    /// `cancelActiveSession()`; with the reason handed back when the message had not gone out.
-    Stopped(Option<RunFailure>),
-    /// A terminal decision, with its notice (the queue's hold message) and the turn's failure.
-    Blocked {
-        notice: Option<String>,
-        failure: RunFailure,
-    },
-}
-
-impl RunEnd {
-    /// The failure of the turn: the text shown, and handed back when the message did not go out.
-    pub(crate) fn failure(&self) -> Option<&RunFailure> {
-        match self {
-            RunEnd::Failed(f) | RunEnd::Blocked { failure: f, .. } => Some(f),
-            RunEnd::Stopped(f) => f.as_ref(),
-            RunEnd::Clean => None,
-        }
-    }
-}
-
-/// A failed turn, its text labelled with its source (RU-13, RU-16).
-fn failed(code: FailureCode, source: FailureSource, message: &str) -> RunEnd {
-    RunEnd::Failed(RunFailure::from_source(code, source, message))
 }
 
 /// RU-16: R2 got no answer; "Source: Sending to the Agent. {the transport's message}".
@@ -286,7 +207,7 @@ impl Run {
     /// No turn runs. The body facts change only here: a turn keeps those it started with,
     /// whatever the selection does meanwhile.
     #[state(superstate = "any")]
-    fn idle(&mut self, context: &mut Ctx<'_>, event: &RunEvent<'_>) -> Outcome<State> {
+    fn idle(&mut self, context: &mut WorkCtx<'_>, event: &RunEvent<'_>) -> Outcome<State> {
         match event {
             RunEvent::Facts { facts, agent_name } => {
                 self.facts = (*facts).clone();
@@ -307,7 +228,7 @@ impl Run {
                 Handled
             }
             // A local runtime's stop ends at "Run cancelled." (the reference's local engine).
-            RunEvent::CancelAccepted if context.inputs.source.is_none() => {
+            RunEvent::CancelAccepted if context.reach.shows_cancel_requested() => {
                 self.set_status(RunStatus::Idle, Some(CANCEL_REQUESTED_TEXT));
                 Handled
             }
@@ -324,7 +245,7 @@ impl Run {
         &mut self,
         pending: &RequestId,
         candidate: &Option<Box<Decision>>,
-        context: &mut Ctx<'_>,
+        context: &mut WorkCtx<'_>,
         event: &RunEvent<'_>,
     ) -> Outcome<State> {
         match event {
@@ -362,7 +283,7 @@ impl Run {
         &mut self,
         pending: &RequestId,
         turn: &Box<Turn>,
-        context: &mut Ctx<'_>,
+        context: &mut WorkCtx<'_>,
         event: &RunEvent<'_>,
     ) -> Outcome<State> {
         match event {
@@ -381,7 +302,7 @@ impl Run {
         deadline: &Time,
         candidate: &Box<Decision>,
         turn: &Box<Turn>,
-        context: &mut Ctx<'_>,
+        context: &mut WorkCtx<'_>,
         event: &RunEvent<'_>,
     ) -> Outcome<State> {
         match event {
@@ -406,7 +327,7 @@ impl Run {
         &mut self,
         next_check: &Time,
         turn: &Box<Turn>,
-        context: &mut Ctx<'_>,
+        context: &mut WorkCtx<'_>,
         event: &RunEvent<'_>,
     ) -> Outcome<State> {
         match event {
@@ -450,12 +371,12 @@ impl Run {
         pending: &RequestId,
         endpoint: &RuntimeEndpoint,
         turn: &Box<Turn>,
-        context: &mut Ctx<'_>,
+        context: &mut WorkCtx<'_>,
         event: &RunEvent<'_>,
     ) -> Outcome<State> {
         match event {
             RunEvent::Piece(p) if p.id == *pending && matches!(p.kind, PieceKind::Head) => {
-                if context.inputs.source.is_some() {
+                if context.reach.names_conversation() {
                     let named = context.io.head_of(*pending).and_then(|h| {
                         crate::api::local::runtime_session_uid(h.agent_session_uid.as_deref())
                     });
@@ -474,7 +395,7 @@ impl Run {
             RunEvent::Answer(a) if a.id == *pending => match &a.outcome {
                 Done::Http {
                     status: 401 | 403, ..
-                } if !turn.auth_retried && context.inputs.source.is_none() => {
+                } if !turn.auth_retried && context.reach.retries_auth() => {
                     // SND-23: access again, then this request once more.
                     let mut again = (**turn).clone();
                     again.auth_retried = true;
@@ -501,7 +422,7 @@ impl Run {
                         message,
                     );
                     let ended = self.end(context, turn, end, true);
-                    if context.inputs.source.is_some() {
+                    if !context.reach.rechecks_after_no_answer() {
                         return ended;
                     }
                     self.recheck(context)
@@ -522,7 +443,7 @@ impl Run {
         &mut self,
         pending: &RequestId,
         turn: &Box<Turn>,
-        context: &mut Ctx<'_>,
+        context: &mut WorkCtx<'_>,
         event: &RunEvent<'_>,
     ) -> Outcome<State> {
         match event {
@@ -588,7 +509,7 @@ impl Run {
     }
 
     #[action]
-    fn abort_pending(pending: &RequestId, context: &mut Ctx<'_>) {
+    fn abort_pending(pending: &RequestId, context: &mut WorkCtx<'_>) {
         context.io.abort(*pending);
     }
 }
@@ -610,7 +531,7 @@ impl Run {
     /// The runtime named the conversation this turn ran in (ADR 099): another id than the
     /// client's replaces it everywhere, and the conversation is no longer new (the engine
     /// relays the signal).
-    fn named_by_runtime(&mut self, context: &mut Ctx<'_>, uid: String) {
+    fn named_by_runtime(&mut self, context: &mut WorkCtx<'_>, uid: String) {
         self.named = true;
         // Also when the runtime kept the client's id: the conversation is known from now on.
         context.memory.signals.push_back(Signal::Rekey {
@@ -620,7 +541,7 @@ impl Run {
     }
 
     /// A new conversation's `new_session` frame names the runtime's id (once per turn).
-    fn named_by_frame(&mut self, context: &mut Ctx<'_>, turn: &Turn) {
+    fn named_by_frame(&mut self, context: &mut WorkCtx<'_>, turn: &Turn) {
         if turn.new_chat
             && !self.named
             && let Some(frame) = self.answer.as_deref().and_then(|a| a.new_session())
@@ -686,341 +607,6 @@ impl Run {
         }
     }
 
-    /// SND-3: a new resolve-runtime-access. With a local source (ADR 099) there is none: the
-    /// runtime's admission was checked before the turn, and the message goes out at once.
-    fn resolve(&mut self, context: &mut Ctx<'_>, turn: &Turn) -> Outcome<State> {
-        if let Some(source) = context.inputs.source.as_ref() {
-            let endpoint = RuntimeEndpoint {
-                rpc_url: source.base_url().to_owned(),
-                token: crate::Secret::new(String::new()),
-            };
-            return self.post(context, turn, &endpoint);
-        }
-        let call = ApiCall::ResolveRuntimeAccess {
-            session_uid: self.session_uid.clone(),
-        };
-        match context.send(Owner::Send, call) {
-            Ok(pending) => Transition(State::resolving(pending, Box::new(turn.clone()))),
-            Err(e) => self.end(
-                context,
-                turn,
-                failed(
-                    FailureCode::RequestRefused,
-                    FailureSource::NOT_SENT,
-                    &e.to_string(),
-                ),
-                false,
-            ),
-        }
-    }
-
-    fn on_access(&mut self, context: &mut Ctx<'_>, turn: &Turn, a: &Answer) -> Outcome<State> {
-        let access = a
-            .outcome
-            .ok_body(&a.call)
-            .and_then(|body| parse_runtime_access(body, &context.io.base));
-        let access = match access {
-            Ok(access) => access,
-            Err(e) => {
-                let end = failed(
-                    FailureCode::RuntimeAccessFailed,
-                    FailureSource::CONNECTING,
-                    &e.to_string(),
-                );
-                return self.end(context, turn, end, false);
-            }
-        };
-        let unavailable = match &access.mode {
-            AccessMode::Unavailable { detail } => Some(detail.clone()),
-            _ => None,
-        };
-        let decision = Decision::from_access(access, context.now);
-        // RTA-3, RTA-14: a ready decision becomes the session's only once confirmed.
-        if !decision.interaction.can_submit || decision.endpoint.is_none() {
-            self.publish(context, &decision);
-        }
-        if !decision.interaction.can_submit {
-            if decision.is_starting() {
-                return self.hold(context, turn, &decision);
-            }
-            // SND-11: terminal; after a hold, "not sent" (OI-6).
-            let notice = decision
-                .interaction
-                .notice
-                .as_ref()
-                .map(|n| n.message.clone());
-            let failure = if turn.hold_deadline_ms.is_some() {
-                not_sent(notice.as_deref())
-            } else {
-                let text = notice.as_deref().unwrap_or(BLOCKED_TEXT);
-                RunFailure::from_source(
-                    FailureCode::RuntimeInteractionBlocked,
-                    FailureSource::GUARD,
-                    text,
-                )
-            };
-            return self.end(context, turn, RunEnd::Blocked { notice, failure }, false);
-        }
-        let Some(endpoint) = decision.endpoint.clone() else {
-            let text = unavailable
-                .flatten()
-                .unwrap_or_else(|| UNAVAILABLE_TEXT.to_owned());
-            return self.end(
-                context,
-                turn,
-                failed(
-                    FailureCode::RuntimeUnavailable,
-                    FailureSource::CONNECTING,
-                    &text,
-                ),
-                false,
-            );
-        };
-        match confirm(context, Owner::Send, &self.session_uid, &endpoint) {
-            // SND-4: confirmed by the memory.
-            Confirm::Remembered => {
-                self.publish(context, &decision);
-                self.post(context, turn, &endpoint)
-            }
-            Confirm::Sent { pending, deadline } => Transition(State::confirming(
-                pending,
-                deadline,
-                Box::new(decision),
-                Box::new(turn.clone()),
-            )),
-            Confirm::Refused(_) => self.confirmed(context, turn, false, &decision),
-        }
-    }
-
-    /// SND-5, RTA-17: the confirmation is over. The Agent served: the ready decision is the
-    /// session's, and the message goes. It did not: the engine's waking decision, and the turn
-    /// holds.
-    fn confirmed(
-        &mut self,
-        context: &mut Ctx<'_>,
-        turn: &Turn,
-        serving: bool,
-        candidate: &Decision,
-    ) -> Outcome<State> {
-        let endpoint = candidate.endpoint.clone().filter(|_| serving);
-        let (agent, served) = (self.agent_name.clone(), endpoint.is_some());
-        let decision = confirmed(context, agent.as_deref(), served, candidate);
-        self.publish(context, &decision);
-        match endpoint {
-            Some(endpoint) => self.post(context, turn, &endpoint),
-            None => self.hold(context, turn, &decision),
-        }
-    }
-
-    /// SND-9, OI-4: hold the turn under one deadline fixed at its first hold.
-    fn hold(&mut self, context: &mut Ctx<'_>, turn: &Turn, decision: &Decision) -> Outcome<State> {
-        let mut turn = turn.clone();
-        if turn.hold_deadline_ms.is_none() {
-            let wake_deadline = decision
-                .presence
-                .as_ref()
-                .and_then(|p| p.wake.as_ref())
-                .and_then(|w| unix_ms(&w.deadline_at))
-                .and_then(|ms| u64::try_from(ms).ok());
-            let wall = context.io.wall_ms(context.now);
-            turn.hold_deadline_ms = Some(match wake_deadline {
-                Some(ms) => ms.saturating_add(HOLD_GRACE_MS),
-                None => wall.saturating_add(HOLD_FALLBACK_MS),
-            });
-        }
-        Transition(State::held(context.now + HOLD_SETTLE, Box::new(turn)))
-    }
-
-    /// SND-1, SND-6, SND-7: the message request.
-    fn post(
-        &mut self,
-        context: &mut Ctx<'_>,
-        turn: &Turn,
-        endpoint: &RuntimeEndpoint,
-    ) -> Outcome<State> {
-        let body = turn_body(&self.session_uid, &turn.text, &self.facts);
-        let sent = if context.inputs.source.is_some() {
-            // ADR 099: the same body, without `session` (no detail record is held), and no
-            // credential.
-            let route = crate::api::local::LocalRoute::SendMessage {
-                session_uid: self.session_uid.clone(),
-                body,
-            };
-            let call = ApiCall::Local { route };
-            context.io.send_local(context.inputs, Owner::Send, call)
-        } else {
-            let call = ApiCall::SendMessage {
-                session_uid: self.session_uid.clone(),
-                rpc_url: endpoint.rpc_url.clone(),
-                body,
-            };
-            context.send_runtime(Owner::Send, call, endpoint.token.expose())
-        };
-        match sent {
-            Ok(pending) => {
-                self.mark_user(turn, MessageStatus::Complete);
-                Transition(State::posting(
-                    pending,
-                    endpoint.clone(),
-                    Box::new(turn.clone()),
-                ))
-            }
-            Err(e) => {
-                let end = failed(
-                    FailureCode::RequestRefused,
-                    FailureSource::NOT_SENT,
-                    &e.to_string(),
-                );
-                self.end(context, turn, end, false)
-            }
-        }
-    }
-
-    /// SND-15: a new resolve-runtime-access for the session.
-    fn recheck(&mut self, context: &mut Ctx<'_>) -> Outcome<State> {
-        let call = ApiCall::ResolveRuntimeAccess {
-            session_uid: self.session_uid.clone(),
-        };
-        match context.send(Owner::Send, call) {
-            Ok(pending) => Transition(State::rechecking(pending, None)),
-            Err(_) => Transition(State::idle()),
-        }
-    }
-
-    /// SND-15: the re-check's answer; a ready one is confirmed again.
-    fn recheck_access(&mut self, context: &mut Ctx<'_>, a: &Answer) -> Outcome<State> {
-        let access = a
-            .outcome
-            .ok_body(&a.call)
-            .and_then(|body| parse_runtime_access(body, &context.io.base));
-        let Ok(access) = access else {
-            return Transition(State::idle());
-        };
-        let decision = Decision::from_access(access, context.now);
-        let endpoint = decision
-            .endpoint
-            .clone()
-            .filter(|_| decision.interaction.can_submit);
-        let Some(endpoint) = endpoint else {
-            self.publish(context, &decision);
-            return Transition(State::idle());
-        };
-        match confirm(context, Owner::Send, &self.session_uid, &endpoint) {
-            Confirm::Remembered => {
-                self.publish(context, &decision);
-                Transition(State::idle())
-            }
-            Confirm::Sent { pending, .. } => {
-                Transition(State::rechecking(pending, Some(Box::new(decision))))
-            }
-            Confirm::Refused(_) => Transition(State::idle()),
-        }
-    }
-
-    /// SND-9: the decision a send met is the session's decision. A launched session follows
-    /// every RTA rule from its first decision on (RTA-25, OI-17).
-    fn publish(&mut self, context: &mut Ctx<'_>, decision: &Decision) {
-        self.has_sent = true;
-        context.memory.signals.push_back(Signal::Publish {
-            session_uid: self.session_uid.clone(),
-            decision: Box::new(decision.clone()),
-        });
-    }
-
-    /// Hands stream deltas to the host and follows them in the run status.
-    fn relay(&mut self, context: &mut Ctx<'_>, deltas: Vec<StreamDelta>) {
-        if !deltas.is_empty() {
-            self.answer_revision = self.answer_revision.wrapping_add(1);
-        }
-        for delta in deltas {
-            self.follow(&delta);
-            context.emit(Event::Answer {
-                session_uid: self.session_uid.clone(),
-                delta,
-            });
-        }
-    }
-
-    /// adr-notes 6 and 8: the run status follows the answer chunk by chunk. Only a change of
-    /// status or detail writes anything.
-    fn follow(&mut self, delta: &StreamDelta) {
-        match delta {
-            StreamDelta::ReasoningDelta { delta, .. } => {
-                self.update(RunStatus::Thinking, THINKING_TEXT);
-                self.shows_output();
-                let summary = delta.trim();
-                if !summary.is_empty() && self.thinking_summary.as_deref() != Some(summary) {
-                    self.summarize(Some(summary.to_owned()));
-                }
-            }
-            StreamDelta::TextDelta { .. } => {
-                self.update(RunStatus::Responding, WRITING_TEXT);
-                self.summarize(None);
-                self.shows_output();
-            }
-            // RU-8 to RU-12: a tool frame names the running tool, its result goes back to
-            // thinking.
-            StreamDelta::ToolStatus { line: Some(line) } => {
-                self.update(RunStatus::Thinking, line);
-                self.summarize(Some(line.clone()));
-                self.shows_output();
-            }
-            StreamDelta::ToolStatus { line: None } => {
-                self.update(RunStatus::Thinking, THINKING_TEXT);
-                self.summarize(None);
-            }
-            StreamDelta::Error { error_text } => {
-                self.touch();
-                self.status = RunStatus::Error;
-                self.detail = Some(error_text.clone());
-                self.failure = Some(RunFailure::new(FailureCode::StreamError, error_text));
-            }
-            _ => {}
-        }
-    }
-
-    /// Sets the status and detail when they differ from what is shown. After an `error` frame
-    /// the error stays shown, whatever streams after it (the turn fails at its end).
-    fn update(&mut self, status: RunStatus, detail: &str) {
-        if self.status == RunStatus::Error && self.failure.is_some() {
-            return;
-        }
-        if self.status != status || self.detail.as_deref() != Some(detail) {
-            self.set_status(status, Some(detail));
-        }
-    }
-
-    /// RU-15: the turn failed by an `error` frame: its text (the runtime's default when the
-    /// frame gave none) from the frame's source, else "Receiving the Agent's reply".
-    fn error_frame(&self, error_text: &str) -> RunEnd {
-        let answer = self.answer.as_deref();
-        // RU-5: a stream broken by its frames fails as the reference's decoder throws, labelled
-        // "Request was never sent" (inferred there).
-        if answer.is_some_and(AnswerStream::broken) {
-            return failed(
-                FailureCode::StreamError,
-                FailureSource::NOT_SENT,
-                error_text,
-            );
-        }
-        let source = answer
-            .and_then(AnswerStream::error_source)
-            .map_or(FailureSource::RECEIVING, FailureSource::new);
-        let message = match error_text {
-            crate::stream::chunk::DEFAULT_ERROR_TEXT => RUNTIME_ERROR_TEXT,
-            text => text,
-        };
-        failed(FailureCode::StreamError, source, message)
-    }
-
-    /// The failure text of an answer that did not finish.
-    fn answer_error(&self) -> String {
-        match self.answer.as_ref().map(|a| &a.message().status) {
-            Some(MessageStatus::Failed { error }) => error.clone(),
-            _ => crate::stream::INTERRUPTED_TEXT.to_owned(),
-        }
-    }
-
     fn mark_user(&mut self, turn: &Turn, status: MessageStatus) {
         if let Some(m) = self
             .local
@@ -1035,7 +621,7 @@ impl Run {
     /// The turn is over: the thread, the run status, and the queue's news (OI-20).
     fn end(
         &mut self,
-        context: &mut Ctx<'_>,
+        context: &mut WorkCtx<'_>,
         turn: &Turn,
         end: RunEnd,
         sent: bool,
@@ -1083,23 +669,6 @@ impl Run {
     }
 }
 
-/// A stop before the message left (the engine's text, docs/interpretations.md).
-fn stopped_unsent() -> RunEnd {
-    RunEnd::Stopped(Some(RunFailure::new(
-        FailureCode::RunCancelled,
-        STOPPED_UNSENT_TEXT,
-    )))
-}
-
-/// OI-6, RU-16: a held send that ends undelivered ("Source: Request was never sent. ...").
-fn not_sent(notice: Option<&str>) -> RunFailure {
-    RunFailure::from_source(
-        FailureCode::RuntimeRequestNotSent,
-        FailureSource::NOT_SENT,
-        &not_sent_text(notice),
-    )
-}
-
 /// Whether a turn runs (from its send, a held send included, to its end: OI-20).
 pub(crate) fn is_active(state: &State) -> bool {
     !matches!(state, State::Idle {} | State::Rechecking { .. })
@@ -1138,4 +707,4 @@ pub(crate) fn queued_turn(state: &State) -> Option<&QueuedTurn> {
     turn.queued.as_ref()
 }
 
-super::count_transitions!(Run);
+super::count_transitions!(Run, WorkCtx);
