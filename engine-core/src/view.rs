@@ -1,25 +1,80 @@
-//! Computing the [`Snapshot`] from the machines: each shared state in one place (SHR-1).
+//! Computing the [`Snapshot`] from the machines: each shared state in one place (SHR-1). The
+//! view reads [`Parts`], which the engine lends it, and never the engine itself.
 
-use crate::api::ApiError;
-use crate::engine::Engine;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use statig::blocking::InitializedStateMachine;
+
+use crate::api::{ApiError, Catalog};
 use crate::input::SourceStatus;
+use crate::inputs::Inputs;
+use crate::machines::catalog::CatalogStore;
+use crate::machines::default_session::DefaultSessionMachine;
+use crate::machines::environment::Environment;
 use crate::machines::environment::State as EnvState;
+use crate::machines::explorer::ExplorerRead;
+use crate::machines::hydration::Hydration;
 use crate::machines::hydration::Load;
+use crate::machines::model_choice::ModelChoiceMachine;
+use crate::machines::opening::Opening;
 use crate::machines::opening::State as OpenState;
+use crate::machines::picker::Picker;
 use crate::machines::runtime_access::Decision;
+use crate::machines::runtime_access::RuntimeAccessMachine;
 use crate::machines::selection;
+use crate::machines::selection::Selection;
 use crate::machines::{cancel, catalog, default_session, explorer, model_choice, picker, send};
 use crate::model::Origin;
 use crate::queue::{QueueRow, QueueRowStatus, QueueTexts};
+use crate::revision::ThreadView;
+use crate::snapshot::AgentIcon;
 use crate::snapshot::{
     ArchivedSession, DefaultSessionStatus, DetailSnapshot, DetailStatus, LastUsedModel, Readiness,
     ReadinessStatus, RunStatus, RunStatusView, SessionModelSelectionRequest, Snapshot,
 };
+use crate::work::Works;
 
-/// The run-status channel (adr-notes 6), computed alone: what [`Engine::run_status`] returns and
-/// the snapshot shows.
-pub(crate) fn run_status(engine: &Engine) -> RunStatusView {
-    let view = engine.view();
+/// What the view reads: the engine's parts, borrowed.
+pub(crate) struct Parts<'a> {
+    pub inputs: &'a Inputs,
+    pub env: &'a InitializedStateMachine<Environment>,
+    pub default: &'a InitializedStateMachine<DefaultSessionMachine>,
+    pub opening: &'a InitializedStateMachine<Opening>,
+    pub selection: &'a InitializedStateMachine<Selection>,
+    pub hydration: &'a InitializedStateMachine<Hydration>,
+    pub runtime: &'a InitializedStateMachine<RuntimeAccessMachine>,
+    pub catalog: &'a InitializedStateMachine<CatalogStore>,
+    pub choice: &'a InitializedStateMachine<ModelChoiceMachine>,
+    pub picker: &'a InitializedStateMachine<Picker>,
+    pub works: &'a Works,
+    pub delete_error: Option<&'a str>,
+    /// The wall clock (Unix ms) as of the last input.
+    pub wall_now_ms: u64,
+    /// The session explorer's archived list.
+    pub archived: &'a InitializedStateMachine<ExplorerRead>,
+    /// The session explorer's search.
+    pub search: &'a InitializedStateMachine<ExplorerRead>,
+}
+
+/// What the snapshot shows that the engine derives beyond its parts.
+pub(crate) struct Derived<'a> {
+    /// The person's model-provider catalog.
+    pub catalog: Option<Arc<Catalog>>,
+    /// The thread the snapshot shows, borrowed.
+    pub thread: ThreadView<'a>,
+    /// The selected session's Agent, by name.
+    pub agent_name: Option<String>,
+    /// `hasRequestedAvailableModels`.
+    pub requested_models: bool,
+    /// `sessionModelLastUsed`, as (provider, model).
+    pub last_used: Vec<(String, String)>,
+    pub agent_icons: Arc<BTreeMap<String, AgentIcon>>,
+}
+
+/// The run-status channel (adr-notes 6), computed alone: what [`crate::Engine::run_status`]
+/// returns and the snapshot shows.
+pub(crate) fn run_status(view: &Parts<'_>) -> RunStatusView {
     let (h, works) = (view.hydration.inner(), view.works);
     let uid = selection::selected(view.selection.state()).map(|s| s.0);
     let work = uid.and_then(|u| works.get(u));
@@ -71,26 +126,15 @@ fn is_not_found(e: &ApiError) -> bool {
     e.status() == Some(404)
 }
 
-pub(crate) fn snapshot(engine: &Engine) -> Snapshot {
-    let snapshot = platform_snapshot(engine);
-    let mut snapshot = if engine.view().inputs.source.is_some() {
-        engine.local_view(snapshot)
-    } else {
-        snapshot
-    };
-    snapshot.send_readiness = crate::snapshot::ready::of(&snapshot, failures(engine));
-    snapshot
-}
-
 /// The typed errors behind the snapshot's failure texts (`sendReadiness`'s causes).
-fn failures(engine: &Engine) -> crate::snapshot::ready::Failures<'_> {
-    let crate::engine::View {
+pub(crate) fn failures<'a>(parts: &Parts<'a>) -> crate::snapshot::ready::Failures<'a> {
+    let Parts {
         inputs,
         env,
         default,
         hydration: hyd,
         ..
-    } = engine.view();
+    } = *parts;
     if inputs.source.is_some() {
         return crate::snapshot::ready::Failures {
             local: true,
@@ -115,8 +159,10 @@ fn failures(engine: &Engine) -> crate::snapshot::ready::Failures<'_> {
     }
 }
 
-fn platform_snapshot(engine: &Engine) -> Snapshot {
-    let crate::engine::View {
+/// The snapshot as the platform's sessions make it (a local source then overwrites what it
+/// decides, `engine/local_view.rs`).
+pub(crate) fn platform_snapshot(parts: &Parts<'_>, derived: Derived<'_>) -> Snapshot {
+    let Parts {
         inputs,
         env,
         default,
@@ -132,7 +178,7 @@ fn platform_snapshot(engine: &Engine) -> Snapshot {
         wall_now_ms,
         archived,
         search,
-    } = engine.view();
+    } = *parts;
     let selected = selection::selected(sel.state());
     let launched = matches!(selected, Some((_, Origin::Launched)));
     let default_state = inputs.shows_default_session && !launched;
@@ -178,7 +224,7 @@ fn platform_snapshot(engine: &Engine) -> Snapshot {
         _ => delete_error.map(str::to_owned),
     };
     let readiness = readiness(
-        engine,
+        parts,
         selected.map(|s| s.0),
         default_state,
         matches!(env.state(), EnvState::Failed { .. }),
@@ -221,7 +267,7 @@ fn platform_snapshot(engine: &Engine) -> Snapshot {
     let work = uid.and_then(|u| works.get(u));
     // FAIL-15, OI-21: with no catalog data the picker lists are empty.
     let person = inputs.scope().person;
-    let catalog = engine.person_catalog();
+    let catalog = derived.catalog;
     let models = catalog
         .as_ref()
         .map(|c| c.model_options())
@@ -229,8 +275,8 @@ fn platform_snapshot(engine: &Engine) -> Snapshot {
     let values = &picker.inner().values;
     // The thread: the history, then this engine's turns since, the streaming answer last;
     // `clearThread()` sets the history aside.
-    let thread = engine.thread().to_vec();
-    let run = run_status(engine);
+    let thread = derived.thread.to_vec();
+    let run = run_status(parts);
     let queue = work.map(|w| &w.queue);
     let hold = queue.and_then(|q| q.hold.as_ref());
     let row_status = if hold.is_some() {
@@ -238,7 +284,7 @@ fn platform_snapshot(engine: &Engine) -> Snapshot {
     } else {
         QueueRowStatus::Queued
     };
-    let agent_name = uid.and_then(|u| engine.agent_name_of(u));
+    let agent_name = derived.agent_name;
     let working = run.is_agent_working;
     Snapshot {
         active_runtime_interaction: decision.map(|d| d.interaction.clone()),
@@ -307,7 +353,7 @@ fn platform_snapshot(engine: &Engine) -> Snapshot {
             .and_then(|p| store.inner().error(p))
             .map(str::to_owned),
         is_loading_available_models: catalog::is_loading(store.state()),
-        has_requested_available_models: engine.catalog_demand().is_some(),
+        has_requested_available_models: derived.requested_models,
         session_model_selection_request: model_choice::pending(choice.state()).map(|r| {
             SessionModelSelectionRequest {
                 id: r.id,
@@ -316,8 +362,8 @@ fn platform_snapshot(engine: &Engine) -> Snapshot {
                 missing: r.missing,
             }
         }),
-        session_model_last_used: engine
-            .session_model_last_used()
+        session_model_last_used: derived
+            .last_used
             .into_iter()
             .map(|(provider, model)| LastUsedModel { provider, model })
             .collect(),
@@ -360,7 +406,7 @@ fn platform_snapshot(engine: &Engine) -> Snapshot {
         is_searching_sessions: explorer::is_loading(search.state()),
         session_search_error: explorer::error(search.state()).map(str::to_owned),
         capabilities: crate::snapshot::Capabilities::PLATFORM,
-        agent_icons: engine.agent_icons(),
+        agent_icons: derived.agent_icons,
     }
 }
 
@@ -377,22 +423,20 @@ pub(crate) fn wake_overdue_ms(decision: &Decision) -> Option<u64> {
         .map(|ms| ms.saturating_add(30_000))
 }
 
-/// The selected session's readiness as the snapshot shows it (the send guard reads it, SND-2).
-pub(crate) fn current_readiness(engine: &Engine) -> Readiness {
-    if engine.view().inputs.source.is_some() {
-        return engine.local_readiness_now();
-    }
-    let crate::engine::View {
+/// The selected session's readiness as the snapshot shows it, from the platform's sessions
+/// (the send guard reads it, SND-2).
+pub(crate) fn current_readiness(parts: &Parts<'_>) -> Readiness {
+    let Parts {
         inputs,
         env,
         selection: sel,
         ..
-    } = engine.view();
+    } = *parts;
     let selected = selection::selected(sel.state());
     let launched = matches!(selected, Some((_, Origin::Launched)));
     let default_state = inputs.shows_default_session && !launched;
     readiness(
-        engine,
+        parts,
         selected.map(|s| s.0),
         default_state,
         matches!(env.state(), EnvState::Failed { .. }),
@@ -400,17 +444,17 @@ pub(crate) fn current_readiness(engine: &Engine) -> Readiness {
 }
 
 fn readiness(
-    engine: &Engine,
+    parts: &Parts<'_>,
     selected: Option<&str>,
     default_state: bool,
     list_failed: bool,
 ) -> Readiness {
-    let crate::engine::View {
+    let Parts {
         inputs,
         env,
         hydration: hyd,
         ..
-    } = engine.view();
+    } = *parts;
     let h = hyd.inner();
     let detail_ready = h.detail.value().is_some();
     let history_ready = h.history.value().is_some();

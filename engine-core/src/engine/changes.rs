@@ -3,7 +3,6 @@
 
 use crate::machines::selection;
 use crate::revision::{Revisions, ThreadView};
-use crate::snapshot::RunStatusView;
 
 use super::Engine;
 
@@ -57,11 +56,6 @@ impl Engine {
             local: run.map_or(&[], |r| r.local.as_slice()),
             streaming: run.and_then(|r| r.answer.as_ref()).map(|a| a.message()),
         }
-    }
-
-    /// The run-status channel alone (adr-notes 6), as the snapshot shows it.
-    pub fn run_status(&self) -> RunStatusView {
-        crate::view::run_status(self)
     }
 
     /// Moves the revisions after an input.

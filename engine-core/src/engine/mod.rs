@@ -7,6 +7,7 @@ mod icons;
 mod local;
 mod local_view;
 mod models;
+mod projection;
 mod route;
 mod sending;
 
@@ -42,7 +43,7 @@ use crate::machines::runtime_access::{self, RtaEvent, RuntimeAccessMachine};
 use crate::machines::selection::{self, Facts, SelEvent, Selection};
 use crate::machines::send::{RunEnd, RunEvent};
 use crate::work::Works;
-use crate::{Origin, ResponseHead, Snapshot, TransportFailure, check_id};
+use crate::{Origin, ResponseHead, TransportFailure, check_id};
 
 /// SND-25: the detail is read this often while another writer works and messages wait.
 const WRITER_POLL: std::time::Duration = std::time::Duration::from_millis(10_000);
@@ -1531,11 +1532,6 @@ impl Engine {
         }
         any
     }
-
-    /// The shared states, computed once (SHR-1).
-    pub fn snapshot(&self) -> Snapshot {
-        crate::view::snapshot(self)
-    }
 }
 
 pub(super) type ChangeCount = (u64, u64, u64, (u64, u64));
@@ -1560,49 +1556,7 @@ impl Parts<'_> {
     }
 }
 
-/// Read access for the snapshot view.
-pub(crate) struct View<'a> {
-    pub inputs: &'a Inputs,
-    pub env: &'a InitializedStateMachine<Environment>,
-    pub default: &'a InitializedStateMachine<DefaultSessionMachine>,
-    pub opening: &'a InitializedStateMachine<Opening>,
-    pub selection: &'a InitializedStateMachine<Selection>,
-    pub hydration: &'a InitializedStateMachine<Hydration>,
-    pub runtime: &'a InitializedStateMachine<RuntimeAccessMachine>,
-    pub catalog: &'a InitializedStateMachine<CatalogStore>,
-    pub choice: &'a InitializedStateMachine<ModelChoiceMachine>,
-    pub picker: &'a InitializedStateMachine<Picker>,
-    pub works: &'a Works,
-    pub delete_error: Option<&'a str>,
-    /// The wall clock (Unix ms) as of the last input.
-    pub wall_now_ms: u64,
-    /// The session explorer's archived list.
-    pub archived: &'a InitializedStateMachine<ExplorerRead>,
-    /// The session explorer's search.
-    pub search: &'a InitializedStateMachine<ExplorerRead>,
-}
-
 impl Engine {
-    pub(crate) fn view(&self) -> View<'_> {
-        View {
-            inputs: &self.inputs,
-            env: &self.env,
-            default: &self.default,
-            opening: &self.opening,
-            selection: &self.selection,
-            hydration: &self.hydration,
-            runtime: &self.runtime,
-            catalog: &self.catalog,
-            choice: &self.choice,
-            picker: &self.picker,
-            works: &self.works,
-            delete_error: self.delete_error.as_deref(),
-            wall_now_ms: self.io.wall_ms(self.last_now),
-            archived: &self.archived,
-            search: &self.search,
-        }
-    }
-
     /// OI-4: when the selected session's wake is 30 s past its deadline ("taking longer"), as a
     /// `Time` of the engine's clock; a timer, so hosts render the change on time.
     pub(crate) fn wake_overdue_at(&self) -> Option<Time> {

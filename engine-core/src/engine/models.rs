@@ -33,8 +33,7 @@ impl Engine {
     /// A person's picker change: PATCHed on a ready session (CAT-15), never while a model choice
     /// waits (MOD-9).
     pub(super) fn edit_picker(&mut self, edit: &PickerEdit, now: Time) {
-        let ready =
-            crate::view::current_readiness(self).status == crate::snapshot::ReadinessStatus::Ready;
+        let ready = self.current_readiness().status == crate::snapshot::ReadinessStatus::Ready;
         let catalog = self.person_catalog();
         let choosing = model_choice::pending(self.choice.state()).is_some();
         let (mut ctx, p) = self.ctx(now);

@@ -112,7 +112,7 @@ impl Engine {
         queued: Option<QueuedTurn>,
         now: Time,
     ) {
-        let readiness = crate::view::current_readiness(self);
+        let readiness = self.current_readiness();
         let local = self.inputs.source.is_some();
         // ADR 099: a local conversation has no detail record; its runtime's admission decides.
         let detail_loaded = local
@@ -409,8 +409,7 @@ impl Engine {
         // SND-19, SND-20, SND-22: the first row leaves once the thread is idle and the session is
         // no longer loading (a history read after a stream keeps it loading a moment); a session
         // in error refuses the row, which then holds the queue (`unavailable`).
-        let loading = crate::view::current_readiness(self).status
-            == crate::snapshot::ReadinessStatus::Loading;
+        let loading = self.current_readiness().status == crate::snapshot::ReadinessStatus::Loading;
         if !visible || running || writer || loading {
             return;
         }

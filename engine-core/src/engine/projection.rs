@@ -1,0 +1,67 @@
+//! The engine's parts lent to the view ([`crate::view::Parts`]), and what the view makes of
+//! them: the snapshot (with a local source's overlay), the selected session's readiness and the
+//! run status.
+
+use crate::machines::selection;
+use crate::snapshot::{Readiness, RunStatusView, Snapshot};
+use crate::view::{self, Derived, Parts};
+
+use super::Engine;
+
+impl Engine {
+    pub(crate) fn view(&self) -> Parts<'_> {
+        Parts {
+            inputs: &self.inputs,
+            env: &self.env,
+            default: &self.default,
+            opening: &self.opening,
+            selection: &self.selection,
+            hydration: &self.hydration,
+            runtime: &self.runtime,
+            catalog: &self.catalog,
+            choice: &self.choice,
+            picker: &self.picker,
+            works: &self.works,
+            delete_error: self.delete_error.as_deref(),
+            wall_now_ms: self.io.wall_ms(self.last_now),
+            archived: &self.archived,
+            search: &self.search,
+        }
+    }
+
+    /// The shared states, computed once (SHR-1).
+    pub fn snapshot(&self) -> Snapshot {
+        let parts = self.view();
+        let uid = selection::selected(self.selection.state()).map(|s| s.0);
+        let derived = Derived {
+            catalog: self.person_catalog(),
+            thread: self.thread(),
+            agent_name: uid.and_then(|u| self.agent_name_of(u)),
+            requested_models: self.catalog_demand().is_some(),
+            last_used: self.session_model_last_used(),
+            agent_icons: self.agent_icons(),
+        };
+        let snapshot = view::platform_snapshot(&parts, derived);
+        let mut snapshot = if self.inputs.source.is_some() {
+            self.local_view(snapshot)
+        } else {
+            snapshot
+        };
+        snapshot.send_readiness = crate::snapshot::ready::of(&snapshot, view::failures(&parts));
+        snapshot
+    }
+
+    /// The selected session's readiness as the snapshot shows it (the send guard reads it,
+    /// SND-2).
+    pub(crate) fn current_readiness(&self) -> Readiness {
+        if self.inputs.source.is_some() {
+            return self.local_readiness_now();
+        }
+        view::current_readiness(&self.view())
+    }
+
+    /// The run-status channel alone (adr-notes 6), as the snapshot shows it.
+    pub fn run_status(&self) -> RunStatusView {
+        view::run_status(&self.view())
+    }
+}
