@@ -47,7 +47,7 @@ __all__ = [
 
 
 #: ``sendReadiness.waitingFor``'s texts, as the engine gives them (``Waiting::text`` in
-#: ``engine-core/src/ready.rs``; ``tests/test_ready.py`` checks they are the same).
+#: ``engine-core/src/snapshot/ready.rs``; ``tests/test_ready.py`` checks they are the same).
 WAITING_TEXTS: dict[str, str] = {
     "sessions": "Loading the sessions...",
     "default_session": "Opening the default session...",

@@ -457,13 +457,22 @@ class Shell:
 async def _within(awaitable: Any, timeout: Optional[float]) -> Any:
     """``asyncio.wait_for`` without its flaw before Python 3.12 (cpython issue 86296): there a
     cancellation that arrives as the awaited work completes is swallowed and its result
-    returned, so a task cancelled at that moment runs on. Here the cancellation always wins;
-    after ``timeout`` seconds the work is cancelled and ``asyncio.TimeoutError`` raised."""
+    returned, so a task cancelled at that moment runs on. Here the cancellation always wins,
+    and the work is cancelled and finished before the caller hears of it (as with
+    ``wait_for``). ``None`` waits without a limit (a plain await); after ``timeout`` seconds
+    (at once when it is not positive, without starting the work) ``asyncio.TimeoutError``."""
+    if timeout is None:
+        return await awaitable
+    if timeout <= 0:
+        if asyncio.iscoroutine(awaitable):
+            awaitable.close()
+        raise asyncio.TimeoutError
     task = asyncio.ensure_future(awaitable)
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout)
     except asyncio.CancelledError:
         task.cancel()
+        await asyncio.wait({task})
         raise
     if not done:
         task.cancel()

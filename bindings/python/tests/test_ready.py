@@ -139,8 +139,8 @@ def test_a_shell_that_is_not_running_is_closed() -> None:
 
 
 def test_the_waiting_texts_are_the_engines() -> None:
-    """WAITING_TEXTS is `Waiting::text` of engine-core/src/ready.rs, case for case."""
-    source = (ROOT / "engine-core" / "src" / "ready.rs").read_text()
+    """WAITING_TEXTS is `Waiting::text` of engine-core/src/snapshot/ready.rs, case for case."""
+    source = (ROOT / "engine-core" / "src" / "snapshot" / "ready.rs").read_text()
     rust = {
         re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower(): text
         for name, text in re.findall(r'Waiting::(\w+) => "([^"]+)"', source)

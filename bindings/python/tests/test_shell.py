@@ -249,6 +249,8 @@ def test_close_ends_the_loop_when_a_step_arrives_as_it_closes() -> None:
         done, _ = await asyncio.wait({closing}, timeout=5)
         assert done, "close() did not finish"
         closing.result()
+        # Nothing of the shell is left running once close() returned.
+        assert asyncio.all_tasks() == {asyncio.current_task()}
 
         shell = Shell("http://127.0.0.1:9", client=client)
         async with shell:

@@ -9,7 +9,7 @@ use crate::view::{self, Derived, Parts};
 use super::Engine;
 
 impl Engine {
-    pub(crate) fn view(&self) -> Parts<'_> {
+    fn view(&self) -> Parts<'_> {
         Parts {
             inputs: &self.inputs,
             env: &self.env,
@@ -53,7 +53,7 @@ impl Engine {
 
     /// The selected session's readiness as the snapshot shows it (the send guard reads it,
     /// SND-2).
-    pub(crate) fn current_readiness(&self) -> Readiness {
+    pub(super) fn current_readiness(&self) -> Readiness {
         if self.inputs.source.is_some() {
             return self.local_readiness_now();
         }

@@ -1,5 +1,7 @@
-//! What every machine handler receives besides its own state: the time, the host's inputs, the
-//! request mechanism ([`Io`]) and what the engine remembers across requests ([`Memory`]).
+//! What a machine handler receives besides its own state: the time, the request mechanism
+//! ([`Io`]) and what the engine remembers across requests ([`Memory`]); with them [`Ctx`] lends
+//! the host's inputs, and [`WorkCtx`] (a session's run and cancel) only how the runtime is
+//! reached ([`Reach`]) and the person's credential.
 
 use std::collections::{BTreeSet, VecDeque};
 

@@ -94,7 +94,8 @@ pub(crate) enum Signal {
     RecordUpdated(Box<crate::api::SessionRecord>),
 }
 
-/// statig's `after_transition` hook for a machine driven with a [`crate::machines::ctx::Ctx`], named in its
+/// statig's `after_transition` hook for a machine driven with a [`ctx::Ctx`] (or with the context
+/// named second: [`ctx::WorkCtx`] for a session's run and cancel), named in its
 /// `#[state_machine(after_transition = "Self::after_transition")]`: a transition that changed
 /// the state counts as a change (the settle loop's fixed point, [`crate::Revisions`]).
 macro_rules! count_transitions {
