@@ -9,11 +9,11 @@ use crate::time::Time;
 use statig::prelude::*;
 
 use super::Signal;
+use crate::api::RuntimeEndpoint;
 use crate::api::chat::{BodyFacts, RuntimeCall, cancel_body};
-use crate::api::{RuntimeEndpoint, parse_runtime_access};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Outcome as Done, Owner};
-use crate::machines::confirm::{Confirm, confirm};
+use crate::machines::confirm::{Confirm, access_of, confirm};
 use crate::machines::ctx::{Context, Reach, WorkCtx};
 
 /// The whole cancel, access resolution included, is given up after this (OI-19).
@@ -98,10 +98,7 @@ impl Cancel {
     ) -> Outcome<State> {
         match event {
             CancelEvent::Answer(a) if a.id == *pending => {
-                let access = a
-                    .outcome
-                    .ok_body(&a.call)
-                    .and_then(|body| parse_runtime_access(body, &context.io.base));
+                let access = access_of(a, &context.io.base);
                 let access = match access {
                     Ok(access) => access,
                     Err(e) => return self.fail(context, e.to_string()),

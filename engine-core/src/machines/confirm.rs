@@ -6,11 +6,11 @@
 use std::time::Duration;
 
 use crate::api::{
-    ApiError, InteractionState, PresencePhase, RuntimeEndpoint, RuntimeInteraction, RuntimeNotice,
-    RuntimePresence, Severity, Wake,
+    ApiError, InteractionState, PresencePhase, RuntimeAccess, RuntimeEndpoint, RuntimeInteraction,
+    RuntimeNotice, RuntimePresence, Severity, Wake, parse_runtime_access,
 };
 use crate::intent::{ApiCall, RequestId};
-use crate::io::Owner;
+use crate::io::{Answer, Owner};
 use crate::machines::ctx::Context;
 use crate::time::Time;
 use crate::timestamp::iso_from_unix_ms;
@@ -21,6 +21,15 @@ use super::runtime_access::{Decision, agent_or_default};
 const CLIENT_WAKING_RETRY_MS: u64 = 3_000;
 /// The deadline of the engine's own wake, after its first failed confirmation (OI-5).
 const CLIENT_WAKE_DEADLINE_MS: u64 = 300_000;
+
+/// A resolve-runtime-access answer read (RTA-1): its decision's inputs, or why there are none
+/// (`platform` resolves a root-relative `rpc_url`).
+pub(crate) fn access_of(answer: &Answer, platform: &str) -> Result<RuntimeAccess, ApiError> {
+    answer
+        .outcome
+        .ok_body(&answer.call)
+        .and_then(|body| parse_runtime_access(body, platform))
+}
 
 /// What confirming an endpoint's Agent started.
 pub(crate) enum Confirm {

@@ -14,11 +14,11 @@ use statig::prelude::*;
 
 use crate::api::{
     AccessMode, InteractionState, RuntimeEndpoint, RuntimeInteraction, RuntimeNotice,
-    RuntimePresence, Severity, parse_runtime_access,
+    RuntimePresence, Severity,
 };
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::confirm::{Confirm, confirm, confirmed};
+use crate::machines::confirm::{Confirm, access_of, confirm, confirmed};
 use crate::machines::ctx::Ctx;
 
 /// A decision one minute old or older is confirmed again (OI-7, inclusive).
@@ -293,10 +293,7 @@ impl RuntimeAccessMachine {
     ) -> Outcome<State> {
         match event {
             RtaEvent::Answer(a) if a.id == *pending => {
-                let access = a
-                    .outcome
-                    .ok_body(&a.call)
-                    .and_then(|body| parse_runtime_access(body, &context.io.base));
+                let access = access_of(a, &context.io.base);
                 match access {
                     Ok(access) => self.on_access(context, session, access),
                     Err(_) => self.round_failed(context, session),

@@ -13,10 +13,10 @@ use crate::time::Time;
 use statig::prelude::*;
 
 use super::Signal;
-use super::confirm::{Confirm, confirm, confirmed};
+use super::confirm::{Confirm, access_of, confirm, confirmed};
 use super::runtime_access::Decision;
 use crate::api::chat::{BodyFacts, RuntimeCall, turn_body};
-use crate::api::{AccessMode, RuntimeEndpoint, parse_runtime_access};
+use crate::api::{AccessMode, RuntimeEndpoint};
 use crate::event::Event;
 use crate::failure::{FailureCode, FailureSource, RunFailure};
 use crate::intent::{ApiCall, RequestId};

@@ -39,10 +39,7 @@ impl Run {
         turn: &Turn,
         a: &Answer,
     ) -> Outcome<State> {
-        let access = a
-            .outcome
-            .ok_body(&a.call)
-            .and_then(|body| parse_runtime_access(body, &context.io.base));
+        let access = access_of(a, &context.io.base);
         let access = match access {
             Ok(access) => access,
             Err(e) => {
@@ -222,10 +219,7 @@ impl Run {
         context: &mut WorkCtx<'_>,
         a: &Answer,
     ) -> Outcome<State> {
-        let access = a
-            .outcome
-            .ok_body(&a.call)
-            .and_then(|body| parse_runtime_access(body, &context.io.base));
+        let access = access_of(a, &context.io.base);
         let Ok(access) = access else {
             return Transition(State::idle());
         };
