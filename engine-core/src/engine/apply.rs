@@ -201,13 +201,8 @@ impl Engine {
         p.works.switch_scope(ctx.inputs.scope());
         p.choice.handle_with_context(&ChoiceEvent::Reset, &mut ctx);
         p.picker.handle_with_context(&PickerEvent::Reset, &mut ctx);
-        for id in std::mem::take(&mut self.removals).into_keys() {
-            self.io.abort(id);
-        }
-        for id in std::mem::take(&mut self.restorations).into_keys() {
-            self.io.abort(id);
-        }
-        self.delete_error = None;
+        let (mut ctx, removals) = self.removal_ctx(now);
+        removals.reset(&mut ctx);
         // Nothing of another person or Environment shows in the explorer (ENV-2, INV-10).
         self.explore(ReadKind::Archived, &ExplorerEvent::Clear, now);
         self.explore(ReadKind::Search, &ExplorerEvent::Clear, now);

@@ -1,6 +1,7 @@
 //! A host command handed to the concerns it concerns.
 
 use super::*;
+use explorer::RemovalOp;
 
 impl Engine {
     pub(super) fn command(&mut self, command: Command, now: Time) {
@@ -57,9 +58,15 @@ impl Engine {
                     .and_then(|t| t.label.clone());
                 self.open(OpenKind::Create, agent, label, now);
             }
-            Command::ArchiveAgentSession { session_uid } => self.remove(session_uid, true, now),
-            Command::DeleteAgentSession { session_uid } => self.remove(session_uid, false, now),
-            Command::UnarchiveAgentSession { session_uid } => self.restore(session_uid, now),
+            Command::ArchiveAgentSession { session_uid } => {
+                self.removal_command(session_uid, RemovalOp::Archive, now);
+            }
+            Command::DeleteAgentSession { session_uid } => {
+                self.removal_command(session_uid, RemovalOp::Delete, now);
+            }
+            Command::UnarchiveAgentSession { session_uid } => {
+                self.removal_command(session_uid, RemovalOp::Unarchive, now);
+            }
             Command::RefreshSessionDetail => {
                 let (mut ctx, p) = self.ctx(now);
                 p.hydration

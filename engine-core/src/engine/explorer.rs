@@ -1,7 +1,8 @@
-//! The session explorer (its archived list and search) and the removals and restorations
-//! of sessions (archive, delete, unarchive).
+//! The session explorer (its archived list and search), and how it follows the removals and
+//! restorations of sessions (`machines/removal.rs`).
 
 use super::*;
+use crate::machines::removal::{Follow, Removals};
 
 impl Engine {
     /// One explorer read handles an event.
@@ -126,100 +127,65 @@ impl Engine {
         })
     }
 
-    pub(super) fn remove(&mut self, session_uid: String, archived: bool, now: Time) {
-        if check_id("session", &session_uid).is_err() {
-            self.removal_failed(archived, Some("This session has no identifier.".to_owned()));
-            return;
-        }
-        let call = if archived {
-            ApiCall::ArchiveSession {
-                session_uid: session_uid.clone(),
-            }
-        } else {
-            ApiCall::DeleteSession {
-                session_uid: session_uid.clone(),
-            }
+    /// The removals beside a context for them.
+    pub(super) fn removal_ctx(&mut self, now: Time) -> (Ctx<'_>, &mut Removals) {
+        let Engine {
+            inputs,
+            io,
+            memory,
+            removals,
+            ..
+        } = self;
+        let ctx = Ctx {
+            now,
+            inputs,
+            io,
+            memory,
         };
-        let (mut ctx, _) = self.ctx(now);
-        match ctx.send(Owner::Archive, call) {
-            Ok(id) => {
-                self.removals.insert(
-                    id,
-                    Removal {
-                        session_uid,
-                        archived,
-                    },
-                );
-            }
-            Err(e) => self.removal_failed(archived, Some(e.to_string())),
+        (ctx, removals)
+    }
+
+    /// `archiveAgentSession` (`archived`), `deleteAgentSession` and `unarchiveAgentSession`.
+    pub(super) fn removal_command(&mut self, session_uid: String, op: RemovalOp, now: Time) {
+        let (mut ctx, removals) = self.removal_ctx(now);
+        match op {
+            RemovalOp::Archive => removals.remove(&mut ctx, session_uid, true),
+            RemovalOp::Delete => removals.remove(&mut ctx, session_uid, false),
+            RemovalOp::Unarchive => removals.restore(&mut ctx, session_uid),
         }
     }
 
-    /// `unarchiveAgentSession(uid)`.
-    pub(super) fn restore(&mut self, session_uid: String, now: Time) {
-        if let Err(e) = check_id("session", &session_uid) {
-            self.restore_failed(Some(e.to_string()));
-            return;
-        }
-        let call = ApiCall::UnarchiveSession {
-            session_uid: session_uid.clone(),
+    /// An archive, delete or unarchive answered: the explorer follows a success.
+    pub(super) fn removal_answered(&mut self, answer: &Answer, now: Time) {
+        let (mut ctx, removals) = self.removal_ctx(now);
+        let follow = match answer.owner {
+            Owner::Unarchive => removals.restored(&mut ctx, answer),
+            _ => removals.removed(&mut ctx, answer),
         };
-        let (mut ctx, _) = self.ctx(now);
-        match ctx.send(Owner::Unarchive, call) {
-            Ok(id) => {
-                self.restorations.insert(id, session_uid);
+        match follow {
+            Some(Follow::Removed {
+                session_uid,
+                archived,
+            }) => {
+                let gone = ExplorerEvent::Drop(&session_uid);
+                self.explore(ReadKind::Search, &gone, now);
+                if archived {
+                    self.explore(ReadKind::Archived, &ExplorerEvent::Reload, now);
+                } else {
+                    self.explore(ReadKind::Archived, &gone, now);
+                }
             }
-            Err(e) => self.restore_failed(Some(e.to_string())),
+            // The reference reloads the archived list shown after a change.
+            Some(Follow::Restored) => self.explore(ReadKind::Archived, &ExplorerEvent::Reload, now),
+            None => {}
         }
     }
+}
 
-    /// The unarchive answer: the restored record joins the list (OI-13: only an unarchived
-    /// record of this Environment).
-    pub(super) fn restored(&mut self, answer: &Answer, now: Time) {
-        if self.restorations.remove(&answer.id).is_none() {
-            return;
-        }
-        let env = self.inputs.environment_uid.clone().unwrap_or_default();
-        let record = answer
-            .outcome
-            .ok_body(&answer.call)
-            .and_then(crate::api::parse_session_record)
-            .and_then(|r| r.check_created_in(&env).map(|()| r));
-        match record {
-            Ok(record) if !record.is_archived => {
-                let summary = crate::input::SessionSummary::from(&record);
-                self.memory.signals.push_back(Signal::Upsert(summary));
-                // The reference reloads the archived list shown after a change.
-                self.explore(ReadKind::Archived, &ExplorerEvent::Reload, now);
-            }
-            Ok(_) => self.restore_failed(None),
-            Err(e) => self.restore_failed(Some(e.to_string())),
-        }
-    }
-
-    pub(super) fn restore_failed(&mut self, message: Option<String>) {
-        let description = message
-            .filter(|m| !m.trim().is_empty())
-            .unwrap_or_else(|| "Unable to restore this session.".to_owned());
-        self.io.events.push_back(Event::Notify(Notice {
-            title: "Session not restored".to_owned(),
-            description: Some(description),
-            variant: NoticeVariant::Error,
-        }));
-    }
-
-    pub(super) fn removal_failed(&mut self, archived: bool, message: Option<String>) {
-        if archived {
-            let description =
-                message.unwrap_or_else(|| "Unable to archive this session.".to_owned());
-            self.io.events.push_back(Event::Notify(Notice {
-                title: "Session not archived".to_owned(),
-                description: Some(description),
-                variant: NoticeVariant::Error,
-            }));
-        } else {
-            self.delete_error =
-                Some(message.unwrap_or_else(|| "Delete session failed.".to_owned()));
-        }
-    }
+/// Which removal command the host gave.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum RemovalOp {
+    Archive,
+    Delete,
+    Unarchive,
 }

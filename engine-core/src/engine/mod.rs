@@ -26,7 +26,6 @@ mod settle;
 use changes::Touch;
 
 use crate::time::Time;
-use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use statig::blocking::InitializedStateMachine;
@@ -34,7 +33,7 @@ use statig::prelude::*;
 
 use crate::api::ApiError;
 use crate::config::Config;
-use crate::event::{Event, Notice, NoticeVariant};
+use crate::event::Event;
 use crate::input::{Command, Input};
 use crate::inputs::{Inputs, non_blank};
 use crate::intent::{ApiCall, Intent, RequestId};
@@ -51,11 +50,12 @@ use crate::machines::icons::AgentIcons;
 use crate::machines::model_choice::{ChoiceEvent, ModelChoiceMachine};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
 use crate::machines::picker::{Picker, PickerEdit, PickerEvent};
+use crate::machines::removal::Removals;
 use crate::machines::runtime_access::{self, RtaEvent, RuntimeAccessMachine};
 use crate::machines::selection::{self, Facts, SelEvent, Selection};
 use crate::machines::send::{RunEnd, RunEvent};
 use crate::work::Works;
-use crate::{Origin, ResponseHead, TransportFailure, check_id};
+use crate::{Origin, ResponseHead, TransportFailure};
 
 /// SND-25: the detail is read this often while another writer works and messages wait.
 const WRITER_POLL: std::time::Duration = std::time::Duration::from_millis(10_000);
@@ -65,13 +65,6 @@ pub(crate) const NO_SESSION_TEXT: &str = "Choose or start a session before writi
 
 /// Bound on settle rounds per input (h11's fixed point); reaching it means a rule oscillates.
 const MAX_SETTLE_ROUNDS: usize = 32;
-
-/// An archive or delete in flight.
-#[derive(Debug, Clone)]
-struct Removal {
-    session_uid: String,
-    archived: bool,
-}
 
 /// A deterministic, sans-IO chat-session engine.
 ///
@@ -116,11 +109,8 @@ pub struct Engine {
     /// The requested id was set while the person or the Environment was still unknown: it carries
     /// into the pair that completes them.
     requested_before_scope: bool,
-    removals: BTreeMap<RequestId, Removal>,
-    /// Unarchive requests in flight, by session.
-    restorations: BTreeMap<RequestId, String>,
-    /// A delete failure, shown as `latestSessionsError` (the reference's choice).
-    delete_error: Option<String>,
+    /// Archives, deletes and unarchives in flight, and the last delete failure.
+    removals: Removals,
     /// Each session's run, cancel and queue.
     works: Works,
     /// The session selected at the last settle: leaving it holds its waiting queue (OI-20).
@@ -223,9 +213,7 @@ impl Engine {
             page_hidden_since: None,
             opened_launch_key: None,
             requested_before_scope: false,
-            removals: BTreeMap::new(),
-            restorations: BTreeMap::new(),
-            delete_error: None,
+            removals: Removals::default(),
             works: Works::default(),
             last_selected: None,
             recorder: None,

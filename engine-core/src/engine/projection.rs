@@ -22,7 +22,7 @@ impl Engine {
             choice: &self.choice,
             picker: &self.picker,
             works: &self.works,
-            delete_error: self.delete_error.as_deref(),
+            delete_error: self.removals.delete_error(),
             wall_now_ms: self.io.wall_ms(self.last_now),
             archived: &self.archived,
             search: &self.search,

@@ -1,7 +1,6 @@
 //! A finished answer goes to the concern that owns its request.
 
 use crate::io::{Answer, Owner};
-use crate::machines::Signal;
 use crate::machines::cancel::CancelEvent;
 use crate::machines::catalog::CatalogEvent;
 use crate::machines::default_session::DefaultEvent;
@@ -23,34 +22,8 @@ impl Engine {
         // Every finished runtime-access answer, before its owner reads it (a stale one too).
         self.memory.note_answer(answer, &self.io.base);
         match answer.owner {
-            Owner::Unarchive => self.restored(answer, now),
+            Owner::Archive | Owner::Unarchive => self.removal_answered(answer, now),
             Owner::Icons => self.icons_answered(answer, now),
-            Owner::Archive => {
-                let Some(removal) = self.removals.remove(&answer.id) else {
-                    return;
-                };
-                match answer.outcome.ok_body(&answer.call) {
-                    Ok(_) => {
-                        if !removal.archived {
-                            self.delete_error = None;
-                        }
-                        // The search shows active sessions only; the archived list is read again
-                        // after an archive (as the reference does), and loses a deleted row.
-                        let gone = ExplorerEvent::Drop(&removal.session_uid);
-                        self.explore(ReadKind::Search, &gone, now);
-                        if removal.archived {
-                            self.explore(ReadKind::Archived, &ExplorerEvent::Reload, now);
-                        } else {
-                            self.explore(ReadKind::Archived, &gone, now);
-                        }
-                        self.memory.signals.push_back(Signal::Removed {
-                            session_uid: removal.session_uid,
-                            archived: removal.archived,
-                        });
-                    }
-                    Err(e) => self.removal_failed(removal.archived, Some(e.to_string())),
-                }
-            }
             Owner::ArchivedSessions => {
                 self.explore(ReadKind::Archived, &ExplorerEvent::Answer(answer), now);
             }

@@ -19,6 +19,7 @@ pub(crate) mod local_sessions;
 pub(crate) mod model_choice;
 pub(crate) mod opening;
 pub(crate) mod picker;
+pub(crate) mod removal;
 pub(crate) mod runtime_access;
 pub(crate) mod selection;
 pub(crate) mod send;
