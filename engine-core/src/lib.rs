@@ -1,7 +1,9 @@
 #![doc = include_str!("../README.md")]
 
 pub mod api;
+mod backend;
 mod config;
+mod deadline;
 mod engine;
 mod event;
 mod failure;
@@ -29,6 +31,7 @@ mod view;
 mod work;
 
 pub use config::{Config, ConfigError, HostConfig, json_error_text};
+pub use deadline::TimeoutReason;
 pub use engine::Engine;
 pub use event::{Event, Notice, NoticeVariant};
 pub use failure::{FailureCode, FailureSource, RunFailure, is_labelled, labelled};

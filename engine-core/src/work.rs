@@ -1,6 +1,7 @@
 //! Each session's working state: its run (turns, the answer stream), its run cancel and its
 //! queue. Runs are kept per session, so a run goes on while another session is on screen.
 
+use crate::deadline::{Deadline, TimeoutReason};
 use crate::time::Time;
 use litemap::LiteMap;
 use std::collections::BTreeMap;
@@ -246,16 +247,18 @@ impl Works {
     }
 
     /// The earliest deadline of any run, cancel or writer watch.
-    pub(crate) fn deadline(&self) -> Option<Time> {
+    pub(crate) fn deadline(&self) -> Option<Deadline> {
         let runs = self.by_session.values().flat_map(|w| {
             let cancel = cancel::is_cancelling(w.cancel.state())
                 .then(|| w.cancel.inner().deadline())
                 .flatten();
             [send::deadline(w.run.state()), cancel]
         });
-        runs.chain(self.writer_watch.as_ref().map(|(_, at)| Some(*at)))
-            .flatten()
-            .min()
+        let writer = self
+            .writer_watch
+            .as_ref()
+            .map(|(_, at)| Some(Deadline::new(*at, TimeoutReason::WriterPoll)));
+        runs.chain(writer).flatten().min()
     }
 
     /// Counts the changes the settle loop cannot see as transitions: works added or swapped,

@@ -905,7 +905,7 @@ fn adr_099_the_runtime_names_its_agent() {
 }
 
 /// OI-19 with a local source: a stop whose cancel gets no answer is given up after 10 s (the
-/// engine's timer says when), with "Session cancellation request failed.".
+/// engine's timer says when, and why: `CancelGiveUp`), with "Session cancellation request failed.".
 #[test]
 fn adr_099_a_local_cancel_is_given_up_after_10_s() {
     let mut h = talking("local-2");
@@ -920,6 +920,10 @@ fn adr_099_a_local_cancel_is_given_up_after_10_s() {
         },
     );
     let due = h.engine().poll_timeout().expect("the give-up is a timer");
+    assert_eq!(
+        h.engine().timeout_reason(),
+        Some(engine_core::TimeoutReason::CancelGiveUp)
+    );
     assert_eq!(
         due.saturating_duration_since(spec_tests::ORIGIN)
             .as_millis() as u64,

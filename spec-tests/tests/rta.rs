@@ -15,6 +15,7 @@
 use engine_core::api::{InteractionState, PresencePhase, RuntimeInteraction, Severity};
 use engine_core::{
     ApiCall, Command, Config, DefaultSessionStatus, Input, Method, ReadinessStatus, Target,
+    TimeoutReason,
 };
 use serde_json::{Value, json};
 use spec_tests::fixtures::{
@@ -563,6 +564,39 @@ fn rta_10_no_poll_while_page_hidden() {
     h.input(Input::PageVisible(true));
     assert_eq!(resolves_since(&h, mark, "s-1"), 1);
     assert_eq!(h.sent().last().unwrap().at_ms, 40_500);
+}
+
+/// RTA-10, RTA-17, OI-4 (issue 26: a timer states its reason): while the Agent confirms, the timer is
+/// the confirmation's limit; after a failed confirmation it is the next poll; while the page is
+/// hidden it is the later "taking longer" notice of OI-4 (no poll), and the poll again when shown.
+#[test]
+fn rta_10_timeout_reason_names_the_timer() {
+    let mut h = Harness::hydrated("s-1");
+    answer_resolve(&mut h, "s-1", runtime_ready("s-1"));
+    assert_eq!(
+        h.engine().timeout_reason(),
+        Some(TimeoutReason::RuntimeConfirmLimit)
+    );
+    answer_confirm(&mut h, "s-1", 502);
+    assert_eq!(
+        h.engine().timeout_reason(),
+        Some(TimeoutReason::RuntimePoll)
+    );
+    assert_eq!(TimeoutReason::RuntimePoll.to_string(), "runtime_poll");
+    let poll = h.engine().poll_timeout();
+    // Hidden: no poll; the only timer left is OI-4's "taking longer" for the wake, later.
+    h.input(Input::PageVisible(false));
+    assert_eq!(
+        h.engine().timeout_reason(),
+        Some(TimeoutReason::WakeOverdue)
+    );
+    assert!(h.engine().poll_timeout() > poll);
+    h.input(Input::PageVisible(true));
+    assert_eq!(
+        h.engine().timeout_reason(),
+        Some(TimeoutReason::RuntimePoll)
+    );
+    assert_eq!(h.engine().poll_timeout(), poll);
 }
 
 /// RTA-10: other inputs arriving while the page is hidden (answers, commands, level inputs) do

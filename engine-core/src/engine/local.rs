@@ -20,15 +20,15 @@ macro_rules! io_ctx {
         }
     };
 }
+use crate::backend::local::admission::{AdmissionEvent, LocalAdmission};
+use crate::backend::local::catalog::{CatalogEvent, LocalCatalog};
+use crate::backend::local::history::{HistoryEvent, LocalHistory};
+use crate::backend::local::models::{Edit, LocalModel, ModelEvent};
+use crate::backend::local::selection::{LocalSelEvent, LocalSelection};
+use crate::backend::local::sessions::{LocalSessions, SessionsEvent};
 use crate::input::Command;
 use crate::io::{Answer, Owner};
 use crate::machines::ctx::Ctx;
-use crate::machines::local_admission::{AdmissionEvent, LocalAdmission};
-use crate::machines::local_catalog::{CatalogEvent, LocalCatalog};
-use crate::machines::local_history::{HistoryEvent, LocalHistory};
-use crate::machines::local_models::{Edit, LocalModel, ModelEvent};
-use crate::machines::local_selection::{LocalSelEvent, LocalSelection};
-use crate::machines::local_sessions::{LocalSessions, SessionsEvent};
 use crate::machines::selection::{self, SelEvent};
 use crate::model::Origin;
 use crate::time::Time;
@@ -482,7 +482,7 @@ impl Engine {
     }
 
     /// The local runtime's next re-check, while one is due and the chat is visible.
-    pub(super) fn local_deadline(&self) -> Option<Time> {
+    pub(super) fn local_deadline(&self) -> Option<crate::deadline::Deadline> {
         let local = self.local.as_deref()?;
         local
             .admission

@@ -2,9 +2,9 @@
 
 use super::Engine;
 use super::local::Local;
-use crate::machines::local_history::LIVE_ONLY_NOTICE;
-use crate::machines::local_models;
-use crate::machines::local_sessions::default_title;
+use crate::backend::local::history::LIVE_ONLY_NOTICE;
+use crate::backend::local::models as local_models;
+use crate::backend::local::sessions::default_title;
 use crate::machines::selection;
 use crate::snapshot::{Capabilities, Readiness, ReadinessStatus, Snapshot};
 
@@ -132,7 +132,7 @@ impl Engine {
         snapshot.archived_sessions_error = None;
         snapshot.agent_sessions = listed;
         snapshot.is_loading_latest_sessions =
-            crate::machines::local_sessions::is_reading(local.sessions.state());
+            crate::backend::local::sessions::is_reading(local.sessions.state());
         snapshot.latest_sessions_error = sessions.error.clone();
         snapshot.active_session_readiness = readiness;
         models_view(local, &mut snapshot);
@@ -215,7 +215,7 @@ fn models_view(local: &Local, snapshot: &mut Snapshot) {
     snapshot.available_models = models;
     snapshot.available_models_error = None;
     snapshot.is_loading_available_models =
-        crate::machines::local_catalog::catalog_loading(local.catalog.state());
+        crate::backend::local::catalog::catalog_loading(local.catalog.state());
     snapshot.has_requested_available_models = local.catalog.inner().requested;
     snapshot.session_model_selection_request = None;
     snapshot.session_model_last_used = Vec::new();

@@ -33,6 +33,7 @@ use statig::prelude::*;
 
 use crate::api::ApiError;
 use crate::config::Config;
+use crate::deadline::{Deadline, TimeoutReason};
 use crate::event::Event;
 use crate::input::{Command, Input};
 use crate::inputs::{Inputs, non_blank};
@@ -415,11 +416,32 @@ impl Engine {
     /// the next poll (never while the page is hidden) and the confirmation limit. After a drain it
     /// always lies after the last `now`.
     pub fn poll_timeout(&self) -> Option<Time> {
+        self.next_deadline().map(|d| d.at)
+    }
+
+    /// Why [`Engine::poll_timeout`] asks to be woken (the earliest timer's reason); `None` when
+    /// no timer runs. For diagnostics and logs.
+    ///
+    /// ```
+    /// use engine_core::{Config, Engine, Time};
+    ///
+    /// let engine = Engine::new(Config::new("https://platform.example.test").unwrap(), Time::ZERO);
+    /// assert_eq!(engine.timeout_reason(), None);
+    /// ```
+    pub fn timeout_reason(&self) -> Option<TimeoutReason> {
+        self.next_deadline().map(|d| d.reason)
+    }
+
+    /// The earliest timer, with its reason.
+    fn next_deadline(&self) -> Option<Deadline> {
         let page_hidden = self.inputs.page_hidden;
         let runtime =
             runtime_access::deadline(self.runtime.inner(), self.runtime.state(), page_hidden);
         let catalog = catalog::deadline(self.catalog.state());
-        let overdue = self.wake_overdue_at().filter(|t| *t > self.last_now);
+        let overdue = self
+            .wake_overdue_at()
+            .filter(|t| *t > self.last_now)
+            .map(|at| Deadline::new(at, TimeoutReason::WakeOverdue));
         if self.inputs.source.is_some() {
             // ADR 099: the local runtime's re-check while the chat is visible, and the works'
             // own clocks (a cancel's give-up).

@@ -2,6 +2,7 @@
 //! cached runtime access or, without one, access resolved first; one repeat after a 401 or 403
 //! (SND-23); the whole call is given up after 10 s.
 
+use crate::deadline::{Deadline, TimeoutReason};
 use std::time::Duration;
 
 use crate::time::Time;
@@ -253,8 +254,9 @@ impl Cancel {
     }
 
     /// When the cancel is given up, while it runs.
-    pub(crate) fn deadline(&self) -> Option<Time> {
-        self.give_up_at
+    pub(crate) fn deadline(&self) -> Option<Deadline> {
+        let at = self.give_up_at?;
+        Some(Deadline::new(at, TimeoutReason::CancelGiveUp))
     }
 }
 

@@ -2,6 +2,7 @@
 //! five minutes, read on demand while the catalog is wanted (the chat visible, or a model choice
 //! pending), one request in flight shared by every reader, two retries after 1 s and 2 s.
 
+use crate::deadline::{Deadline, TimeoutReason};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -279,9 +280,9 @@ pub(crate) fn is_loading(state: &State) -> bool {
 }
 
 /// The store's next deadline: a retry.
-pub(crate) fn deadline(state: &State) -> Option<Time> {
+pub(crate) fn deadline(state: &State) -> Option<Deadline> {
     match state {
-        State::Retrying { at, .. } => Some(*at),
+        State::Retrying { at, .. } => Some(Deadline::new(*at, TimeoutReason::CatalogRetry)),
         _ => None,
     }
 }

@@ -10,12 +10,6 @@ pub(crate) mod environment;
 pub(crate) mod explorer;
 pub(crate) mod hydration;
 pub(crate) mod icons;
-pub(crate) mod local_admission;
-pub(crate) mod local_catalog;
-pub(crate) mod local_history;
-pub(crate) mod local_models;
-pub(crate) mod local_selection;
-pub(crate) mod local_sessions;
 pub(crate) mod model_choice;
 pub(crate) mod opening;
 pub(crate) mod picker;
@@ -101,7 +95,7 @@ pub(crate) enum Signal {
 /// the state counts as a change (the settle loop's fixed point, [`crate::Revisions`]).
 macro_rules! count_transitions {
     ($machine:ty) => {
-        super::count_transitions!($machine, Ctx);
+        crate::machines::count_transitions!($machine, Ctx);
     };
     ($machine:ty, $context:ident) => {
         impl $machine {

@@ -5,6 +5,7 @@
 //! The decision a surface shows changes only when an answer arrives, except when a session comes
 //! into view without a young decision: it then drops to a silent `checking` first (RTA-19, RTA-21).
 
+use crate::deadline::{Deadline, TimeoutReason};
 use litemap::LiteMap;
 use std::time::Duration;
 
@@ -577,12 +578,15 @@ pub(crate) fn deadline(
     machine: &RuntimeAccessMachine,
     state: &State,
     page_hidden: bool,
-) -> Option<Time> {
+) -> Option<Deadline> {
     match state {
-        State::Confirming { deadline, .. } => Some(*deadline),
-        State::Following { session } if !page_hidden => {
-            machine.decision(session).and_then(|d| d.next_round)
+        State::Confirming { deadline, .. } => {
+            Some(Deadline::new(*deadline, TimeoutReason::RuntimeConfirmLimit))
         }
+        State::Following { session } if !page_hidden => machine
+            .decision(session)
+            .and_then(|d| d.next_round)
+            .map(|at| Deadline::new(at, TimeoutReason::RuntimePoll)),
         _ => None,
     }
 }

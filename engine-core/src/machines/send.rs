@@ -6,6 +6,7 @@
 //! The engine keeps one `Run` machine per session, so a run goes on while another session is on
 //! screen.
 
+use crate::deadline::{Deadline, TimeoutReason};
 use std::time::Duration;
 
 use crate::time::Time;
@@ -686,10 +687,14 @@ pub(crate) fn is_streaming(state: &State) -> bool {
 }
 
 /// The run's next deadline: the confirmation limit or the hold's next read.
-pub(crate) fn deadline(state: &State) -> Option<Time> {
+pub(crate) fn deadline(state: &State) -> Option<Deadline> {
     match state {
-        State::Confirming { deadline, .. } => Some(*deadline),
-        State::Held { next_check, .. } => Some(*next_check),
+        State::Confirming { deadline, .. } => {
+            Some(Deadline::new(*deadline, TimeoutReason::TurnConfirmLimit))
+        }
+        State::Held { next_check, .. } => {
+            Some(Deadline::new(*next_check, TimeoutReason::TurnHoldCheck))
+        }
         _ => None,
     }
 }

@@ -149,4 +149,4 @@ fn selection_key(context: &Ctx<'_>) -> Option<String> {
     context.inputs.source.as_ref().map(|s| s.selection_key())
 }
 
-super::count_transitions!(LocalSelection);
+crate::machines::count_transitions!(LocalSelection);

@@ -10,7 +10,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use statig::prelude::*;
 
-use super::picker::PickerValues;
 use crate::api::local::{LocalRoute, LocalSessionModel, local_failure_text, parse_session_model};
 use crate::api::{Catalog, ModelOption, ProviderOption};
 use crate::event::{Event, Notice, NoticeVariant};
@@ -18,6 +17,7 @@ use crate::inputs::non_blank;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
 use crate::machines::ctx::Ctx;
+use crate::machines::picker::PickerValues;
 
 /// The provider of the configured option.
 pub(crate) const CONFIGURED_PROVIDER: &str = "local";
@@ -517,4 +517,4 @@ fn values_of(held: &LocalSessionModel) -> PickerValues {
     }
 }
 
-super::count_transitions!(LocalModel);
+crate::machines::count_transitions!(LocalModel);

@@ -110,7 +110,7 @@ impl LocalCatalog {
     }
 }
 
-super::count_transitions!(LocalCatalog);
+crate::machines::count_transitions!(LocalCatalog);
 
 /// A read is in flight (`isLoadingAvailableModels`).
 pub(crate) fn catalog_loading(state: &State) -> bool {

@@ -248,7 +248,7 @@ pub(crate) fn default_title(uid: &str) -> &'static str {
     }
 }
 
-super::count_transitions!(LocalSessions);
+crate::machines::count_transitions!(LocalSessions);
 
 /// A read is in flight (`isLoadingLatestSessions`).
 pub(crate) fn is_reading(state: &State) -> bool {

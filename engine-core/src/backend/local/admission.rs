@@ -5,6 +5,7 @@
 //! confirmation memory and no wake hold: the decision belongs to the runtime, for every
 //! conversation.
 
+use crate::deadline::{Deadline, TimeoutReason};
 use std::time::Duration;
 
 use statig::prelude::*;
@@ -245,9 +246,10 @@ impl LocalAdmission {
     }
 
     /// The next look for an unavailable runtime, while one is due.
-    pub(crate) fn deadline(&self) -> Option<Time> {
-        self.next_check
+    pub(crate) fn deadline(&self) -> Option<Deadline> {
+        let at = self.next_check?;
+        Some(Deadline::new(at, TimeoutReason::LocalRecheck))
     }
 }
 
-super::count_transitions!(LocalAdmission);
+crate::machines::count_transitions!(LocalAdmission);

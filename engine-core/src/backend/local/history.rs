@@ -189,4 +189,4 @@ impl LocalHistory {
     }
 }
 
-super::count_transitions!(LocalHistory);
+crate::machines::count_transitions!(LocalHistory);
