@@ -47,6 +47,21 @@ pub(crate) struct Inputs {
     pub view_context: Option<Value>,
     /// ADR 099: a local Agent runtime instead of the platform.
     pub source: Option<crate::source::LocalSource>,
+    /// What the engine made of these inputs so far.
+    pub marks: Marks,
+}
+
+/// What the engine made of the inputs so far: marks that keep a rule from acting twice or
+/// remember when an input came.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Marks {
+    /// Since when the page is hidden (RTA-10, RTA-22).
+    pub page_hidden_since: Option<crate::time::Time>,
+    /// The launchKey last opened (SEL-7).
+    pub opened_launch_key: Option<u64>,
+    /// The requested id was set while the person or the Environment was still unknown: it
+    /// carries into the pair that completes them (OI-14).
+    pub requested_before_scope: bool,
 }
 
 /// Trims; a blank value reads as none.

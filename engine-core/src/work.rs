@@ -57,6 +57,8 @@ pub(crate) struct Works {
     pub writer_watch: Option<(String, Time)>,
     /// What storage holds of each session's queue, and which scope owns it (ADR 087).
     pub stored: crate::queue_storage::QueueStorage,
+    /// The session selected at the last settle: leaving it holds its waiting queue (OI-20).
+    pub last_selected: Option<String>,
     /// Works added, or the pair's set swapped in.
     revision: u64,
 }

@@ -46,9 +46,9 @@ impl Engine {
                 let was_hidden = self.inputs.page_hidden;
                 self.inputs.page_hidden = !visible;
                 match (was_hidden, visible) {
-                    (false, false) => self.page_hidden_since = Some(now),
+                    (false, false) => self.inputs.marks.page_hidden_since = Some(now),
                     (true, true) => {
-                        let since = self.page_hidden_since.take().unwrap_or(now);
+                        let since = self.inputs.marks.page_hidden_since.take().unwrap_or(now);
                         let hidden_for = now.saturating_duration_since(since);
                         let (mut ctx, p) = self.ctx(now);
                         p.runtime
@@ -61,7 +61,8 @@ impl Engine {
                 let id = non_blank(id.as_deref());
                 if id != self.inputs.requested_session_id {
                     self.inputs.requested_session_id = id.clone();
-                    self.requested_before_scope = id.is_some() && !self.scope_complete();
+                    self.inputs.marks.requested_before_scope =
+                        id.is_some() && !self.scope_complete();
                     match id {
                         Some(id) if self.inputs.source.is_some() => {
                             self.local_requested(&id, now);
@@ -165,8 +166,10 @@ impl Engine {
     /// ENV-1 to ENV-4: a new person or Environment.
     pub(super) fn scope_changed(&mut self, now: Time) {
         // SEL-7: a launch cancelled before it opened is opened again for the new pair.
-        if opening::in_flight(self.opening.state()).is_some_and(|op| op.kind == OpenKind::Launch) {
-            self.opened_launch_key = None;
+        if opening::in_flight(self.backend.platform.opening.state())
+            .is_some_and(|op| op.kind == OpenKind::Launch)
+        {
+            self.inputs.marks.opened_launch_key = None;
         }
         let scope = self.inputs.scope();
         let (mut ctx, p) = self.ctx(now);
@@ -210,12 +213,12 @@ impl Engine {
         // Environment were both known could not be read for them yet, so it carries into the
         // pair that completes them (OI-14: a requested id wins outside the default surface);
         // otherwise the request was consumed.
-        if self.requested_before_scope
+        if self.inputs.marks.requested_before_scope
             && let Some(id) = self.inputs.requested_session_id.clone()
         {
             self.choose_requested(&id, now);
         }
-        self.requested_before_scope &= !self.scope_complete();
+        self.inputs.marks.requested_before_scope &= !self.scope_complete();
         self.reset_icons(now);
     }
 

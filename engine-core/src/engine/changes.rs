@@ -51,7 +51,7 @@ impl Engine {
             } else if self.inputs.source.is_some() {
                 self.local_thread().0
             } else {
-                &self.hydration.inner().thread
+                &self.backend.platform.hydration.inner().thread
             },
             local: run.map_or(&[], |r| r.local.as_slice()),
             streaming: run.and_then(|r| r.answer.as_ref()).map(|a| a.message()),
@@ -70,7 +70,7 @@ impl Engine {
         let history_revision = if self.inputs.source.is_some() {
             self.local_thread().1
         } else {
-            self.hydration.inner().thread_revision
+            self.backend.platform.hydration.inner().thread_revision
         };
         let thread = (
             history_revision,

@@ -11,8 +11,14 @@ impl Engine {
             inputs,
             io,
             memory,
-            archived,
-            search,
+            backend:
+                Backend {
+                    platform:
+                        PlatformParts {
+                            archived, search, ..
+                        },
+                    ..
+                },
             ..
         } = self;
         let mut ctx = Ctx {
@@ -112,13 +118,17 @@ impl Engine {
     pub(super) fn selected_agent(&self) -> Option<String> {
         let (uid, _) = selection::selected(self.selection.state())?;
         let from_detail = self
+            .backend
+            .platform
             .hydration
             .inner()
             .detail
             .value()
             .and_then(|r| r.agent_uid.clone());
         from_detail.or_else(|| {
-            self.env
+            self.backend
+                .platform
+                .env
                 .inner()
                 .sessions()
                 .iter()
@@ -133,7 +143,11 @@ impl Engine {
             inputs,
             io,
             memory,
-            removals,
+            backend:
+                Backend {
+                    platform: PlatformParts { removals, .. },
+                    ..
+                },
             ..
         } = self;
         let ctx = Ctx {

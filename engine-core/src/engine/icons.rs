@@ -44,11 +44,14 @@ impl Engine {
             io: &mut self.io,
             memory: &mut self.memory,
         };
-        self.icons.handle_with_context(event, &mut ctx);
+        self.backend
+            .platform
+            .icons
+            .handle_with_context(event, &mut ctx);
     }
 
     /// `Snapshot::agent_icons`: shared with the icons machine, rebuilt only when it changes.
     pub(crate) fn agent_icons(&self) -> Arc<BTreeMap<String, AgentIcon>> {
-        self.icons.inner().view()
+        self.backend.platform.icons.inner().view()
     }
 }

@@ -4,8 +4,6 @@
 //! and what the snapshot shows of them. The local machines exist only while a local source is
 //! set ([`Local`]): a platform engine carries none of them.
 
-use statig::prelude::*;
-
 use super::Engine;
 
 /// The context for a local machine, borrowing the engine's inputs and I/O only (so that its
@@ -20,12 +18,13 @@ macro_rules! io_ctx {
         }
     };
 }
-use crate::backend::local::admission::{AdmissionEvent, LocalAdmission};
-use crate::backend::local::catalog::{CatalogEvent, LocalCatalog};
-use crate::backend::local::history::{HistoryEvent, LocalHistory};
-use crate::backend::local::models::{Edit, LocalModel, ModelEvent};
-use crate::backend::local::selection::{LocalSelEvent, LocalSelection};
-use crate::backend::local::sessions::{LocalSessions, SessionsEvent};
+use crate::backend::local::Local;
+use crate::backend::local::admission::AdmissionEvent;
+use crate::backend::local::catalog::CatalogEvent;
+use crate::backend::local::history::HistoryEvent;
+use crate::backend::local::models::{Edit, ModelEvent};
+use crate::backend::local::selection::LocalSelEvent;
+use crate::backend::local::sessions::SessionsEvent;
 use crate::input::Command;
 use crate::io::{Answer, Owner};
 use crate::machines::ctx::Ctx;
@@ -34,75 +33,10 @@ use crate::model::Origin;
 use crate::time::Time;
 use crate::work::Rekeyed;
 
-/// The local engine's machines.
-#[derive(Debug)]
-pub(crate) struct Local {
-    /// Whether the runtime can take a message.
-    pub(super) admission: InitializedStateMachine<LocalAdmission>,
-    /// Which conversation is shown.
-    pub(super) selection: InitializedStateMachine<LocalSelection>,
-    /// The runtime's conversations.
-    pub(super) sessions: InitializedStateMachine<LocalSessions>,
-    /// The shown conversation's transcript.
-    pub(super) history: InitializedStateMachine<LocalHistory>,
-    /// The runtime's model catalog.
-    pub(super) catalog: InitializedStateMachine<LocalCatalog>,
-    /// The model the runtime holds for the conversation shown, and the picker.
-    pub(super) model: InitializedStateMachine<LocalModel>,
-    /// `searchAgentSessions` with a local source: the query and page size, matched against
-    /// the conversations listed (`searchSessions` false: no server search).
-    pub(super) search: Option<(String, u32)>,
-}
-
-impl Local {
-    fn new(ctx: &mut Ctx<'_>) -> Local {
-        Local {
-            admission: LocalAdmission::default()
-                .uninitialized_state_machine()
-                .init_with_context(ctx),
-            selection: LocalSelection::default()
-                .uninitialized_state_machine()
-                .init_with_context(ctx),
-            sessions: LocalSessions::fresh()
-                .uninitialized_state_machine()
-                .init_with_context(ctx),
-            history: LocalHistory::default()
-                .uninitialized_state_machine()
-                .init_with_context(ctx),
-            catalog: LocalCatalog::fresh()
-                .uninitialized_state_machine()
-                .init_with_context(ctx),
-            model: LocalModel::default()
-                .uninitialized_state_machine()
-                .init_with_context(ctx),
-            search: None,
-        }
-    }
-
-    /// Every request in flight is dropped (each machine's exit action aborts its own).
-    fn close(&mut self, ctx: &mut Ctx<'_>) {
-        self.admission
-            .handle_with_context(&AdmissionEvent::Reset, ctx);
-        self.sessions
-            .handle_with_context(&SessionsEvent::Reset, ctx);
-        self.selection
-            .handle_with_context(&LocalSelEvent::Reset, ctx);
-        self.history.handle_with_context(&HistoryEvent::Reset, ctx);
-        self.catalog.handle_with_context(&CatalogEvent::Reset, ctx);
-        self.model.handle_with_context(&ModelEvent::Reset, ctx);
-    }
-
-    /// The Agent's name: the source's (`display_name`), until the runtime names it.
-    pub(super) fn agent_name(&self, display_name: &str) -> String {
-        let named = self.admission.inner().agent_name.clone();
-        named.unwrap_or_else(|| display_name.to_owned())
-    }
-}
-
 /// The local machines and a context beside them, or return (no local source).
 macro_rules! local_ctx {
     ($engine:ident, $now:expr) => {{
-        let Some(local) = $engine.local.as_deref_mut() else {
+        let Some(local) = $engine.backend.local.as_deref_mut() else {
             return;
         };
         (
@@ -121,7 +55,7 @@ impl Engine {
     /// A command with a local source: the ones that mean something else here are carried out
     /// (and `None` returned); every other goes back to the engine's own handling.
     pub(super) fn local_command(&mut self, command: Command, now: Time) -> Option<Command> {
-        if self.local.is_none() {
+        if self.backend.local.is_none() {
             return Some(command);
         }
         match command {
@@ -144,7 +78,7 @@ impl Engine {
             // Nothing is archived; the search looks through the conversations listed.
             Command::FetchArchivedAgentSessions { .. } | Command::ClearArchivedSessions => {}
             Command::SearchAgentSessions { query, limit } => {
-                if let Some(local) = self.local.as_deref_mut() {
+                if let Some(local) = self.backend.local.as_deref_mut() {
                     let limit = crate::machines::explorer::clamp_limit(limit);
                     local.search = crate::inputs::non_blank(Some(&query)).map(|q| (q, limit));
                 }
@@ -185,10 +119,10 @@ impl Engine {
     /// source close and, with a new one, start over.
     pub(super) fn source_changed(&mut self, now: Time) {
         let mut ctx = io_ctx!(self, now);
-        if let Some(old) = self.local.as_deref_mut() {
+        if let Some(old) = self.backend.local.as_deref_mut() {
             old.close(&mut ctx);
         }
-        self.local = ctx
+        self.backend.local = ctx
             .inputs
             .source
             .is_some()
@@ -220,7 +154,7 @@ impl Engine {
 
     /// The shared selection shows the local selection's conversation.
     fn show_local_selection(&mut self) {
-        let Some(local) = self.local.as_deref() else {
+        let Some(local) = self.backend.local.as_deref() else {
             return;
         };
         let chosen = local.selection.inner();
@@ -414,7 +348,8 @@ impl Engine {
 
     /// A first turn of a conversation started here: the runtime must name it.
     pub(super) fn is_new_local_conversation(&self, uid: &str) -> bool {
-        self.local
+        self.backend
+            .local
             .as_deref()
             .is_some_and(|l| l.selection.inner().fresh.contains(uid))
     }
@@ -483,7 +418,7 @@ impl Engine {
 
     /// The local runtime's next re-check, while one is due and the chat is visible.
     pub(super) fn local_deadline(&self) -> Option<crate::deadline::Deadline> {
-        let local = self.local.as_deref()?;
+        let local = self.backend.local.as_deref()?;
         local
             .admission
             .inner()
@@ -493,7 +428,7 @@ impl Engine {
 
     /// The transcript of the shown local conversation, and its revision.
     pub(super) fn local_thread(&self) -> (&[std::sync::Arc<crate::message::Message>], u64) {
-        self.local.as_deref().map_or((&[], 0), |l| {
+        self.backend.local.as_deref().map_or((&[], 0), |l| {
             let history = l.history.inner();
             (history.thread.as_slice(), history.thread_revision)
         })

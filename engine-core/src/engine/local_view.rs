@@ -1,7 +1,7 @@
 //! What the snapshot shows with a local Agent source (ADR 099; `docs/local-agents.md`).
 
 use super::Engine;
-use super::local::Local;
+use crate::backend::local::Local;
 use crate::backend::local::history::LIVE_ONLY_NOTICE;
 use crate::backend::local::models as local_models;
 use crate::backend::local::sessions::default_title;
@@ -12,7 +12,8 @@ impl Engine {
     /// The Agent's name: the source's, until the runtime names it.
     pub(crate) fn local_agent_name(&self) -> String {
         let display_name = self.inputs.source.as_ref().map_or("", |s| s.display_name());
-        self.local
+        self.backend
+            .local
             .as_deref()
             .map_or_else(|| display_name.to_owned(), |l| l.agent_name(display_name))
     }
@@ -20,7 +21,7 @@ impl Engine {
     /// The local runtime lists the conversation as working (a turn this engine did not start,
     /// such as one from before a reload): a stop sends its cancel.
     pub(super) fn local_listed_working(&self, uid: &str) -> bool {
-        self.local.as_deref().is_some_and(|l| {
+        self.backend.local.as_deref().is_some_and(|l| {
             l.sessions
                 .inner()
                 .sessions
@@ -32,7 +33,7 @@ impl Engine {
     /// The send guard's word with a local source: a runtime that has not passed its checks
     /// takes no message (its unavailable message, else "The local Agent is not ready yet.").
     pub(super) fn local_refusal(&self) -> Option<crate::failure::RunFailure> {
-        let admission = self.local.as_deref()?.admission.inner();
+        let admission = self.backend.local.as_deref()?.admission.inner();
         (!admission.ready).then(|| {
             let text = admission
                 .message
@@ -52,7 +53,7 @@ impl Engine {
     /// list it); the local capabilities; the composer admits once the runtime passed its
     /// checks and the conversation is ready.
     pub(crate) fn local_view(&self, mut snapshot: Snapshot) -> Snapshot {
-        let Some(local) = self.local.as_deref() else {
+        let Some(local) = self.backend.local.as_deref() else {
             return snapshot;
         };
         let admission = local.admission.inner();
@@ -145,7 +146,7 @@ impl Engine {
 
     /// `activeSessionReadiness` with a local source (see [`Engine::local_view`]).
     pub(crate) fn local_readiness_now(&self) -> Readiness {
-        match self.local.as_deref() {
+        match self.backend.local.as_deref() {
             Some(local) => self.local_readiness(local),
             None => Readiness {
                 session_id: None,

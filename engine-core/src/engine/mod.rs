@@ -32,6 +32,8 @@ use statig::blocking::InitializedStateMachine;
 use statig::prelude::*;
 
 use crate::api::ApiError;
+use crate::backend::Backend;
+use crate::backend::platform::PlatformParts;
 use crate::config::Config;
 use crate::deadline::{Deadline, TimeoutReason};
 use crate::event::Event;
@@ -94,38 +96,14 @@ pub struct Engine {
     io: Io,
     /// Signals between machines, Agent confirmations and root-relative runtime bases.
     memory: Memory,
-    env: InitializedStateMachine<Environment>,
-    default: InitializedStateMachine<DefaultSessionMachine>,
-    opening: InitializedStateMachine<Opening>,
+    /// The one selected session and `sessionNotice`, shown by either backend.
     selection: InitializedStateMachine<Selection>,
-    hydration: InitializedStateMachine<Hydration>,
-    runtime: InitializedStateMachine<RuntimeAccessMachine>,
-    catalog: InitializedStateMachine<CatalogStore>,
-    choice: InitializedStateMachine<ModelChoiceMachine>,
-    picker: InitializedStateMachine<Picker>,
-    /// Since when the page is hidden (RTA-10, RTA-22).
-    page_hidden_since: Option<Time>,
-    /// The launchKey last opened (SEL-7).
-    opened_launch_key: Option<u64>,
-    /// The requested id was set while the person or the Environment was still unknown: it carries
-    /// into the pair that completes them.
-    requested_before_scope: bool,
-    /// Archives, deletes and unarchives in flight, and the last delete failure.
-    removals: Removals,
+    /// The platform's parts, and the local Agent's while a local source is set.
+    backend: Backend,
     /// Each session's run, cancel and queue.
     works: Works,
-    /// The session selected at the last settle: leaving it holds its waiting queue (OI-20).
-    last_selected: Option<String>,
     /// The trace of every input, when recording (opt-in, [`Engine::new_recording`]).
     recorder: Option<crate::trace::TraceRecorder>,
-    /// The session explorer's archived list.
-    archived: InitializedStateMachine<ExplorerRead>,
-    /// The session explorer's search.
-    search: InitializedStateMachine<ExplorerRead>,
-    /// Agent icons (ADR 090).
-    icons: InitializedStateMachine<AgentIcons>,
-    /// The local engine's machines (ADR 099), there only while a local source is set.
-    local: Option<Box<local::Local>>,
     /// What changed, per part of the snapshot ([`Engine::revisions`]).
     revisions: crate::Revisions,
     /// What the revisions were last moved from.
@@ -202,26 +180,26 @@ impl Engine {
             inputs,
             io,
             memory,
-            env,
-            default,
-            opening,
             selection,
-            hydration,
-            runtime,
-            catalog,
-            choice,
-            picker,
-            page_hidden_since: None,
-            opened_launch_key: None,
-            requested_before_scope: false,
-            removals: Removals::default(),
+            backend: Backend {
+                platform: PlatformParts {
+                    env,
+                    default,
+                    opening,
+                    hydration,
+                    runtime,
+                    catalog,
+                    choice,
+                    picker,
+                    archived,
+                    search,
+                    icons,
+                    removals: Removals::default(),
+                },
+                local: None,
+            },
             works: Works::default(),
-            last_selected: None,
             recorder: None,
-            archived,
-            search,
-            icons,
-            local: None,
             revisions: crate::Revisions::default(),
             seen: changes::Seen::default(),
             own_changes: 0,
@@ -373,7 +351,13 @@ impl Engine {
 
     /// The streaming answer of the hydrated session.
     fn streamed_answer(&self) -> Option<&crate::stream::AnswerStream> {
-        let uid = self.hydration.inner().session_uid.as_deref()?;
+        let uid = self
+            .backend
+            .platform
+            .hydration
+            .inner()
+            .session_uid
+            .as_deref()?;
         self.works.get(uid)?.run.inner().answer.as_deref()
     }
 
@@ -435,9 +419,12 @@ impl Engine {
     /// The earliest timer, with its reason.
     fn next_deadline(&self) -> Option<Deadline> {
         let page_hidden = self.inputs.page_hidden;
-        let runtime =
-            runtime_access::deadline(self.runtime.inner(), self.runtime.state(), page_hidden);
-        let catalog = catalog::deadline(self.catalog.state());
+        let runtime = runtime_access::deadline(
+            self.backend.platform.runtime.inner(),
+            self.backend.platform.runtime.state(),
+            page_hidden,
+        );
+        let catalog = catalog::deadline(self.backend.platform.catalog.state());
         let overdue = self
             .wake_overdue_at()
             .filter(|t| *t > self.last_now)
@@ -465,16 +452,24 @@ impl Engine {
             inputs,
             io,
             memory,
-            env,
-            default,
-            opening,
             selection,
-            hydration,
-            runtime,
-            catalog,
-            choice,
-            picker,
             works,
+            backend:
+                Backend {
+                    platform:
+                        PlatformParts {
+                            env,
+                            default,
+                            opening,
+                            hydration,
+                            runtime,
+                            catalog,
+                            choice,
+                            picker,
+                            ..
+                        },
+                    ..
+                },
             ..
         } = self;
         (
@@ -534,7 +529,8 @@ impl Engine {
     /// `Time` of the engine's clock; a timer, so hosts render the change on time.
     pub(crate) fn wake_overdue_at(&self) -> Option<Time> {
         let uid = self.selected_uid()?;
-        let deadline_ms = crate::view::wake_overdue_ms(self.runtime.inner().decision(&uid)?)?;
+        let deadline_ms =
+            crate::view::wake_overdue_ms(self.backend.platform.runtime.inner().decision(&uid)?)?;
         let now_ms = self.io.wall_ms(self.last_now);
         let wait = deadline_ms.checked_sub(now_ms)?;
         Some(self.last_now + std::time::Duration::from_millis(wait))

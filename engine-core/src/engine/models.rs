@@ -14,14 +14,19 @@ impl Engine {
     /// The person's catalog, when one is held (OI-10: older data stays in use).
     pub(crate) fn person_catalog(&self) -> Option<std::sync::Arc<crate::api::Catalog>> {
         let person = self.inputs.scope().person?;
-        self.catalog.inner().catalog(&person).cloned()
+        self.backend
+            .platform
+            .catalog
+            .inner()
+            .catalog(&person)
+            .cloned()
     }
 
     /// The catalog is wanted (the chat visible, or a model choice pending), with what makes a
     /// new demand (CAT-2, CAT-4, CAT-6, MOD-8).
     pub(crate) fn catalog_demand(&self) -> Option<Demand> {
         let person = self.inputs.scope().person?;
-        let choice_pending = model_choice::pending(self.choice.state()).is_some();
+        let choice_pending = model_choice::pending(self.backend.platform.choice.state()).is_some();
         (self.inputs.visible || choice_pending).then(|| Demand {
             person,
             environment: self.inputs.environment_uid.clone(),
@@ -35,7 +40,7 @@ impl Engine {
     pub(super) fn edit_picker(&mut self, edit: &PickerEdit, now: Time) {
         let ready = self.current_readiness().status == crate::snapshot::ReadinessStatus::Ready;
         let catalog = self.person_catalog();
-        let choosing = model_choice::pending(self.choice.state()).is_some();
+        let choosing = model_choice::pending(self.backend.platform.choice.state()).is_some();
         let (mut ctx, p) = self.ctx(now);
         let record = p.hydration.inner().detail.value().filter(|_| ready);
         let event = PickerEvent::Edit {
@@ -50,7 +55,7 @@ impl Engine {
     /// `sessionModelLastUsed`: the listed sessions' models, most recent first, without repeats.
     pub(crate) fn session_model_last_used(&self) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
-        for s in self.env.inner().sessions() {
+        for s in self.backend.platform.env.inner().sessions() {
             if let (Some(p), Some(m)) = (
                 non_blank(s.llm_provider.as_deref()),
                 non_blank(s.llm_model.as_deref()),

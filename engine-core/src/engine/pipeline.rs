@@ -16,9 +16,9 @@ impl Engine {
             .clone()
             .filter(|_| self.inputs.visible && self.inputs.environment_uid.is_some());
         if let Some(target) = launch
-            && self.opened_launch_key != Some(target.launch_key)
+            && self.inputs.marks.opened_launch_key != Some(target.launch_key)
         {
-            self.opened_launch_key = Some(target.launch_key);
+            self.inputs.marks.opened_launch_key = Some(target.launch_key);
             let agent = non_blank(Some(&target.agent_id));
             self.open(OpenKind::Launch, agent, target.label.clone(), now);
         }

@@ -12,20 +12,20 @@ impl Engine {
     fn view(&self) -> Parts<'_> {
         Parts {
             inputs: &self.inputs,
-            env: &self.env,
-            default: &self.default,
-            opening: &self.opening,
+            env: &self.backend.platform.env,
+            default: &self.backend.platform.default,
+            opening: &self.backend.platform.opening,
             selection: &self.selection,
-            hydration: &self.hydration,
-            runtime: &self.runtime,
-            catalog: &self.catalog,
-            choice: &self.choice,
-            picker: &self.picker,
+            hydration: &self.backend.platform.hydration,
+            runtime: &self.backend.platform.runtime,
+            catalog: &self.backend.platform.catalog,
+            choice: &self.backend.platform.choice,
+            picker: &self.backend.platform.picker,
             works: &self.works,
-            delete_error: self.removals.delete_error(),
+            delete_error: self.backend.platform.removals.delete_error(),
             wall_now_ms: self.io.wall_ms(self.last_now),
-            archived: &self.archived,
-            search: &self.search,
+            archived: &self.backend.platform.archived,
+            search: &self.backend.platform.search,
         }
     }
 

@@ -39,7 +39,7 @@ impl Engine {
     /// A `working` flag read while this engine's own turn ran, or before a detail read that
     /// followed it, is that turn's, not another writer's (SND-25).
     pub(super) fn writer_working(&self, session_uid: &str) -> bool {
-        let h = self.hydration.inner();
+        let h = self.backend.platform.hydration.inner();
         let own = self.works.get(session_uid).is_some_and(|w| w.own_working);
         !own && h.session_uid.as_deref() == Some(session_uid)
             && h.detail.value().is_some_and(|r| r.working)
@@ -115,9 +115,10 @@ impl Engine {
         let readiness = self.current_readiness();
         let local = self.inputs.source.is_some();
         // ADR 099: a local conversation has no detail record; its runtime's admission decides.
+        let hydration = self.backend.platform.hydration.inner();
         let detail_loaded = local
-            || self.hydration.inner().session_uid.as_deref() == Some(session_uid)
-                && self.hydration.inner().detail.value().is_some();
+            || hydration.session_uid.as_deref() == Some(session_uid)
+                && hydration.detail.value().is_some();
         let guard = if readiness.status != crate::snapshot::ReadinessStatus::Ready {
             let text = readiness.error.unwrap_or_else(|| {
                 "The session is still loading. Wait for it to finish before sending.".to_owned()
@@ -182,7 +183,7 @@ impl Engine {
 
     /// What the selected session's next turn body is made of (OI-18).
     pub(super) fn body_facts(&self) -> crate::api::chat::BodyFacts {
-        let h = self.hydration.inner();
+        let h = self.backend.platform.hydration.inner();
         let cleared = h
             .session_uid
             .as_deref()
@@ -200,6 +201,8 @@ impl Engine {
             // ADR 099: a local runtime gets its level with the session's model (`PUT
             // /api/chat/session-model`); the turn's `runConfig` stays the chat runtime's own.
             reasoning_effort: self
+                .backend
+                .platform
                 .picker
                 .inner()
                 .composer_values()
@@ -214,14 +217,16 @@ impl Engine {
         if self.inputs.source.is_some() {
             return Some(self.local_agent_name());
         }
-        let h = self.hydration.inner();
+        let h = self.backend.platform.hydration.inner();
         let from_detail = h
             .detail
             .value()
             .filter(|r| r.uid == session_uid)
             .and_then(|r| r.agent_name.clone());
         from_detail.or_else(|| {
-            self.env
+            self.backend
+                .platform
+                .env
                 .inner()
                 .sessions()
                 .iter()
@@ -352,8 +357,8 @@ impl Engine {
             }
         }
         // OI-20: moving to another session while messages wait holds them.
-        if self.last_selected != selected {
-            if let Some(previous) = self.last_selected.take()
+        if self.works.last_selected != selected {
+            if let Some(previous) = self.works.last_selected.take()
                 && let Some(work) = self.works.get_mut(&previous)
                 && work.queue.hold.is_none()
             {
@@ -367,7 +372,7 @@ impl Engine {
                     work.restorable = !running;
                 }
             }
-            self.last_selected = selected.clone();
+            self.works.last_selected = selected.clone();
         }
         let Some(uid) = selected else {
             self.works.writer_watch = None;
@@ -381,7 +386,7 @@ impl Engine {
         // SND-25: another writer works while messages wait: read the detail every 10 s; once a
         // loaded record reports idle, the queue drains as after a clean finish. A read that
         // failed (or is under way) says nothing: the watch goes on.
-        let h = self.hydration.inner();
+        let h = self.backend.platform.hydration.inner();
         let record_idle = h.session_uid.as_deref() == Some(uid.as_str())
             && h.detail.value().is_some_and(|r| !r.working);
         let watching = matches!(&self.works.writer_watch, Some((u, _)) if *u == uid);

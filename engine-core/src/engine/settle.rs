@@ -27,7 +27,7 @@ impl Engine {
         (
             self.io.transitions,
             self.selection.inner().transitions,
-            self.picker.inner().values_revision,
+            self.backend.platform.picker.inner().values_revision,
             self.works.revision(),
         )
     }
