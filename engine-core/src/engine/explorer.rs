@@ -21,12 +21,7 @@ impl Engine {
                 },
             ..
         } = self;
-        let mut ctx = Ctx {
-            now,
-            inputs,
-            io,
-            memory,
-        };
+        let mut ctx = crate::backend::ctx(now, inputs, io, memory);
         let machine = match kind {
             ReadKind::Archived => archived,
             ReadKind::Search => search,
@@ -150,12 +145,7 @@ impl Engine {
                 },
             ..
         } = self;
-        let ctx = Ctx {
-            now,
-            inputs,
-            io,
-            memory,
-        };
+        let ctx = crate::backend::ctx(now, inputs, io, memory);
         (ctx, removals)
     }
 

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use super::Engine;
 use crate::io::Answer;
-use crate::machines::ctx::Ctx;
 use crate::machines::icons::IconsEvent;
 use crate::snapshot::AgentIcon;
 
@@ -38,12 +37,7 @@ impl Engine {
     }
 
     fn icons_event(&mut self, event: &IconsEvent<'_>, now: Time) {
-        let mut ctx = Ctx {
-            now,
-            inputs: &self.inputs,
-            io: &mut self.io,
-            memory: &mut self.memory,
-        };
+        let mut ctx = crate::backend::ctx(now, &self.inputs, &mut self.io, &mut self.memory);
         self.backend
             .platform
             .icons

@@ -10,12 +10,7 @@ use super::Engine;
 /// machines can be borrowed beside it).
 macro_rules! io_ctx {
     ($engine:ident, $now:expr) => {
-        Ctx {
-            now: $now,
-            inputs: &$engine.inputs,
-            io: &mut $engine.io,
-            memory: &mut $engine.memory,
-        }
+        crate::backend::ctx($now, &$engine.inputs, &mut $engine.io, &mut $engine.memory)
     };
 }
 use crate::backend::local::Local;
@@ -27,7 +22,6 @@ use crate::backend::local::selection::LocalSelEvent;
 use crate::backend::local::sessions::SessionsEvent;
 use crate::input::Command;
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 use crate::machines::selection::{self, SelEvent};
 use crate::model::Origin;
 use crate::time::Time;
@@ -41,12 +35,7 @@ macro_rules! local_ctx {
         };
         (
             local,
-            Ctx {
-                now: $now,
-                inputs: &$engine.inputs,
-                io: &mut $engine.io,
-                memory: &mut $engine.memory,
-            },
+            crate::backend::ctx($now, &$engine.inputs, &mut $engine.io, &mut $engine.memory),
         )
     }};
 }
@@ -414,16 +403,6 @@ impl Engine {
         local
             .admission
             .handle_with_context(&AdmissionEvent::Revalidate, &mut ctx);
-    }
-
-    /// The local runtime's next re-check, while one is due and the chat is visible.
-    pub(super) fn local_deadline(&self) -> Option<crate::deadline::Deadline> {
-        let local = self.backend.local.as_deref()?;
-        local
-            .admission
-            .inner()
-            .deadline()
-            .filter(|_| self.inputs.visible)
     }
 
     /// The transcript of the shown local conversation, and its revision.

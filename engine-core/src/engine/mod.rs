@@ -43,7 +43,7 @@ use crate::intent::{ApiCall, Intent, RequestId};
 use crate::io::{Answer, Delivery, Io, Owner};
 use crate::machines::Signal;
 use crate::machines::cancel::CancelEvent;
-use crate::machines::catalog::{self, CatalogEvent, CatalogStore};
+use crate::machines::catalog::{CatalogEvent, CatalogStore};
 use crate::machines::ctx::{Ctx, Memory};
 use crate::machines::default_session::{self, DefaultEvent, DefaultSessionMachine};
 use crate::machines::environment::{EnvEvent, Environment};
@@ -54,7 +54,7 @@ use crate::machines::model_choice::{ChoiceEvent, ModelChoiceMachine};
 use crate::machines::opening::{self, OpenEvent, OpenKind, OpenOp, Opening};
 use crate::machines::picker::{Picker, PickerEdit, PickerEvent};
 use crate::machines::removal::Removals;
-use crate::machines::runtime_access::{self, RtaEvent, RuntimeAccessMachine};
+use crate::machines::runtime_access::{RtaEvent, RuntimeAccessMachine};
 use crate::machines::selection::{self, Facts, SelEvent, Selection};
 use crate::machines::send::{RunEnd, RunEvent};
 use crate::work::Works;
@@ -134,12 +134,7 @@ impl Engine {
         let inputs = Inputs::default();
         let mut io = Io::new(&config, now);
         let mut memory = Memory::default();
-        let mut ctx = Ctx {
-            now,
-            inputs: &inputs,
-            io: &mut io,
-            memory: &mut memory,
-        };
+        let mut ctx = crate::backend::ctx(now, &inputs, &mut io, &mut memory);
         let env = Environment::default()
             .uninitialized_state_machine()
             .init_with_context(&mut ctx);
@@ -418,27 +413,13 @@ impl Engine {
 
     /// The earliest timer, with its reason.
     fn next_deadline(&self) -> Option<Deadline> {
-        let page_hidden = self.inputs.page_hidden;
-        let runtime = runtime_access::deadline(
-            self.backend.platform.runtime.inner(),
-            self.backend.platform.runtime.state(),
-            page_hidden,
-        );
-        let catalog = catalog::deadline(self.backend.platform.catalog.state());
-        let overdue = self
-            .wake_overdue_at()
-            .filter(|t| *t > self.last_now)
-            .map(|at| Deadline::new(at, TimeoutReason::WakeOverdue));
-        if self.inputs.source.is_some() {
-            // ADR 099: the local runtime's re-check while the chat is visible, and the works'
-            // own clocks (a cancel's give-up).
-            let recheck = self.local_deadline();
-            return [recheck, self.works.deadline()].into_iter().flatten().min();
-        }
-        [runtime, catalog, self.works.deadline(), overdue]
-            .into_iter()
-            .flatten()
-            .min()
+        let overdue = || {
+            self.wake_overdue_at()
+                .filter(|t| *t > self.last_now)
+                .map(|at| Deadline::new(at, TimeoutReason::WakeOverdue))
+        };
+        self.backend
+            .deadline(&self.inputs, self.works.deadline(), overdue)
     }
 
     /// Answer parts dropped because their request was not in flight (aborted, finished or never
@@ -473,12 +454,7 @@ impl Engine {
             ..
         } = self;
         (
-            Ctx {
-                now,
-                inputs,
-                io,
-                memory,
-            },
+            crate::backend::ctx(now, inputs, io, memory),
             Parts {
                 env,
                 default,

@@ -77,6 +77,9 @@ pub(crate) struct Ctx<'a> {
     pub inputs: &'a Inputs,
     pub io: &'a mut Io,
     pub memory: &'a mut Memory,
+    /// How the runtime is reached, as the backend says ([`crate::backend::ctx`] builds every
+    /// `Ctx`): a machine never reads the source itself.
+    pub reach: Reach<'a>,
 }
 
 impl Ctx<'_> {
@@ -88,7 +91,7 @@ impl Ctx<'_> {
 
     /// A platform call with the person's credential (refused while a local source is set).
     pub(crate) fn send(&mut self, owner: Owner, call: ApiCall) -> Result<RequestId, ApiError> {
-        let local = Reach::of(self.inputs).source().is_some();
+        let local = self.reach.source().is_some();
         let credential = credential(&self.inputs.person);
         self.io.send(local, credential, owner, call)
     }
@@ -99,8 +102,7 @@ impl Ctx<'_> {
         owner: Owner,
         call: ApiCall,
     ) -> Result<RequestId, ApiError> {
-        self.io
-            .send_local(Reach::of(self.inputs).source(), owner, call)
+        self.io.send_local(self.reach.source(), owner, call)
     }
 
     pub(crate) fn emit(&mut self, event: Event) {
@@ -114,7 +116,7 @@ impl Ctx<'_> {
             now: self.now,
             io: &mut *self.io,
             memory: &mut *self.memory,
-            reach: Reach::of(self.inputs),
+            reach: self.reach,
             credential: credential(&self.inputs.person),
         }
     }
@@ -139,13 +141,6 @@ pub(crate) enum Reach<'a> {
 }
 
 impl<'a> Reach<'a> {
-    fn of(inputs: &'a Inputs) -> Reach<'a> {
-        match &inputs.source {
-            Some(source) => Reach::Local(source),
-            None => Reach::Platform,
-        }
-    }
-
     fn source(self) -> Option<&'a LocalSource> {
         match self {
             Reach::Local(source) => Some(source),
