@@ -13,7 +13,9 @@ follows it, and files named `tests.rs`), and reports:
   names for the public path (`pub use replay::...`, a path the check does not follow);
 - production files over 800 lines (a file's `#[cfg(test)]` module and everything after it do
   not count);
-- reads of the source kind (`inputs.source`) outside `backend/`.
+- reads of the source kind outside `backend/`: `inputs.source`, and a choice made on whether
+  the local Agent's parts exist (`backend.local.is_some()` / `is_none()`), which is the same
+  flag read through the type.
 
 Each finding must be in the allow-list, `tools/structure-allow.txt` (one finding per line, as
 printed; `#` starts a comment), else the check fails. While issue 26 reshapes engine-core the
@@ -212,7 +214,9 @@ def findings(verbose):
         lines = production(open(path, encoding="utf-8").read())
         if len(lines) > MAX_LINES:
             out.append(("long", rel, len(lines)))
-        reads = len(re.findall(r"\binputs\s*\.\s*source\b", "\n".join(lines)))
+        text = "\n".join(lines)
+        reads = len(re.findall(r"\binputs\s*\.\s*source\b", text))
+        reads += len(re.findall(r"\bbackend\s*\.\s*local\s*\.\s*is_(?:some|none)\b", text))
         if reads and not rel.startswith("src/backend/"):
             out.append(("source", rel, reads))
         if not modpath:

@@ -126,7 +126,8 @@ fn is_not_found(e: &ApiError) -> bool {
     e.status() == Some(404)
 }
 
-/// The typed errors behind the snapshot's failure texts (`sendReadiness`'s causes).
+/// The typed errors behind the platform snapshot's failure texts (`sendReadiness`'s causes;
+/// a local source has its own, `Backend::failures`).
 pub(crate) fn failures<'a>(parts: &Parts<'a>) -> crate::snapshot::ready::Failures<'a> {
     let Parts {
         inputs,
@@ -135,12 +136,6 @@ pub(crate) fn failures<'a>(parts: &Parts<'a>) -> crate::snapshot::ready::Failure
         hydration: hyd,
         ..
     } = *parts;
-    if inputs.source.is_some() {
-        return crate::snapshot::ready::Failures {
-            local: true,
-            ..Default::default()
-        };
-    }
     let h = hyd.inner();
     let session = match (&h.detail, &h.history) {
         (Load::Failed(e), _) | (_, Load::Failed(e)) => Some(e),
@@ -159,8 +154,8 @@ pub(crate) fn failures<'a>(parts: &Parts<'a>) -> crate::snapshot::ready::Failure
     }
 }
 
-/// The snapshot as the platform's sessions make it (a local source then overwrites what it
-/// decides, `engine/local_view.rs`).
+/// The snapshot as the platform's sessions make it (a local source then fills in what it
+/// decides: `Backend::fill`, `backend/local/view.rs`).
 pub(crate) fn platform_snapshot(parts: &Parts<'_>, derived: Derived<'_>) -> Snapshot {
     let Parts {
         inputs,

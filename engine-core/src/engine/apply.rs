@@ -32,7 +32,7 @@ impl Engine {
             Input::IsVisible(v) => {
                 let returned = v && !self.inputs.visible;
                 self.inputs.visible = v;
-                if returned && self.inputs.source.is_some() {
+                if returned && self.backend.local.is_some() {
                     // adr-notes 5: a local runtime is checked again when the chat comes back.
                     self.recheck_local(now);
                 } else if returned {
@@ -64,7 +64,7 @@ impl Engine {
                     self.inputs.marks.requested_before_scope =
                         id.is_some() && !self.scope_complete();
                     match id {
-                        Some(id) if self.inputs.source.is_some() => {
+                        Some(id) if self.backend.local.is_some() => {
                             self.local_requested(&id, now);
                         }
                         Some(id) => self.choose_requested(&id, now),
@@ -116,15 +116,9 @@ impl Engine {
                 }
             }
             Input::Source(source) => {
-                let base = |s: &Option<crate::source::LocalSource>| {
-                    s.as_ref().map(|s| s.base_url().to_owned())
-                };
-                if base(&source) != base(&self.inputs.source) {
-                    self.inputs.source = source;
+                // Only a new display name keeps the runtime, and the scope.
+                if crate::backend::set_source(&mut self.inputs, source) {
                     self.source_changed(now);
-                } else {
-                    // Only the display name changed: the same runtime, the same scope.
-                    self.inputs.source = source;
                 }
             }
             Input::StoredSelectionLoaded { key, session_uid } => {

@@ -48,10 +48,8 @@ impl Engine {
         ThreadView {
             history: if cleared {
                 &[]
-            } else if self.inputs.source.is_some() {
-                self.local_thread().0
             } else {
-                &self.backend.platform.hydration.inner().thread
+                self.backend.history(&self.inputs).0
             },
             local: run.map_or(&[], |r| r.local.as_slice()),
             streaming: run.and_then(|r| r.answer.as_ref()).map(|a| a.message()),
@@ -67,11 +65,7 @@ impl Engine {
         }
         let work = shown.and_then(|u| self.works.get(u));
         let run = work.map(|w| w.run.inner());
-        let history_revision = if self.inputs.source.is_some() {
-            self.local_thread().1
-        } else {
-            self.backend.platform.hydration.inner().thread_revision
-        };
+        let history_revision = self.backend.history(&self.inputs).1;
         let thread = (
             history_revision,
             self.works.revision().0,

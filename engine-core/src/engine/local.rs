@@ -13,7 +13,6 @@ macro_rules! io_ctx {
         crate::backend::ctx($now, &$engine.inputs, &mut $engine.io, &mut $engine.memory)
     };
 }
-use crate::backend::local::Local;
 use crate::backend::local::admission::AdmissionEvent;
 use crate::backend::local::catalog::CatalogEvent;
 use crate::backend::local::history::HistoryEvent;
@@ -41,6 +40,20 @@ macro_rules! local_ctx {
 }
 
 impl Engine {
+    /// The Agent's name: the source's, until the runtime names it.
+    pub(crate) fn local_agent_name(&self) -> String {
+        self.backend.local_agent_name(&self.inputs)
+    }
+
+    /// The local runtime lists the conversation as working (a turn this engine did not start,
+    /// such as one from before a reload): a stop sends its cancel.
+    pub(super) fn local_listed_working(&self, uid: &str) -> bool {
+        self.backend
+            .local
+            .as_deref()
+            .is_some_and(|l| l.listed_working(uid))
+    }
+
     /// A command with a local source: the ones that mean something else here are carried out
     /// (and `None` returned); every other goes back to the engine's own handling.
     pub(super) fn local_command(&mut self, command: Command, now: Time) -> Option<Command> {
@@ -108,14 +121,7 @@ impl Engine {
     /// source close and, with a new one, start over.
     pub(super) fn source_changed(&mut self, now: Time) {
         let mut ctx = io_ctx!(self, now);
-        if let Some(old) = self.backend.local.as_deref_mut() {
-            old.close(&mut ctx);
-        }
-        self.backend.local = ctx
-            .inputs
-            .source
-            .is_some()
-            .then(|| Box::new(Local::new(&mut ctx)));
+        self.backend.reopen(&mut ctx);
         self.scope_changed(now);
         self.local_selection(now, &LocalSelEvent::Start);
     }
@@ -323,6 +329,9 @@ impl Engine {
     /// A conversation of this page (started here, or a turn of it starts with `text`): listed
     /// even when the runtime does not list it.
     pub(super) fn local_page(&mut self, uid: &str, text: Option<&str>, now: Time) {
+        if self.backend.local.is_none() {
+            return;
+        }
         let agent = self.local_agent_name();
         let at = crate::timestamp::iso_from_unix_ms(self.io.wall_ms(now));
         let (local, mut ctx) = local_ctx!(self, now);
@@ -403,13 +412,5 @@ impl Engine {
         local
             .admission
             .handle_with_context(&AdmissionEvent::Revalidate, &mut ctx);
-    }
-
-    /// The transcript of the shown local conversation, and its revision.
-    pub(super) fn local_thread(&self) -> (&[std::sync::Arc<crate::message::Message>], u64) {
-        self.backend.local.as_deref().map_or((&[], 0), |l| {
-            let history = l.history.inner();
-            (history.thread.as_slice(), history.thread_revision)
-        })
     }
 }

@@ -4,8 +4,8 @@
 //! answers), `relay.rs` (signals between machines), `pipeline.rs` (one round of level rules),
 //! `settle.rs` (the fixed-point loop), `projection.rs` (the view's parts and the snapshot),
 //! `changes.rs` (revisions); sending, models, icons, the explorer and the local Agent have
-//! their own (`sending.rs`, `models.rs`, `icons.rs`, `explorer.rs`, `local.rs`,
-//! `local_view.rs`).
+//! their own (`sending.rs`, `models.rs`, `icons.rs`, `explorer.rs`, `local.rs`); the local
+//! Agent's parts and its view are in `backend/local/`.
 
 mod apply;
 mod changes;
@@ -14,7 +14,6 @@ mod explorer;
 mod host_config;
 mod icons;
 mod local;
-mod local_view;
 mod models;
 mod pipeline;
 mod projection;

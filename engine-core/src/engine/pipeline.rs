@@ -5,7 +5,8 @@ use super::*;
 impl Engine {
     /// One round of the level rules, in dependency order.
     pub(super) fn evaluate(&mut self, now: Time) {
-        if self.inputs.source.is_some() {
+        // ADR 099: with a local source, its parts' rules instead of the platform's.
+        if self.backend.local.is_some() {
             self.evaluate_local(now);
             return;
         }

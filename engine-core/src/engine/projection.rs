@@ -42,20 +42,21 @@ impl Engine {
             agent_icons: self.agent_icons(),
         };
         let snapshot = view::platform_snapshot(&parts, derived);
-        let mut snapshot = if self.inputs.source.is_some() {
-            self.local_view(snapshot)
-        } else {
-            snapshot
-        };
-        snapshot.send_readiness = crate::snapshot::ready::of(&snapshot, view::failures(&parts));
+        let opened_ms = i64::try_from(self.io.wall_ms(self.start)).unwrap_or(i64::MAX);
+        let mut snapshot = self.backend.fill(&self.inputs, uid, opened_ms, snapshot);
+        let failures = self
+            .backend
+            .failures(&self.inputs, || view::failures(&parts));
+        snapshot.send_readiness = crate::snapshot::ready::of(&snapshot, failures);
         snapshot
     }
 
     /// The selected session's readiness as the snapshot shows it (the send guard reads it,
     /// SND-2).
     pub(super) fn current_readiness(&self) -> Readiness {
-        if self.inputs.source.is_some() {
-            return self.local_readiness_now();
+        let selected = selection::selected(self.selection.state()).map(|s| s.0);
+        if let Some(readiness) = self.backend.local_readiness(&self.inputs, selected) {
+            return readiness;
         }
         view::current_readiness(&self.view())
     }

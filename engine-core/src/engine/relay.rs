@@ -195,9 +195,7 @@ impl Engine {
                 }
                 Signal::CancelFailed { session_uid, text } => {
                     // ADR 099: after a stop the runtime's list says whether it still works.
-                    if ctx.inputs.source.is_some() {
-                        local_ended = local_ended.or(Some(false));
-                    }
+                    local_ended = local_ended.or(Some(false));
                     if let Some(work) = p.works.get_mut(&session_uid) {
                         work.run
                             .handle_with_context(&RunEvent::CancelFailed(&text), &mut ctx.work());
@@ -207,9 +205,7 @@ impl Engine {
                         .push_back(Signal::Notice { session_uid, text });
                 }
                 Signal::CancelAccepted { session_uid } => {
-                    if ctx.inputs.source.is_some() {
-                        local_ended = local_ended.or(Some(false));
-                    }
+                    local_ended = local_ended.or(Some(false));
                     // OI-19: the cancel route answered 2xx: no notice is left about the run.
                     if let Some(work) = p.works.get_mut(&session_uid) {
                         work.run
@@ -222,9 +218,7 @@ impl Engine {
                 }
                 Signal::Rekey { from, to } => rekeys.push((from, to)),
                 Signal::RunEnded(ended) => {
-                    if ctx.inputs.source.is_some() {
-                        local_ended = Some(matches!(ended.end, RunEnd::Failed(_)));
-                    }
+                    local_ended = Some(matches!(ended.end, RunEnd::Failed(_)));
                     let on_screen = selection::selected(p.selection.state())
                         .is_some_and(|(uid, _)| uid == ended.session_uid);
                     let work = p.works.entry(&mut ctx, &ended.session_uid);
@@ -238,6 +232,8 @@ impl Engine {
         for (from, to) in rekeys {
             self.local_rekey(&from, &to, now);
         }
+        // A turn or a stop ended: the local parts, there only with a local source, read the
+        // runtime's conversations again (ADR 099); the platform has nothing to do here.
         if let Some(failed) = local_ended {
             self.local_turn_ended(failed, now);
         }

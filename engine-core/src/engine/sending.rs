@@ -113,12 +113,6 @@ impl Engine {
         now: Time,
     ) {
         let readiness = self.current_readiness();
-        let local = self.inputs.source.is_some();
-        // ADR 099: a local conversation has no detail record; its runtime's admission decides.
-        let hydration = self.backend.platform.hydration.inner();
-        let detail_loaded = local
-            || hydration.session_uid.as_deref() == Some(session_uid)
-                && hydration.detail.value().is_some();
         let guard = if readiness.status != crate::snapshot::ReadinessStatus::Ready {
             let text = readiness.error.unwrap_or_else(|| {
                 "The session is still loading. Wait for it to finish before sending.".to_owned()
@@ -128,16 +122,8 @@ impl Engine {
                 FailureSource::GUARD,
                 &text,
             ))
-        } else if let Some(failure) = local.then(|| self.local_refusal()).flatten() {
-            Some(failure)
-        } else if !detail_loaded {
-            Some(RunFailure::from_source(
-                FailureCode::SessionDetailMissing,
-                FailureSource::GUARD,
-                "The session details are not loaded yet. Wait for them before sending.",
-            ))
         } else {
-            None
+            self.backend.refusal(&self.inputs, session_uid)
         };
         let turn = Turn {
             text: text.to_owned(),
@@ -148,7 +134,8 @@ impl Engine {
             hold_deadline_ms: None,
             new_chat: self.is_new_local_conversation(session_uid),
         };
-        if local && guard.is_none() {
+        // ADR 099: a local conversation's row shows the message (no-op on the platform).
+        if guard.is_none() {
             self.local_page(session_uid, Some(text), now);
         }
         let facts = self.body_facts();
@@ -200,39 +187,13 @@ impl Engine {
             context: self.inputs.view_context.clone(),
             // ADR 099: a local runtime gets its level with the session's model (`PUT
             // /api/chat/session-model`); the turn's `runConfig` stays the chat runtime's own.
-            reasoning_effort: self
-                .backend
-                .platform
-                .picker
-                .inner()
-                .composer_values()
-                .thinking
-                .clone()
-                .filter(|_| self.inputs.source.is_none()),
+            reasoning_effort: self.backend.turn_effort(&self.inputs),
         }
     }
 
     /// The Agent name of a session, for notices (OI-6).
     pub(crate) fn agent_name_of(&self, session_uid: &str) -> Option<String> {
-        if self.inputs.source.is_some() {
-            return Some(self.local_agent_name());
-        }
-        let h = self.backend.platform.hydration.inner();
-        let from_detail = h
-            .detail
-            .value()
-            .filter(|r| r.uid == session_uid)
-            .and_then(|r| r.agent_name.clone());
-        from_detail.or_else(|| {
-            self.backend
-                .platform
-                .env
-                .inner()
-                .sessions()
-                .iter()
-                .find(|s| s.uid == session_uid)
-                .and_then(|s| s.agent_name.clone())
-        })
+        self.backend.agent_name_of(&self.inputs, session_uid)
     }
 
     /// `cancelActiveSession()` (SND-16, SND-17, OI-19).
@@ -256,14 +217,13 @@ impl Engine {
             .map(|w| w.run.inner().facts().clone())
             .filter(|f| f.record.is_some())
             .unwrap_or_else(|| self.body_facts());
-        let local = self.inputs.source.is_some();
         let (mut ctx, p) = self.ctx(now);
         let decision = p.runtime.inner().decision(&uid);
         let cached = decision.and_then(|d| d.endpoint.clone());
         let work = p.works.entry(&mut ctx, &uid);
         // adr-notes 8: "Cancelling session..." until the local run's own stop says "Run
-        // cancelled." (at once, when one runs). The reference's local engine has no such text.
-        if !local {
+        // cancelled." (at once, when one runs).
+        if ctx.reach.shows_cancelling() {
             work.run
                 .handle_with_context(&RunEvent::Cancelling, &mut ctx.work());
         }

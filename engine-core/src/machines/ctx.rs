@@ -141,7 +141,7 @@ pub(crate) enum Reach<'a> {
 }
 
 impl<'a> Reach<'a> {
-    fn source(self) -> Option<&'a LocalSource> {
+    pub(crate) fn source(self) -> Option<&'a LocalSource> {
         match self {
             Reach::Local(source) => Some(source),
             Reach::Platform => None,
@@ -164,6 +164,12 @@ impl<'a> Reach<'a> {
     /// (`X-Agent-Session-Uid`).
     pub(crate) fn names_conversation(self) -> bool {
         matches!(self, Reach::Local(_))
+    }
+
+    /// adr-notes 8: a stop shows "Cancelling session..." until the run's own stop says "Run
+    /// cancelled."; the reference's local engine has no such text.
+    pub(crate) fn shows_cancelling(self) -> bool {
+        matches!(self, Reach::Platform)
     }
 
     /// A stop the runtime accepted shows "Run cancellation requested." until the run ends; a

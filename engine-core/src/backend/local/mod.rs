@@ -10,6 +10,7 @@ pub(crate) mod history;
 pub(crate) mod models;
 pub(crate) mod selection;
 pub(crate) mod sessions;
+pub(crate) mod view;
 
 use statig::prelude::*;
 

@@ -1,39 +1,36 @@
-//! What the snapshot shows with a local Agent source (ADR 099; `docs/local-agents.md`).
+//! What the snapshot shows with a local Agent source (ADR 099; `docs/local-agents.md`): the
+//! local parts fill it, over the platform's values.
 
-use super::Engine;
-use crate::backend::local::Local;
-use crate::backend::local::history::LIVE_ONLY_NOTICE;
-use crate::backend::local::models as local_models;
-use crate::backend::local::sessions::default_title;
-use crate::machines::selection;
+use super::Local;
+use super::history::LIVE_ONLY_NOTICE;
+use super::models as local_models;
+use super::sessions::default_title;
 use crate::snapshot::{Capabilities, Readiness, ReadinessStatus, Snapshot};
 
-impl Engine {
-    /// The Agent's name: the source's, until the runtime names it.
-    pub(crate) fn local_agent_name(&self) -> String {
-        let display_name = self.inputs.source.as_ref().map_or("", |s| s.display_name());
-        self.backend
-            .local
-            .as_deref()
-            .map_or_else(|| display_name.to_owned(), |l| l.agent_name(display_name))
-    }
+/// What the local view reads besides the local parts: the source's name, whether the chat is
+/// visible, the conversation shown and when the engine started (wall clock).
+pub(crate) struct Shown<'a> {
+    pub(crate) display_name: &'a str,
+    pub(crate) visible: bool,
+    pub(crate) selected: Option<&'a str>,
+    pub(crate) opened_ms: i64,
+}
 
+impl Local {
     /// The local runtime lists the conversation as working (a turn this engine did not start,
     /// such as one from before a reload): a stop sends its cancel.
-    pub(super) fn local_listed_working(&self, uid: &str) -> bool {
-        self.backend.local.as_deref().is_some_and(|l| {
-            l.sessions
-                .inner()
-                .sessions
-                .iter()
-                .any(|r| r.uid == uid && r.status.as_deref() == Some("running"))
-        })
+    pub(crate) fn listed_working(&self, uid: &str) -> bool {
+        self.sessions
+            .inner()
+            .sessions
+            .iter()
+            .any(|r| r.uid == uid && r.status.as_deref() == Some("running"))
     }
 
     /// The send guard's word with a local source: a runtime that has not passed its checks
     /// takes no message (its unavailable message, else "The local Agent is not ready yet.").
-    pub(super) fn local_refusal(&self) -> Option<crate::failure::RunFailure> {
-        let admission = self.backend.local.as_deref()?.admission.inner();
+    pub(crate) fn refusal(&self) -> Option<crate::failure::RunFailure> {
+        let admission = self.admission.inner();
         (!admission.ready).then(|| {
             let text = admission
                 .message
@@ -52,13 +49,11 @@ impl Engine {
     /// or a wake; the conversations (the one shown among them even when the runtime does not
     /// list it); the local capabilities; the composer admits once the runtime passed its
     /// checks and the conversation is ready.
-    pub(crate) fn local_view(&self, mut snapshot: Snapshot) -> Snapshot {
-        let Some(local) = self.backend.local.as_deref() else {
-            return snapshot;
-        };
+    pub(crate) fn fill(&self, shown: &Shown<'_>, mut snapshot: Snapshot) -> Snapshot {
+        let local = self;
         let admission = local.admission.inner();
         let sessions = local.sessions.inner();
-        let agent = self.local_agent_name();
+        let agent = local.agent_name(shown.display_name);
         snapshot.active_runtime_interaction = Some(admission.interaction(&agent));
         snapshot.active_runtime_presence = None;
         snapshot.is_assistant_runtime_starting = false;
@@ -71,7 +66,7 @@ impl Engine {
         snapshot.agent_id = None;
         snapshot.is_default_session =
             snapshot.current_session_id.as_deref() == Some(crate::source::DEFAULT_CONVERSATION);
-        let readiness = self.local_readiness(local);
+        let readiness = local.readiness(shown);
         snapshot.composer_admission = admission.ready && readiness.status == ReadinessStatus::Ready;
         snapshot.capabilities = Capabilities::local(!sessions.live_only);
         // The runtime's conversations, then this page's it does not list, then the one shown
@@ -99,7 +94,7 @@ impl Engine {
                 llm_model: None,
             });
         }
-        let opened = i64::try_from(self.io.wall_ms(self.start)).unwrap_or(i64::MAX);
+        let opened = shown.opened_ms;
         let at = |s: &crate::input::SessionSummary| {
             s.updated_at()
                 .and_then(crate::timestamp::unix_ms)
@@ -144,30 +139,15 @@ impl Engine {
         snapshot
     }
 
-    /// `activeSessionReadiness` with a local source (see [`Engine::local_view`]).
-    pub(crate) fn local_readiness_now(&self) -> Readiness {
-        match self.backend.local.as_deref() {
-            Some(local) => self.local_readiness(local),
-            None => Readiness {
-                session_id: None,
-                status: ReadinessStatus::Idle,
-                detail_ready: false,
-                history_ready: false,
-                insights_ready: false,
-                error: None,
-            },
-        }
-    }
-
     /// `activeSessionReadiness` with a local source: loading while the runtime is first
     /// checked; ready while it is unavailable (the decision locks the composer, not readiness);
     /// then the transcript's read decides (an error, or ready once it loaded or the runtime
     /// cannot reload it).
-    fn local_readiness(&self, local: &Local) -> Readiness {
-        let selected = selection::selected(self.selection.state()).map(|s| s.0.to_owned());
-        let admission = local.admission.inner();
-        let history = local.history.inner();
-        let (status, error) = if !self.inputs.visible || selected.is_none() {
+    pub(crate) fn readiness(&self, shown: &Shown<'_>) -> Readiness {
+        let selected = shown.selected.map(str::to_owned);
+        let admission = self.admission.inner();
+        let history = self.history.inner();
+        let (status, error) = if !shown.visible || selected.is_none() {
             (ReadinessStatus::Idle, None)
         } else if !admission.checked {
             (ReadinessStatus::Loading, None)
