@@ -4,7 +4,7 @@
 Reads every file of engine-core/src, outside its test modules (a `#[cfg(test)] mod` and what
 follows it, and files named `tests.rs`), and reports:
 
-- circles between top-level modules (`engine`, `machines`, `io`, ...): a file of module A that
+- circles between top-level modules (`engine`, `concerns`, `io`, ...): a file of module A that
   names `crate::B::...` (or reaches B through `super::`, or through a name lib.rs re-exports
   from B) makes A use B; a strongly connected set of two or more modules is a circle. One
   sub-module counts as a module of its own, `trace::replay`: the design

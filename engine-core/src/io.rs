@@ -1,6 +1,6 @@
 //! The engine's side of I/O: the request-id counter, the in-flight table, answer buffering, and
 //! the intent and event queues. Machines reach it through their context
-//! ([`crate::machines::ctx::Ctx`]). It knows requests, not what they are for.
+//! ([`crate::concerns::ctx::Ctx`]). It knows requests, not what they are for.
 
 use litemap::LiteMap;
 use std::collections::VecDeque;

@@ -2,6 +2,7 @@
 
 pub mod api;
 mod backend;
+mod concerns;
 mod config;
 mod deadline;
 mod engine;
@@ -13,7 +14,6 @@ mod inputs;
 mod intent;
 mod io;
 mod json;
-mod machines;
 pub mod message;
 mod model;
 mod queue;

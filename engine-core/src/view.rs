@@ -7,24 +7,24 @@ use std::sync::Arc;
 use statig::blocking::InitializedStateMachine;
 
 use crate::api::{ApiError, Catalog};
+use crate::concerns::catalog::CatalogStore;
+use crate::concerns::default_session::DefaultSessionMachine;
+use crate::concerns::environment::Environment;
+use crate::concerns::environment::State as EnvState;
+use crate::concerns::explorer::ExplorerRead;
+use crate::concerns::hydration::Hydration;
+use crate::concerns::hydration::Load;
+use crate::concerns::model_choice::ModelChoiceMachine;
+use crate::concerns::opening::Opening;
+use crate::concerns::opening::State as OpenState;
+use crate::concerns::picker::Picker;
+use crate::concerns::runtime_access::Decision;
+use crate::concerns::runtime_access::RuntimeAccessMachine;
+use crate::concerns::selection;
+use crate::concerns::selection::Selection;
+use crate::concerns::{cancel, catalog, default_session, explorer, model_choice, picker, send};
 use crate::input::SourceStatus;
 use crate::inputs::Inputs;
-use crate::machines::catalog::CatalogStore;
-use crate::machines::default_session::DefaultSessionMachine;
-use crate::machines::environment::Environment;
-use crate::machines::environment::State as EnvState;
-use crate::machines::explorer::ExplorerRead;
-use crate::machines::hydration::Hydration;
-use crate::machines::hydration::Load;
-use crate::machines::model_choice::ModelChoiceMachine;
-use crate::machines::opening::Opening;
-use crate::machines::opening::State as OpenState;
-use crate::machines::picker::Picker;
-use crate::machines::runtime_access::Decision;
-use crate::machines::runtime_access::RuntimeAccessMachine;
-use crate::machines::selection;
-use crate::machines::selection::Selection;
-use crate::machines::{cancel, catalog, default_session, explorer, model_choice, picker, send};
 use crate::model::Origin;
 use crate::queue::{QueueRow, QueueRowStatus, QueueTexts};
 use crate::revision::ThreadView;
@@ -215,7 +215,7 @@ pub(crate) fn platform_snapshot(parts: &Parts<'_>, derived: Derived<'_>) -> Snap
 
     let h = hyd.inner();
     let latest_error = match env.state() {
-        EnvState::Failed { error } => Some(crate::machines::environment::message_of(error)),
+        EnvState::Failed { error } => Some(crate::concerns::environment::message_of(error)),
         _ => delete_error.map(str::to_owned),
     };
     let readiness = readiness(

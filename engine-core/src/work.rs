@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use statig::blocking::InitializedStateMachine;
 use statig::prelude::*;
 
+use crate::concerns::cancel::{self, Cancel, CancelEvent};
+use crate::concerns::ctx::Ctx;
+use crate::concerns::send::{self, Run, RunEvent};
 use crate::inputs::ScopeKey;
-use crate::machines::cancel::{self, Cancel, CancelEvent};
-use crate::machines::ctx::Ctx;
-use crate::machines::send::{self, Run, RunEvent};
 use crate::queue::Queue;
 use crate::revision::Tracked;
 

@@ -6,11 +6,11 @@ pub(crate) mod platform;
 
 use platform::PlatformParts;
 
+use crate::concerns::ctx::{Ctx, Memory, Reach};
+use crate::concerns::{catalog, runtime_access};
 use crate::deadline::Deadline;
 use crate::inputs::Inputs;
 use crate::io::Io;
-use crate::machines::ctx::{Ctx, Memory, Reach};
-use crate::machines::{catalog, runtime_access};
 use std::sync::Arc;
 
 use crate::failure::{FailureCode, FailureSource, RunFailure};

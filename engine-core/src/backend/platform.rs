@@ -4,17 +4,17 @@
 
 use statig::blocking::InitializedStateMachine;
 
-use crate::machines::catalog::CatalogStore;
-use crate::machines::default_session::DefaultSessionMachine;
-use crate::machines::environment::Environment;
-use crate::machines::explorer::ExplorerRead;
-use crate::machines::hydration::Hydration;
-use crate::machines::icons::AgentIcons;
-use crate::machines::model_choice::ModelChoiceMachine;
-use crate::machines::opening::Opening;
-use crate::machines::picker::Picker;
-use crate::machines::removal::Removals;
-use crate::machines::runtime_access::RuntimeAccessMachine;
+use crate::concerns::catalog::CatalogStore;
+use crate::concerns::default_session::DefaultSessionMachine;
+use crate::concerns::environment::Environment;
+use crate::concerns::explorer::ExplorerRead;
+use crate::concerns::hydration::Hydration;
+use crate::concerns::icons::AgentIcons;
+use crate::concerns::model_choice::ModelChoiceMachine;
+use crate::concerns::opening::Opening;
+use crate::concerns::picker::Picker;
+use crate::concerns::removal::Removals;
+use crate::concerns::runtime_access::RuntimeAccessMachine;
 
 /// The platform-only concerns in one struct.
 pub(crate) struct PlatformParts {

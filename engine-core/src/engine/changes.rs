@@ -1,7 +1,7 @@
 //! The engine's side of change tracking (issue 12, point 1): the [`Revisions`] it moves after
 //! every input, and the parts a host reads when one moved, without the whole snapshot.
 
-use crate::machines::selection;
+use crate::concerns::selection;
 use crate::revision::{Revisions, ThreadView};
 
 use super::Engine;

@@ -1,8 +1,8 @@
 //! The session explorer (its archived list and search), and how it follows the removals and
-//! restorations of sessions (`machines/removal.rs`).
+//! restorations of sessions (`concerns/removal.rs`).
 
 use super::*;
-use crate::machines::removal::{Follow, Removals};
+use crate::concerns::removal::{Follow, Removals};
 
 impl Engine {
     /// One explorer read handles an event.
@@ -47,7 +47,7 @@ impl Engine {
                     environment_uid,
                     agent_uid: agent_uid.clone(),
                     created_by_user_uid,
-                    limit: crate::machines::explorer::clamp_limit(limit),
+                    limit: crate::concerns::explorer::clamp_limit(limit),
                 };
                 let event = ExplorerEvent::Read {
                     call: &call,
@@ -85,7 +85,7 @@ impl Engine {
                     environment_uid,
                     created_by_user_uid,
                     query: query.clone(),
-                    limit: crate::machines::explorer::clamp_limit(limit),
+                    limit: crate::concerns::explorer::clamp_limit(limit),
                 };
                 let event = ExplorerEvent::Read {
                     call: &call,

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::Engine;
+use crate::concerns::icons::IconsEvent;
 use crate::io::Answer;
-use crate::machines::icons::IconsEvent;
 use crate::snapshot::AgentIcon;
 
 impl Engine {

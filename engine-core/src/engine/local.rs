@@ -19,9 +19,9 @@ use crate::backend::local::history::HistoryEvent;
 use crate::backend::local::models::{Edit, ModelEvent};
 use crate::backend::local::selection::LocalSelEvent;
 use crate::backend::local::sessions::SessionsEvent;
+use crate::concerns::selection::{self, SelEvent};
 use crate::input::Command;
 use crate::io::{Answer, Owner};
-use crate::machines::selection::{self, SelEvent};
 use crate::model::Origin;
 use crate::time::Time;
 use crate::work::Rekeyed;
@@ -81,7 +81,7 @@ impl Engine {
             Command::FetchArchivedAgentSessions { .. } | Command::ClearArchivedSessions => {}
             Command::SearchAgentSessions { query, limit } => {
                 if let Some(local) = self.backend.local.as_deref_mut() {
-                    let limit = crate::machines::explorer::clamp_limit(limit);
+                    let limit = crate::concerns::explorer::clamp_limit(limit);
                     local.search = crate::inputs::non_blank(Some(&query)).map(|q| (q, limit));
                 }
             }
@@ -264,7 +264,7 @@ impl Engine {
             let work = p.works.entry(&mut ctx, &uid);
             work.thread_cleared = false;
             work.run.handle_with_context(
-                &crate::machines::send::RunEvent::HistoryApplied,
+                &crate::concerns::send::RunEvent::HistoryApplied,
                 &mut ctx.work(),
             );
         }

@@ -4,11 +4,11 @@
 use crate::time::Time;
 
 use super::Engine;
+use crate::concerns::catalog::{CatalogEvent, Demand};
+use crate::concerns::model_choice::{self, ChoiceEvent};
+use crate::concerns::picker::{PickerEdit, PickerEvent};
+use crate::concerns::selection;
 use crate::inputs::non_blank;
-use crate::machines::catalog::{CatalogEvent, Demand};
-use crate::machines::model_choice::{self, ChoiceEvent};
-use crate::machines::picker::{PickerEdit, PickerEvent};
-use crate::machines::selection;
 
 impl Engine {
     /// The person's catalog, when one is held (OI-10: older data stays in use).

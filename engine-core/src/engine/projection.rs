@@ -2,7 +2,7 @@
 //! them: the snapshot (with a local source's overlay), the selected session's readiness and the
 //! run status.
 
-use crate::machines::selection;
+use crate::concerns::selection;
 use crate::snapshot::{Readiness, RunStatusView, Snapshot};
 use crate::view::{self, Derived, Parts};
 

@@ -1,17 +1,17 @@
 //! A finished answer goes to the concern that owns its request.
 
+use crate::concerns::cancel::CancelEvent;
+use crate::concerns::catalog::CatalogEvent;
+use crate::concerns::default_session::DefaultEvent;
+use crate::concerns::environment::EnvEvent;
+use crate::concerns::explorer::{ExplorerEvent, ReadKind};
+use crate::concerns::hydration::HydEvent;
+use crate::concerns::model_choice::ChoiceEvent;
+use crate::concerns::opening::OpenEvent;
+use crate::concerns::picker::PickerEvent;
+use crate::concerns::runtime_access::RtaEvent;
+use crate::concerns::send::RunEvent;
 use crate::io::{Answer, Owner};
-use crate::machines::cancel::CancelEvent;
-use crate::machines::catalog::CatalogEvent;
-use crate::machines::default_session::DefaultEvent;
-use crate::machines::environment::EnvEvent;
-use crate::machines::explorer::{ExplorerEvent, ReadKind};
-use crate::machines::hydration::HydEvent;
-use crate::machines::model_choice::ChoiceEvent;
-use crate::machines::opening::OpenEvent;
-use crate::machines::picker::PickerEvent;
-use crate::machines::runtime_access::RtaEvent;
-use crate::machines::send::RunEvent;
 use crate::time::Time;
 
 use super::Engine;

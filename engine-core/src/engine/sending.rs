@@ -4,14 +4,14 @@
 use crate::time::Time;
 
 use super::{Engine, WRITER_POLL};
+use crate::concerns::cancel::CancelEvent;
+use crate::concerns::hydration::HydEvent;
+use crate::concerns::selection;
+use crate::concerns::send::{QueuedTurn, Restored, RunEnd, RunEvent, Turn, TurnEnded};
 use crate::event::{Event, Notice, NoticeVariant};
 use crate::failure::{FailureCode, FailureSource, RunFailure};
 use crate::inputs::non_blank;
 use crate::intent::Intent;
-use crate::machines::cancel::CancelEvent;
-use crate::machines::hydration::HydEvent;
-use crate::machines::selection;
-use crate::machines::send::{QueuedTurn, Restored, RunEnd, RunEvent, Turn, TurnEnded};
 use crate::queue::{HoldReason, QueuedMessage, Refusal};
 
 /// A message queued for a session whose stored queue belongs to another person or Environment
@@ -147,7 +147,7 @@ impl Engine {
             work.own_working = true;
             // adr-notes 8 (the reference's request start): a turn on its way clears the notice.
             p.selection
-                .handle(&crate::machines::selection::SelEvent::Notice(None));
+                .handle(&crate::concerns::selection::SelEvent::Notice(None));
         }
         let event = RunEvent::Facts {
             facts: &facts,
@@ -258,7 +258,7 @@ impl Engine {
         // Only a run of ours stopped here: another writer's work goes on (SND-25).
         work.own_working |= running;
         p.selection
-            .handle(&crate::machines::selection::SelEvent::Notice(None));
+            .handle(&crate::concerns::selection::SelEvent::Notice(None));
         p.hydration
             .handle_with_context(&HydEvent::AgentIdForgotten, &mut ctx);
     }
@@ -477,7 +477,7 @@ pub(super) fn run_ended(
 /// session's record says (true while the record is not loaded: the history's word stands).
 pub(super) fn restored_status(history: &crate::api::History, working: bool) -> Restored {
     use crate::api::HistoryStatus;
-    use crate::machines::send::{COMPLETED_TEXT, RESTORED_LIVE_TEXT};
+    use crate::concerns::send::{COMPLETED_TEXT, RESTORED_LIVE_TEXT};
     use crate::snapshot::RunStatus;
     // The reference's order: an empty history of a session not running says nothing.
     let running = history.status == HistoryStatus::Running;

@@ -12,9 +12,9 @@ use statig::prelude::*;
 
 use crate::api::local::{LocalRoute, Readiness, parse_local_agent, read_health, read_ready};
 use crate::api::{InteractionState, RuntimeInteraction, RuntimeNotice, Severity};
+use crate::concerns::ctx::Ctx;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 use crate::time::Time;
 
 /// How often a runtime that is not available is looked for again, in ms (adr-notes section 7).
@@ -252,4 +252,4 @@ impl LocalAdmission {
     }
 }
 
-crate::machines::count_transitions!(LocalAdmission);
+crate::concerns::count_transitions!(LocalAdmission);

@@ -9,9 +9,9 @@ use statig::prelude::*;
 
 use crate::api::local::LocalRoute;
 use crate::api::{Catalog, parse_catalog};
+use crate::concerns::ctx::Ctx;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 
 /// The catalog a local runtime offers.
 #[derive(Debug, Default)]
@@ -110,7 +110,7 @@ impl LocalCatalog {
     }
 }
 
-crate::machines::count_transitions!(LocalCatalog);
+crate::concerns::count_transitions!(LocalCatalog);
 
 /// A read is in flight (`isLoadingAvailableModels`).
 pub(crate) fn catalog_loading(state: &State) -> bool {

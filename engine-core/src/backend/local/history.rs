@@ -9,9 +9,9 @@ use statig::prelude::*;
 
 use crate::api::local::{LocalRoute, local_failure_text};
 use crate::api::parse_history;
+use crate::concerns::ctx::Ctx;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 use crate::message::Message;
 
 /// `sessionNotice` for a runtime that cannot reload a conversation.
@@ -189,4 +189,4 @@ impl LocalHistory {
     }
 }
 
-crate::machines::count_transitions!(LocalHistory);
+crate::concerns::count_transitions!(LocalHistory);

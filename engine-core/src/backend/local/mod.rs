@@ -14,7 +14,7 @@ pub(crate) mod view;
 
 use statig::prelude::*;
 
-use crate::machines::ctx::Ctx;
+use crate::concerns::ctx::Ctx;
 use admission::{AdmissionEvent, LocalAdmission};
 use catalog::{CatalogEvent, LocalCatalog};
 use history::{HistoryEvent, LocalHistory};

@@ -12,12 +12,12 @@ use statig::prelude::*;
 
 use crate::api::local::{LocalRoute, LocalSessionModel, local_failure_text, parse_session_model};
 use crate::api::{Catalog, ModelOption, ProviderOption};
+use crate::concerns::ctx::Ctx;
+use crate::concerns::picker::PickerValues;
 use crate::event::{Event, Notice, NoticeVariant};
 use crate::inputs::non_blank;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
-use crate::machines::picker::PickerValues;
 
 /// The provider of the configured option.
 pub(crate) const CONFIGURED_PROVIDER: &str = "local";
@@ -517,4 +517,4 @@ fn values_of(held: &LocalSessionModel) -> PickerValues {
     }
 }
 
-crate::machines::count_transitions!(LocalModel);
+crate::concerns::count_transitions!(LocalModel);

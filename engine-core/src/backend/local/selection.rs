@@ -7,8 +7,8 @@ use statig::prelude::*;
 
 use std::collections::BTreeSet;
 
+use crate::concerns::ctx::Ctx;
 use crate::intent::{Intent, StorageRequest};
-use crate::machines::ctx::Ctx;
 use crate::model::Origin;
 use crate::source::DEFAULT_CONVERSATION;
 
@@ -149,4 +149,4 @@ fn selection_key(context: &Ctx<'_>) -> Option<String> {
     context.inputs.source.as_ref().map(|s| s.selection_key())
 }
 
-crate::machines::count_transitions!(LocalSelection);
+crate::concerns::count_transitions!(LocalSelection);

@@ -7,10 +7,10 @@
 use statig::prelude::*;
 
 use crate::api::local::{LocalRoute, LocalSession, local_failure_text, parse_local_sessions};
+use crate::concerns::ctx::Ctx;
 use crate::input::SessionSummary;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 
 /// What the list holds besides its state.
 #[derive(Debug, Default)]
@@ -248,7 +248,7 @@ pub(crate) fn default_title(uid: &str) -> &'static str {
     }
 }
 
-crate::machines::count_transitions!(LocalSessions);
+crate::concerns::count_transitions!(LocalSessions);
 
 /// A read is in flight (`isLoadingLatestSessions`).
 pub(crate) fn is_reading(state: &State) -> bool {

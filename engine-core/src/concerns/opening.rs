@@ -6,12 +6,12 @@ use statig::prelude::*;
 
 use super::Signal;
 use crate::api::{ApiError, SessionRecord, parse_created_session, parse_session_list_in};
+use crate::concerns::ctx::Ctx;
 use crate::event::{Event, Notice, NoticeVariant};
 use crate::http::check_id;
 use crate::input::SessionSummary;
 use crate::intent::{AgentFilter, ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 
 /// Which action (or the launch target) an operation serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

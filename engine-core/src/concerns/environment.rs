@@ -6,12 +6,12 @@ use litemap::LiteMap;
 use statig::prelude::*;
 
 use crate::api::{ApiError, parse_session_list_in};
+use crate::concerns::ctx::Ctx;
 use crate::http::check_id;
 use crate::input::SessionSummary;
 use crate::inputs::ScopeKey;
 use crate::intent::{AgentFilter, ApiCall, Intent, RequestId, StorageRequest};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 use crate::timestamp::unix_ms;
 
 /// One pair's list.

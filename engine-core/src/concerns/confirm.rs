@@ -9,9 +9,9 @@ use crate::api::{
     ApiError, InteractionState, PresencePhase, RuntimeAccess, RuntimeEndpoint, RuntimeInteraction,
     RuntimeNotice, RuntimePresence, Severity, Wake, parse_runtime_access,
 };
+use crate::concerns::ctx::Context;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Context;
 use crate::time::Time;
 use crate::timestamp::iso_from_unix_ms;
 

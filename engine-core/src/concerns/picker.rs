@@ -12,10 +12,10 @@ use crate::api::{
     Catalog, ModelChoice, SessionRecord, catalog_signature, missing_model_notice,
     parse_session_record, pick_default_session_model, resolve_selection,
 };
+use crate::concerns::ctx::Ctx;
 use crate::event::{Event, Notice, NoticeVariant};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 
 /// The picker's three values.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

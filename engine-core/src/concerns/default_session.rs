@@ -7,11 +7,11 @@ use statig::prelude::*;
 
 use super::Signal;
 use crate::api::{ApiError, parse_get_or_create_session};
+use crate::concerns::ctx::Ctx;
 use crate::input::SessionSummary;
 use crate::inputs::DefaultKey;
 use crate::intent::{ApiCall, GetOrCreateBody, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 
 /// Shared storage: what was asked and what came back, per combination.
 #[derive(Debug, Default)]

@@ -9,12 +9,12 @@ use statig::prelude::*;
 use super::Signal;
 use super::opening::{self, OpenOp};
 use crate::api::{ModelChoice, parse_get_or_create_session};
+use crate::concerns::ctx::Ctx;
 use crate::event::Event;
 use crate::input::SessionSummary;
 use crate::inputs::{DefaultKey, non_blank};
 use crate::intent::{ApiCall, GetOrCreateBody, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 use crate::snapshot::MissingModelFields;
 
 /// OI-6: the default session's error after a cancelled choice (MOD-16).

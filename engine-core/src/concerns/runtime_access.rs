@@ -17,10 +17,10 @@ use crate::api::{
     AccessMode, InteractionState, RuntimeEndpoint, RuntimeInteraction, RuntimeNotice,
     RuntimePresence, Severity,
 };
+use crate::concerns::confirm::{Confirm, access_of, confirm, confirmed};
+use crate::concerns::ctx::Ctx;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::confirm::{Confirm, access_of, confirm, confirmed};
-use crate::machines::ctx::Ctx;
 
 /// A decision one minute old or older is confirmed again (OI-7, inclusive).
 pub(crate) const STALE: Duration = Duration::from_millis(60_000);

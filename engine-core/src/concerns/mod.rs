@@ -95,7 +95,7 @@ pub(crate) enum Signal {
 /// the state counts as a change (the settle loop's fixed point, [`crate::Revisions`]).
 macro_rules! count_transitions {
     ($machine:ty) => {
-        crate::machines::count_transitions!($machine, Ctx);
+        crate::concerns::count_transitions!($machine, Ctx);
     };
     ($machine:ty, $context:ident) => {
         impl $machine {
@@ -103,7 +103,7 @@ macro_rules! count_transitions {
                 &mut self,
                 source: &State,
                 target: &State,
-                context: &mut crate::machines::ctx::$context<'_>,
+                context: &mut crate::concerns::ctx::$context<'_>,
             ) {
                 context.transitioned(source, target);
             }

@@ -6,11 +6,11 @@
 use statig::prelude::*;
 
 use crate::api::{ApiError, parse_session_list, parse_session_list_in};
+use crate::concerns::ctx::Ctx;
 use crate::http::check_id;
 use crate::input::SessionSummary;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 
 /// The page size when the host names none (adr-notes section 7).
 pub(crate) const DEFAULT_LIMIT: u32 = 20;

@@ -15,10 +15,10 @@ use bytes::Bytes;
 use statig::prelude::*;
 
 use crate::api::{ProjectedIcon, parse_icon_projection};
+use crate::concerns::ctx::Ctx;
 use crate::intent::MAX_ICON_BYTES;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Outcome as Http, Owner};
-use crate::machines::ctx::Ctx;
 use crate::snapshot::{AgentIcon, IconImage};
 
 /// The projection is fresh while younger than this (adr-notes 7).

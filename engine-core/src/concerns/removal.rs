@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::concerns::Signal;
+use crate::concerns::ctx::Ctx;
 use crate::event::{Event, Notice, NoticeVariant};
 use crate::http::check_id;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::Signal;
-use crate::machines::ctx::Ctx;
 
 /// An archive or delete in flight.
 #[derive(Debug, Clone)]

@@ -12,9 +12,9 @@ use crate::time::Time;
 use statig::prelude::*;
 
 use crate::api::{ApiError, Catalog, parse_catalog};
+use crate::concerns::ctx::Ctx;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Owner};
-use crate::machines::ctx::Ctx;
 
 /// An entry is fresh while younger than this (CAT-6, CAT-7).
 pub(crate) const FRESH: Duration = Duration::from_millis(300_000);

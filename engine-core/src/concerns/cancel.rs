@@ -12,10 +12,10 @@ use statig::prelude::*;
 use super::Signal;
 use crate::api::RuntimeEndpoint;
 use crate::api::chat::{BodyFacts, RuntimeCall, cancel_body};
+use crate::concerns::confirm::{Confirm, access_of, confirm};
+use crate::concerns::ctx::{Context, Reach, WorkCtx};
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Outcome as Done, Owner};
-use crate::machines::confirm::{Confirm, access_of, confirm};
-use crate::machines::ctx::{Context, Reach, WorkCtx};
 
 /// The whole cancel, access resolution included, is given up after this (OI-19).
 pub(crate) const CANCEL_LIMIT: Duration = Duration::from_millis(10_000);

@@ -7,9 +7,9 @@ use super::Signal;
 use crate::api::{
     ApiError, History, Insights, SessionRecord, parse_history, parse_insights, parse_session_record,
 };
+use crate::concerns::ctx::Ctx;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Outcome as Done, Owner};
-use crate::machines::ctx::Ctx;
 use crate::message::Message;
 use std::sync::Arc;
 
