@@ -13,7 +13,7 @@ use crate::time::Time;
 ///
 /// assert_eq!(TimeoutReason::RuntimePoll.as_str(), "runtime_poll");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum TimeoutReason {
@@ -61,11 +61,23 @@ impl std::fmt::Display for TimeoutReason {
 }
 
 /// A timer: when, and why. The earliest wins; at the same time, the reason listed first in
-/// [`TimeoutReason`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// [`TimeoutReason`] (an order kept inside the crate: the public enum has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Deadline {
     pub(crate) at: Time,
     pub(crate) reason: TimeoutReason,
+}
+
+impl Ord for Deadline {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.at, self.reason as u8).cmp(&(other.at, other.reason as u8))
+    }
+}
+
+impl PartialOrd for Deadline {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl Deadline {

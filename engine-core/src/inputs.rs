@@ -32,7 +32,8 @@ pub(crate) struct DefaultKey {
     pub handle: String,
 }
 
-/// The level inputs as last supplied, normalized (blank strings read as none).
+/// The level inputs as last supplied, normalized (blank strings read as none), and the marks
+/// the engine keeps of them ([`Marks`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Inputs {
     pub person: Person,

@@ -303,12 +303,6 @@ impl Harness {
                 "poll_timeout lies at or before now: busy loop"
             );
         }
-        // Every timer states its reason, and there is no reason without a timer.
-        assert_eq!(
-            self.engine.timeout_reason().is_some(),
-            self.engine.poll_timeout().is_some(),
-            "timeout_reason disagrees with poll_timeout"
-        );
         let revisions = self.engine.revisions();
         crate::follow::check(
             &self.engine,

@@ -40,6 +40,9 @@ impl Backend {
         works: Option<Deadline>,
         overdue: impl FnOnce() -> Option<Deadline>,
     ) -> Option<Deadline> {
+        // The local parts exist exactly while a local source is set (`set_source`, then
+        // `reopen`); every drain ends here, so the tests check it at every step.
+        debug_assert_eq!(self.local.is_some(), inputs.source.is_some());
         match reach(inputs) {
             // ADR 099: the local runtime's re-check while the chat is visible.
             Reach::Local(_) => {
@@ -99,16 +102,11 @@ impl Backend {
         inputs: &Inputs,
         selected: Option<&str>,
     ) -> Option<Readiness> {
-        let Reach::Local(source) = reach(inputs) else {
+        let Reach::Local(_) = reach(inputs) else {
             return None;
         };
         let readiness = match self.local.as_deref() {
-            Some(local) => local.readiness(&Shown {
-                display_name: source.display_name(),
-                visible: inputs.visible,
-                selected,
-                opened_ms: 0,
-            }),
+            Some(local) => local.readiness(inputs.visible, selected),
             None => Readiness {
                 session_id: None,
                 status: ReadinessStatus::Idle,
@@ -237,7 +235,8 @@ impl Backend {
 }
 
 /// `Input::Source`: the source is set; true when another runtime is reached (another base,
-/// or a source set or cleared: a new scope), false when only its display name changed.
+/// or a source set or cleared: a new scope), false when only its display name changed. When
+/// true, the caller must [`Backend::reopen`] before anything reads the local parts.
 pub(crate) fn set_source(inputs: &mut Inputs, source: Option<LocalSource>) -> bool {
     let moved = source.as_ref().map(LocalSource::base_url)
         != inputs.source.as_ref().map(LocalSource::base_url);

@@ -1,5 +1,6 @@
-//! One statig machine per concern. Machines never call each other: they talk through
-//! [`Signal`]s that the `Engine` relays until nothing changes.
+//! One statig machine per concern (`removal` is a plain struct: its requests have no states).
+//! Machines never call each other: they talk through [`Signal`]s that the `Engine` relays until
+//! nothing changes.
 
 pub(crate) mod cancel;
 pub(crate) mod catalog;

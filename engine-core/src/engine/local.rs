@@ -1,8 +1,9 @@
-//! The engine with a local Agent source (ADR 099; `docs/local-agents.md`): no platform
+//! The engine's wiring with a local Agent source (ADR 099; `docs/local-agents.md`): no platform
 //! request at all (`Io::send` refuses them, and the platform's level rules do not run); the
-//! local runtime's admission, its conversations, the one shown and its transcript, its models,
-//! and what the snapshot shows of them. The local machines exist only while a local source is
-//! set ([`Local`]): a platform engine carries none of them.
+//! commands, answers and level rules of the local runtime's admission, its conversations, the
+//! one shown and its transcript, and its models. The local parts (`backend/local/`, with what
+//! the snapshot shows of them) exist only while a local source is set: a platform engine
+//! carries none of them.
 
 use super::Engine;
 

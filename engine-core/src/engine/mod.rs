@@ -390,9 +390,9 @@ impl Engine {
     }
 
     /// When [`Engine::handle_timeout`] should next be called, on the host's clock (the same
-    /// [`Time`] line as every `now`); `None` when no timer runs. The timers are runtime access's:
-    /// the next poll (never while the page is hidden) and the confirmation limit. After a drain it
-    /// always lies after the last `now`.
+    /// [`Time`] line as every `now`); `None` when no timer runs. The earliest of the timers
+    /// [`TimeoutReason`] lists ([`Engine::timeout_reason`] says which). After a drain it always
+    /// lies after the last `now`.
     pub fn poll_timeout(&self) -> Option<Time> {
         self.next_deadline().map(|d| d.at)
     }

@@ -199,9 +199,8 @@ impl LocalAdmission {
             }
             Step::ChatCheck => {
                 let base = context
-                    .inputs
-                    .source
-                    .as_ref()
+                    .reach
+                    .source()
                     .map(|s| s.base_url().to_owned())
                     .unwrap_or_default();
                 let message = format!("The local Agent at {base} does not answer its chat route.");

@@ -146,7 +146,7 @@ impl LocalSelection {
 }
 
 fn selection_key(context: &Ctx<'_>) -> Option<String> {
-    context.inputs.source.as_ref().map(|s| s.selection_key())
+    context.reach.source().map(|s| s.selection_key())
 }
 
 crate::concerns::count_transitions!(LocalSelection);

@@ -66,7 +66,7 @@ impl Local {
         snapshot.agent_id = None;
         snapshot.is_default_session =
             snapshot.current_session_id.as_deref() == Some(crate::source::DEFAULT_CONVERSATION);
-        let readiness = local.readiness(shown);
+        let readiness = local.readiness(shown.visible, shown.selected);
         snapshot.composer_admission = admission.ready && readiness.status == ReadinessStatus::Ready;
         snapshot.capabilities = Capabilities::local(!sessions.live_only);
         // The runtime's conversations, then this page's it does not list, then the one shown
@@ -143,11 +143,11 @@ impl Local {
     /// checked; ready while it is unavailable (the decision locks the composer, not readiness);
     /// then the transcript's read decides (an error, or ready once it loaded or the runtime
     /// cannot reload it).
-    pub(crate) fn readiness(&self, shown: &Shown<'_>) -> Readiness {
-        let selected = shown.selected.map(str::to_owned);
+    pub(crate) fn readiness(&self, visible: bool, selected: Option<&str>) -> Readiness {
+        let selected = selected.map(str::to_owned);
         let admission = self.admission.inner();
         let history = self.history.inner();
-        let (status, error) = if !shown.visible || selected.is_none() {
+        let (status, error) = if !visible || selected.is_none() {
             (ReadinessStatus::Idle, None)
         } else if !admission.checked {
             (ReadinessStatus::Loading, None)
