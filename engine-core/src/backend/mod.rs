@@ -7,10 +7,17 @@ pub(crate) mod platform;
 use platform::PlatformParts;
 
 use crate::concerns::ctx::{Ctx, Memory, Reach};
+use crate::concerns::environment::EnvEvent;
+use crate::concerns::selection::Selection;
 use crate::concerns::{catalog, runtime_access};
 use crate::deadline::Deadline;
+use crate::input::Command;
 use crate::inputs::Inputs;
+use crate::io::Answer;
 use crate::io::Io;
+use crate::work::{Rekeyed, Works};
+use local::selection::LocalSelEvent;
+use statig::blocking::InitializedStateMachine;
 use std::sync::Arc;
 
 use crate::failure::{FailureCode, FailureSource, RunFailure};
@@ -231,6 +238,134 @@ impl Backend {
         self.local
             .as_deref()
             .map_or_else(|| display_name.to_owned(), |l| l.agent_name(display_name))
+    }
+}
+
+/// What the engine lends the backend beside its own parts: a machine context, and the two
+/// concerns both backends share (the session selected, and the sessions' work).
+pub(crate) struct Lent<'a> {
+    pub(crate) ctx: Ctx<'a>,
+    pub(crate) selection: &'a mut InitializedStateMachine<Selection>,
+    pub(crate) works: &'a mut Works,
+}
+
+/// The engine's inputs, commands and answers, handed to the backend in use.
+impl Backend {
+    /// A command: the local parts carry out the ones that mean something else with a local
+    /// source (`None` back); every other (all of them on the platform) goes back to the
+    /// engine's own handling.
+    pub(crate) fn command(&mut self, command: Command, lent: &mut Lent<'_>) -> Option<Command> {
+        match self.local.as_deref_mut() {
+            Some(local) => local.command(command, lent),
+            None => Some(command),
+        }
+    }
+
+    /// The runtime reached has changed and the scope with it (ENV-2, after
+    /// [`Backend::reopen`]): a local source's parts start choosing the conversation shown.
+    pub(crate) fn opened(&mut self, lent: &mut Lent<'_>) {
+        if let Some(local) = self.local.as_deref_mut() {
+            local.select(&LocalSelEvent::Start, lent);
+        }
+    }
+
+    /// The chat came back into view: a local runtime is checked again (adr-notes 5); on the
+    /// platform the latest-sessions list is read again (OI-26, OI-7; not for a launched
+    /// session: the settle loop does not want the read then).
+    pub(crate) fn came_into_view(&mut self, ctx: &mut Ctx<'_>) {
+        match self.local.as_deref_mut() {
+            Some(local) => local.recheck(ctx),
+            None => self
+                .platform
+                .env
+                .handle_with_context(&EnvEvent::Reread, ctx),
+        }
+    }
+
+    /// A new `requestedSessionId`: with a local source that conversation is shown; on the
+    /// platform, OI-14's rules choose it.
+    pub(crate) fn requested(&mut self, id: &str, lent: &mut Lent<'_>) {
+        match self.local.as_deref_mut() {
+            Some(local) => local.select(&LocalSelEvent::Requested(id), lent),
+            None => self.platform.choose_requested(id, lent),
+        }
+    }
+
+    /// The storage port's answer for the local conversation shown (nothing on the platform).
+    pub(crate) fn stored_selection(&mut self, key: &str, uid: Option<&str>, lent: &mut Lent<'_>) {
+        if let Some(local) = self.local.as_deref_mut() {
+            let event = LocalSelEvent::Stored {
+                key,
+                session_uid: uid,
+            };
+            local.select(&event, lent);
+        }
+    }
+
+    /// One settle round of the local parts' level rules, instead of the platform's (ADR 099):
+    /// false when the runtime is reached through the platform, whose rules the engine runs.
+    pub(crate) fn local_round(&mut self, lent: &mut Lent<'_>) -> bool {
+        let Some(local) = self.local.as_deref_mut() else {
+            return false;
+        };
+        local.evaluate(lent);
+        true
+    }
+
+    /// An answer to a request of a local machine (dropped when the local parts have closed).
+    pub(crate) fn local_answer(&mut self, answer: &Answer, lent: &mut Lent<'_>) {
+        if let Some(local) = self.local.as_deref_mut() {
+            local.answer(answer, lent);
+        }
+    }
+
+    /// A turn or a stop ended: the local parts read the runtime's conversations again (ADR
+    /// 099); the platform has nothing to do here.
+    pub(crate) fn turn_ended(&mut self, failed: bool, ctx: &mut Ctx<'_>) {
+        if let Some(local) = self.local.as_deref_mut() {
+            local.turn_ended(failed, ctx);
+        }
+    }
+
+    /// ADR 099, adr-notes 2: the runtime named the conversation `from` ran in `to`; the new
+    /// id replaces the client's everywhere: the selection and its stored copy, the thread, the
+    /// run, the queue and its storage key. When the runtime's id already has a turn of its own
+    /// here, nothing moves: the conversation keeps the client's id (`Works::rekey`).
+    pub(crate) fn rekey(&mut self, from: &str, to: &str, lent: &mut Lent<'_>) {
+        match lent.works.rekey(&mut lent.ctx, from, to) {
+            Rekeyed::Kept => return,
+            Rekeyed::Moved { forget_old: true } => {
+                let key = crate::queue::storage_key(from);
+                let request = crate::intent::StorageRequest::RemoveQueue { key };
+                let intent = crate::intent::Intent::Storage(request);
+                lent.ctx.io.outbox.push_back(intent);
+            }
+            Rekeyed::Moved { forget_old: false } => {}
+        }
+        if let Some(local) = self.local.as_deref_mut() {
+            local.rekey(from, to, lent);
+        }
+    }
+
+    /// A conversation of this page (a turn of it starts with `text`): a local runtime's list
+    /// shows it even when the runtime does not (no-op on the platform).
+    pub(crate) fn page(&mut self, uid: &str, text: Option<&str>, ctx: &mut Ctx<'_>) {
+        if let Some(local) = self.local.as_deref_mut() {
+            local.page(uid, text, ctx);
+        }
+    }
+
+    /// A first turn of a local conversation started here: the runtime must name it.
+    pub(crate) fn is_new_conversation(&self, uid: &str) -> bool {
+        self.local
+            .as_deref()
+            .is_some_and(|l| l.selection.inner().fresh.contains(uid))
+    }
+
+    /// The local runtime lists the conversation as working (a turn this engine did not start,
+    /// such as one from before a reload): a stop sends its cancel.
+    pub(crate) fn listed_working(&self, uid: &str) -> bool {
+        self.local.as_deref().is_some_and(|l| l.listed_working(uid))
     }
 }
 

@@ -32,14 +32,9 @@ impl Engine {
             Input::IsVisible(v) => {
                 let returned = v && !self.inputs.visible;
                 self.inputs.visible = v;
-                if returned && self.backend.local.is_some() {
-                    // adr-notes 5: a local runtime is checked again when the chat comes back.
-                    self.recheck_local(now);
-                } else if returned {
-                    // OI-26, OI-7: coming back into view reads the latest-sessions list again
-                    // (not for a launched session: the settle loop does not want the read then).
-                    let (mut ctx, p) = self.ctx(now);
-                    p.env.handle_with_context(&EnvEvent::Reread, &mut ctx);
+                if returned {
+                    let (backend, mut lent) = self.lend(now);
+                    backend.came_into_view(&mut lent.ctx);
                 }
             }
             Input::PageVisible(visible) => {
@@ -63,12 +58,9 @@ impl Engine {
                     self.inputs.requested_session_id = id.clone();
                     self.inputs.marks.requested_before_scope =
                         id.is_some() && !self.scope_complete();
-                    match id {
-                        Some(id) if self.backend.local.is_some() => {
-                            self.local_requested(&id, now);
-                        }
-                        Some(id) => self.choose_requested(&id, now),
-                        None => {}
+                    if let Some(id) = id {
+                        let (backend, mut lent) = self.lend(now);
+                        backend.requested(&id, &mut lent);
                     }
                 }
             }
@@ -122,39 +114,27 @@ impl Engine {
                 }
             }
             Input::StoredSelectionLoaded { key, session_uid } => {
-                self.local_stored_selection(&key, session_uid.as_deref(), now);
+                let (backend, mut lent) = self.lend(now);
+                backend.stored_selection(&key, session_uid.as_deref(), &mut lent);
             }
             Input::Command(c) => self.command(c, now),
         }
     }
 
+    /// A requested session id chosen on the platform (OI-14, `PlatformParts::choose_requested`).
     pub(super) fn choose_requested(&mut self, id: &str, now: Time) {
-        // OI-14: on the default-session surface a requested id never wins (DEF-2, DEF-18).
-        if self.inputs.shows_default_session {
-            return;
-        }
-        let (mut ctx, p) = self.ctx(now);
-        // SEL-14: the latest selecting event wins; an open or create still running loses.
-        p.opening.handle_with_context(&OpenEvent::Cancel, &mut ctx);
-        p.selection.handle(&SelEvent::Choose {
-            session_uid: id,
-            origin: Origin::Requested,
-        });
-        // The session may already be loaded (or have failed) under another origin: REQ-4 to
-        // REQ-6 follow what its detail read already said.
-        let h = p.hydration.inner();
-        if h.session_uid.as_deref() == Some(id) {
-            if h.detail.value().is_some() {
-                p.selection
-                    .handle(&SelEvent::DetailLoaded { session_uid: id });
-            } else if let Some(error) = h.detail.error() {
-                let session_uid = id.to_owned();
-                let error = error.clone();
-                self.memory
-                    .signals
-                    .push_back(Signal::DetailFailed { session_uid, error });
-            }
-        }
+        let (backend, mut lent) = self.lend(now);
+        backend.platform.choose_requested(id, &mut lent);
+    }
+
+    /// A new source, or none: a change of scope (ENV-2); the local parts of the old source
+    /// close and, with a new one, start over.
+    fn source_changed(&mut self, now: Time) {
+        let (backend, mut lent) = self.lend(now);
+        backend.reopen(&mut lent.ctx);
+        self.scope_changed(now);
+        let (backend, mut lent) = self.lend(now);
+        backend.opened(&mut lent);
     }
 
     /// ENV-1 to ENV-4: a new person or Environment.

@@ -5,8 +5,10 @@ use explorer::RemovalOp;
 
 impl Engine {
     pub(super) fn command(&mut self, command: Command, now: Time) {
-        // ADR 099: with a local source some commands mean something else (`local.rs`).
-        let Some(command) = self.local_command(command, now) else {
+        // ADR 099: with a local source some commands mean something else
+        // (`backend/local/wiring.rs`).
+        let (backend, mut lent) = self.lend(now);
+        let Some(command) = backend.command(command, &mut lent) else {
             return;
         };
         match command {

@@ -3,9 +3,10 @@
 //! file per job: `apply.rs` (host inputs), `commands.rs` (host commands), `route.rs` (finished
 //! answers), `relay.rs` (signals between machines), `pipeline.rs` (one round of level rules),
 //! `settle.rs` (the fixed-point loop), `projection.rs` (the view's parts and the snapshot),
-//! `changes.rs` (revisions); sending, models, icons, the explorer and the local Agent have
-//! their own (`sending.rs`, `models.rs`, `icons.rs`, `explorer.rs`, `local.rs`); the local
-//! Agent's parts and its view are in `backend/local/`.
+//! `changes.rs` (revisions); sending, models, icons and the explorer have their own
+//! (`sending.rs`, `models.rs`, `icons.rs`, `explorer.rs`). What differs between the platform
+//! and a local Agent is the backend's (`backend/`): the engine hands it inputs, commands and
+//! answers with a `Lent` (a context, the selection and the works) and never reads the source.
 
 mod apply;
 mod changes;
@@ -13,7 +14,6 @@ mod commands;
 mod explorer;
 mod host_config;
 mod icons;
-mod local;
 mod models;
 mod pipeline;
 mod projection;
@@ -31,8 +31,8 @@ use statig::blocking::InitializedStateMachine;
 use statig::prelude::*;
 
 use crate::api::ApiError;
-use crate::backend::Backend;
 use crate::backend::platform::PlatformParts;
+use crate::backend::{Backend, Lent};
 use crate::concerns::Signal;
 use crate::concerns::cancel::CancelEvent;
 use crate::concerns::catalog::{CatalogEvent, CatalogStore};
@@ -427,46 +427,53 @@ impl Engine {
         self.io.ignored_answers
     }
 
+    /// A machine context, and the platform's machines with the two shared concerns beside it.
     fn ctx(&mut self, now: Time) -> (Ctx<'_>, Parts<'_>) {
+        let (backend, lent) = self.lend(now);
+        let PlatformParts {
+            env,
+            default,
+            opening,
+            hydration,
+            runtime,
+            catalog,
+            choice,
+            picker,
+            ..
+        } = &mut backend.platform;
+        let parts = Parts {
+            env,
+            default,
+            opening,
+            selection: lent.selection,
+            hydration,
+            runtime,
+            catalog,
+            choice,
+            picker,
+            works: lent.works,
+        };
+        (lent.ctx, parts)
+    }
+
+    /// The backend, and what the engine lends it beside its parts (`backend::Lent`).
+    fn lend(&mut self, now: Time) -> (&mut Backend, Lent<'_>) {
         let Engine {
             inputs,
             io,
             memory,
             selection,
             works,
-            backend:
-                Backend {
-                    platform:
-                        PlatformParts {
-                            env,
-                            default,
-                            opening,
-                            hydration,
-                            runtime,
-                            catalog,
-                            choice,
-                            picker,
-                            ..
-                        },
-                    ..
-                },
+            backend,
             ..
         } = self;
-        (
-            crate::backend::ctx(now, inputs, io, memory),
-            Parts {
-                env,
-                default,
-                opening,
-                selection,
-                hydration,
-                runtime,
-                catalog,
-                choice,
-                picker,
-                works,
-            },
-        )
+        let ctx = crate::backend::ctx(now, inputs, io, memory);
+        let lent = Lent {
+            ctx,
+            selection,
+            works,
+        };
+        (backend, lent)
     }
 
     fn open(&mut self, kind: OpenKind, agent: Option<String>, label: Option<String>, now: Time) {

@@ -6,10 +6,16 @@ impl Engine {
     /// One round of the level rules, in dependency order.
     pub(super) fn evaluate(&mut self, now: Time) {
         // ADR 099: with a local source, its parts' rules instead of the platform's.
-        if self.backend.local.is_some() {
-            self.evaluate_local(now);
-            return;
+        let (backend, mut lent) = self.lend(now);
+        if !backend.local_round(&mut lent) {
+            self.evaluate_platform(now);
         }
+        // The runs' clocks and the queue rules, on either backend.
+        self.evaluate_work(now);
+    }
+
+    /// The platform's level rules.
+    fn evaluate_platform(&mut self, now: Time) {
         // SEL-5 to SEL-7: once per launchKey, only while visible and an Environment is active.
         let launch = self
             .inputs
@@ -108,6 +114,5 @@ impl Engine {
         p.runtime
             .handle_with_context(&RtaEvent::Evaluate { active, agent_name }, &mut ctx);
         self.evaluate_models(now);
-        self.evaluate_work(now);
     }
 }

@@ -229,13 +229,14 @@ impl Engine {
             }
         }
         crate::io::release_if_empty(&mut self.memory.signals);
+        let (backend, mut lent) = self.lend(now);
         for (from, to) in rekeys {
-            self.local_rekey(&from, &to, now);
+            backend.rekey(&from, &to, &mut lent);
         }
         // A turn or a stop ended: the local parts, there only with a local source, read the
         // runtime's conversations again (ADR 099); the platform has nothing to do here.
         if let Some(failed) = local_ended {
-            self.local_turn_ended(failed, now);
+            backend.turn_ended(failed, &mut lent.ctx);
         }
         any
     }

@@ -34,7 +34,8 @@ impl Engine {
             | Owner::LocalSessions
             | Owner::LocalHistory
             | Owner::LocalModels => {
-                self.local_answer(answer, now);
+                let (backend, mut lent) = self.lend(now);
+                backend.local_answer(answer, &mut lent);
             }
             owner => {
                 let (mut ctx, p) = self.ctx(now);

@@ -132,11 +132,12 @@ impl Engine {
             queued,
             auth_retried: false,
             hold_deadline_ms: None,
-            new_chat: self.is_new_local_conversation(session_uid),
+            new_chat: self.backend.is_new_conversation(session_uid),
         };
         // ADR 099: a local conversation's row shows the message (no-op on the platform).
         if guard.is_none() {
-            self.local_page(session_uid, Some(text), now);
+            let (backend, mut lent) = self.lend(now);
+            backend.page(session_uid, Some(text), &mut lent.ctx);
         }
         let facts = self.body_facts();
         let agent_name = self.agent_name_of(session_uid);
@@ -201,7 +202,7 @@ impl Engine {
         let uid = self.selected_uid();
         let running = uid
             .as_deref()
-            .is_some_and(|u| self.agent_working(u) || self.local_listed_working(u));
+            .is_some_and(|u| self.agent_working(u) || self.backend.listed_working(u));
         let Some(uid) = uid.filter(|_| running) else {
             self.io.events.push_back(Event::Notify(Notice {
                 title: "Unable to stop session".to_owned(),

@@ -2,7 +2,8 @@
 //! runtime reached straight, without the platform: whether it can take a message
 //! ([`admission`]), its conversations ([`sessions`]), the one shown ([`selection`]) and its
 //! transcript ([`history`]), its model catalog ([`catalog`]) and the model it holds
-//! ([`models`]).
+//! ([`models`]); what the snapshot shows of them ([`view`]) and how the engine's commands,
+//! answers and settle rounds reach them ([`wiring`]).
 
 pub(crate) mod admission;
 pub(crate) mod catalog;
@@ -11,6 +12,7 @@ pub(crate) mod models;
 pub(crate) mod selection;
 pub(crate) mod sessions;
 pub(crate) mod view;
+pub(crate) mod wiring;
 
 use statig::prelude::*;
 
