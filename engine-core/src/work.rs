@@ -11,8 +11,11 @@ use statig::prelude::*;
 
 use crate::concerns::cancel::{self, Cancel, CancelEvent};
 use crate::concerns::ctx::Ctx;
-use crate::concerns::send::{self, Run, RunEvent};
+use crate::concerns::send::{self, Run, RunEnd, RunEvent, Turn, TurnEnded};
+use crate::event::Event;
+use crate::failure::FailureCode;
 use crate::inputs::ScopeKey;
+use crate::queue::HoldReason;
 use crate::queue::Queue;
 use crate::revision::Tracked;
 
@@ -40,6 +43,84 @@ impl std::fmt::Debug for Work {
             .field("cancel", self.cancel.state())
             .field("queued", &self.queue.rows.len())
             .finish()
+    }
+}
+
+impl Work {
+    /// OI-20, SND-22, ADR 087: the queue follows how a turn ended. A failed turn is reported with
+    /// its code ([`Event::RunFailed`]); a message that did not go out is put back at the front of
+    /// the queue (a row that could not start, a row stopped or blocked before it left) or handed
+    /// back ([`Event::MessageNotSent`]: a typed message, or a row spent by a failure inside its
+    /// run). `on_screen`: the session is the one shown.
+    pub(crate) fn turn_ended(&mut self, ended: TurnEnded, on_screen: bool) -> Vec<Event> {
+        let TurnEnded {
+            session_uid,
+            end,
+            sent,
+            turn,
+        } = ended;
+        let session_uid = session_uid.as_str();
+        let Turn {
+            text: written,
+            queued,
+            auth_retried,
+            ..
+        } = turn;
+        let queued_row = queued.is_some();
+        if queued_row {
+            self.queue.sending = false;
+        }
+        let mut events = Vec::new();
+        if let RunEnd::Failed(failure) | RunEnd::Blocked { failure, .. } = &end {
+            events.push(Event::RunFailed {
+                session_uid: session_uid.to_owned(),
+                failure: failure.clone(),
+                sent,
+            });
+        }
+        let refused_at_start =
+            matches!(&end, RunEnd::Failed(f) if f.code == FailureCode::RequestRefused);
+        if !sent {
+            let waits =
+                refused_at_start || matches!(end, RunEnd::Stopped(_) | RunEnd::Blocked { .. });
+            match queued {
+                // Nothing queued is lost: a row that could not start, or that a stop or a blocked
+                // decision kept from leaving, goes back to the front, unless its one repeat after a
+                // 401 or 403 is spent (SND-23): then it is handed back like a typed message, never
+                // requested a third time.
+                Some(q) if waits && !auth_retried => self.queue.put_back(q.row),
+                _ => {
+                    let failure = end.failure();
+                    events.push(Event::MessageNotSent {
+                        session_uid: Some(session_uid.to_owned()),
+                        text: written,
+                        reason: failure.map(|f| f.message.clone()).unwrap_or_default(),
+                        code: failure.map_or(FailureCode::RunCancelled, |f| f.code),
+                    });
+                }
+            }
+        }
+        let q = &mut self.queue;
+        match end {
+            RunEnd::Clean => {
+                if q.rows.is_empty() {
+                    q.settle_empty();
+                } else if q.hold.is_none() {
+                    q.armed = true;
+                }
+            }
+            // ADR 087: the send of a row threw before its run started.
+            RunEnd::Failed(f) if queued_row && !sent && refused_at_start => {
+                q.hold(HoldReason::Unavailable, Some(f.message));
+            }
+            // A guard, a request or an answer failed inside the run: the row is spent, and the
+            // rest wait `failed` (the reference gives this hold no message).
+            RunEnd::Failed(_) => q.hold(HoldReason::Failed, None),
+            RunEnd::Stopped(_) if on_screen => q.hold(HoldReason::Stopped, None),
+            RunEnd::Stopped(_) => q.hold(HoldReason::Away, None),
+            RunEnd::Blocked { notice, .. } => q.hold(HoldReason::Blocked, notice),
+        }
+        events
     }
 }
 

@@ -121,7 +121,9 @@ impl Engine {
         }
     }
 
-    /// A requested session id chosen on the platform (OI-14, `PlatformParts::choose_requested`).
+    /// OI-14's platform rules for a requested id (`PlatformParts::choose_requested`). A change
+    /// of surface or scope calls them with a local source too, as before issue 26; the local
+    /// round that follows shows the local selection's conversation again when it has one.
     pub(super) fn choose_requested(&mut self, id: &str, now: Time) {
         let (backend, mut lent) = self.lend(now);
         backend.platform.choose_requested(id, &mut lent);
@@ -163,7 +165,7 @@ impl Engine {
             match signal {
                 Signal::RunEnded(ended) => {
                     if let Some(work) = p.works.get_mut(&ended.session_uid) {
-                        for event in sending::run_ended(work, *ended, false) {
+                        for event in work.turn_ended(*ended, false) {
                             ctx.emit(event);
                         }
                     }

@@ -179,7 +179,7 @@ impl Engine {
                     let restored = h.history.value().map(|history| {
                         // The record's `working` of our own turn is not another run's.
                         let working = h.detail.value().is_none_or(|r| r.working && !own);
-                        sending::restored_status(history, working)
+                        crate::concerns::send::Restored::from_history(history, working)
                     });
                     let running = p.works.is_running(&session_uid);
                     let work = p.works.entry(&mut ctx, &session_uid);
@@ -222,7 +222,7 @@ impl Engine {
                     let on_screen = selection::selected(p.selection.state())
                         .is_some_and(|(uid, _)| uid == ended.session_uid);
                     let work = p.works.entry(&mut ctx, &ended.session_uid);
-                    for event in sending::run_ended(work, *ended, on_screen) {
+                    for event in work.turn_ended(*ended, on_screen) {
                         ctx.emit(event);
                     }
                 }

@@ -1,8 +1,8 @@
 //! The local parts' wiring (ADR 099; `docs/local-agents.md`): the commands that mean something
 //! else with a local source, the answers of the local runtime, the level round of the local
 //! machines, a conversation started or re-keyed here, and the conversation shown. The engine
-//! reaches these through [`crate::backend::Backend`], which lends them the selection and the
-//! works both backends share ([`Lent`]).
+//! reaches these through [`crate::backend::Backend`]'s methods, with a machine context and,
+//! where they need them, the selection and the works both backends share ([`Lent`]).
 
 use super::Local;
 use super::admission::AdmissionEvent;

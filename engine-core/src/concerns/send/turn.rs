@@ -29,6 +29,48 @@ pub(crate) struct Restored {
     pub visible_output: bool,
 }
 
+impl Restored {
+    /// adr-notes 8: the run status of a session opened from its history. `working` is what the
+    /// session's record says (true while the record is not loaded: the history's word stands).
+    pub(crate) fn from_history(history: &crate::api::History, working: bool) -> Restored {
+        use crate::api::HistoryStatus;
+        use crate::concerns::send::{COMPLETED_TEXT, RESTORED_LIVE_TEXT};
+        use crate::snapshot::RunStatus;
+        // The reference's order: an empty history of a session not running says nothing.
+        let running = history.status == HistoryStatus::Running;
+        let (status, detail) = if history.messages.is_empty() && !running {
+            (RunStatus::Idle, None)
+        } else if running && working {
+            (RunStatus::Responding, Some(RESTORED_LIVE_TEXT.to_owned()))
+        } else if history.status == HistoryStatus::Error {
+            let error = history
+                .error
+                .as_deref()
+                .map(str::trim)
+                .filter(|e| !e.is_empty());
+            let detail = error.unwrap_or(PREVIOUS_RUN_FAILED_TEXT).to_owned();
+            (RunStatus::Error, Some(detail))
+        } else {
+            (RunStatus::Complete, Some(COMPLETED_TEXT.to_owned()))
+        };
+        Restored {
+            status,
+            detail,
+            visible_output: has_answer(history),
+        }
+    }
+}
+
+/// The history's fallback text for a failed last run (adr-notes 8).
+const PREVIOUS_RUN_FAILED_TEXT: &str = "The previous run failed.";
+
+fn has_answer(history: &crate::api::History) -> bool {
+    history
+        .messages
+        .iter()
+        .any(|m| m.role == crate::message::Role::Assistant)
+}
+
 /// One message on its way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Turn {
