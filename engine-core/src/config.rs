@@ -27,9 +27,19 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
-    /// The platform base is not an absolute `http`/`https` address.
-    #[error("The platform base URL must be an absolute http or https URL, got {0:?}.")]
+    /// The platform base is not an absolute `http`/`https` address (RU-45: the reference's
+    /// text). The value refused, as given, is kept for the host's own message.
+    #[error("The chat backend connection requires an absolute http(s) platform API base URL.")]
     BaseUrl(String),
+}
+
+impl ConfigError {
+    /// A stable code: `config_base_url`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::BaseUrl(_) => "config_base_url",
+        }
+    }
 }
 
 impl Config {
@@ -40,7 +50,8 @@ impl Config {
     /// Default event limit: 1 MiB.
     pub const DEFAULT_MAX_EVENT_BYTES: usize = 1024 * 1024;
 
-    /// A configuration for this platform base with seed 0. The scheme is read without regard
+    /// A configuration for this platform base with seed 0 (RU-45). The base is trimmed and
+    /// must be an absolute `http` or `https` URL with a host; the scheme is read without regard
     /// to case, as RFC 3986 says, and kept in lower case.
     ///
     /// ```
@@ -50,6 +61,12 @@ impl Config {
     /// assert_eq!(config.platform_base_url, "https://platform.example.test");
     /// assert!(engine_core::Config::new("platform.example.test").is_err());
     /// assert!(engine_core::Config::new("ftp://platform.example.test").is_err());
+    /// let refused = engine_core::Config::new("/api").unwrap_err();
+    /// assert_eq!(
+    ///     refused.to_string(),
+    ///     "The chat backend connection requires an absolute http(s) platform API base URL."
+    /// );
+    /// assert_eq!(refused.code(), "config_base_url");
     /// ```
     pub fn new(platform_base_url: &str) -> Result<Config, ConfigError> {
         let base = platform_base_url.trim();
