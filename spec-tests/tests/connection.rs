@@ -1,7 +1,14 @@
 //! The chat backend connection (`reference-update.md`, section 9: RU-45 to RU-49): the
-//! platform base URL a host gives the engine.
+//! platform base URL a host gives the engine, and the host's URL rewrite.
 
-use engine_core::{Config, ConfigError, HostConfig, Time};
+use std::sync::{Arc, Mutex};
+
+use engine_core::{Config, ConfigError, HostConfig, Target, Time};
+use serde_json::json;
+use spec_tests::fixtures;
+use spec_tests::{BASE, Harness};
+
+const S1: &str = "s-1";
 
 /// RU-45: the reference's text for a refused base URL.
 const REFUSED: &str =
@@ -50,4 +57,124 @@ fn ru_45_a_host_configuration_is_refused_alike() {
     let form: HostConfig =
         serde_json::from_str(r#"{"platformBaseUrl": " https://api.platform.test "}"#).unwrap();
     assert!(form.engine(Time::ZERO).is_ok());
+}
+
+/// The addresses a rewrite was given, with their targets.
+type Seen = Arc<Mutex<Vec<(String, Target)>>>;
+
+/// RU-46's rewrite, as the reference's tests write it: a platform address to
+/// `/__platform__{path}{query}`, a runtime one to `/__agent__/{host}{path}{query}`. Every
+/// address it is given is recorded with its target.
+fn proxy(seen: &Seen) -> impl Fn(&str, Target) -> String + Send + Sync + 'static {
+    let seen = Arc::clone(seen);
+    move |url: &str, target: Target| {
+        seen.lock().unwrap().push((url.to_owned(), target));
+        let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+        let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        match target {
+            Target::Platform => format!("/__platform__{path}"),
+            _ => format!("/__agent__/{host}{path}"),
+        }
+    }
+}
+
+/// RU-46: platform paths resolve on the base; without a rewrite every address is requested as
+/// built; a rewrite gets the full address with its query, and the target. With the reference's
+/// rewrite and `rpc_url` `https://agent.test/rpc`, a send requests first
+/// `/__platform__/api/v1/agent-sessions/{S}/resolve-runtime-access/`, then
+/// `/__agent__/agent.test/rpc/api/chat`. (`HttpRequest::request_url` is what both shells call
+/// once per request they carry out.)
+#[test]
+fn ru_46_the_rewrite_gets_the_full_address_and_its_target() {
+    let mut h = Harness::ready(S1);
+    let seen = Seen::default();
+    let rewrite = proxy(&seen);
+    for sent in h.sent() {
+        assert_eq!(sent.request.request_url(None), sent.request.url());
+        assert!(
+            sent.request.url().starts_with(BASE),
+            "{}",
+            sent.request.url()
+        );
+    }
+    let list = h
+        .sent()
+        .iter()
+        .find(|s| s.request.path == "/api/v1/agent-sessions/")
+        .expect("the list read");
+    assert_eq!(
+        list.request.request_url(Some(&rewrite)),
+        format!(
+            "/__platform__/api/v1/agent-sessions/?{}",
+            query(&list.request)
+        )
+    );
+    assert_eq!(
+        seen.lock().unwrap().last(),
+        Some(&(list.request.url(), Target::Platform)),
+        "the full address, query included"
+    );
+
+    let mark = h.mark();
+    let (access, confirm) = send_on(&mut h, "https://agent.test/rpc");
+    h.reply(confirm, 200, json!({"status": "ready"}));
+    let message = h.message_request(S1);
+    let addresses: Vec<String> = h
+        .sent_since(mark)
+        .iter()
+        .filter(|s| s.id == access || s.id == message)
+        .map(|s| s.request.request_url(Some(&rewrite)))
+        .collect();
+    assert_eq!(
+        addresses,
+        [
+            format!("/__platform__/api/v1/agent-sessions/{S1}/resolve-runtime-access/"),
+            "/__agent__/agent.test/rpc/api/chat".to_owned(),
+        ]
+    );
+    let seen = seen.lock().unwrap();
+    assert_eq!(
+        seen.last(),
+        Some(&(
+            "https://agent.test/rpc/api/chat".to_owned(),
+            Target::AgentRuntime
+        ))
+    );
+}
+
+/// RU-46: an address that came root-relative (an `rpc_url` starting with `/`) never reaches
+/// the rewrite; it is requested on the platform's origin, which stands in for the reference's
+/// page.
+#[test]
+fn ru_46_a_root_relative_address_never_reaches_the_rewrite() {
+    let mut h = Harness::ready(S1);
+    let (_, confirm) = send_on(&mut h, "/rt/agents/s-1");
+    let seen = Seen::default();
+    let rewrite = proxy(&seen);
+    let request = &h.sent().iter().find(|s| s.id == confirm).unwrap().request;
+    assert!(request.root_relative);
+    assert_eq!(
+        request.request_url(Some(&rewrite)),
+        format!("{BASE}/rt/agents/s-1/api/chat")
+    );
+    assert!(seen.lock().unwrap().is_empty(), "not given to the rewrite");
+}
+
+/// A send whose runtime access answers ready with this `rpc_url`: the access request's id and
+/// the confirmation's, still open.
+fn send_on(h: &mut Harness, rpc_url: &str) -> (engine_core::RequestId, engine_core::RequestId) {
+    h.send("Hello");
+    let access = h.runtime_request(S1);
+    let mut answer = fixtures::runtime_ready(S1);
+    answer["rpc_url"] = json!(rpc_url);
+    h.reply(access, 200, answer);
+    (access, h.confirm_request(S1))
+}
+
+/// The query of a request as it is sent (`url()` after its `?`).
+fn query(request: &engine_core::HttpRequest) -> String {
+    let url = request.url();
+    url.split_once('?')
+        .map(|(_, q)| q.to_owned())
+        .unwrap_or_default()
 }
