@@ -162,6 +162,44 @@ pub struct HttpRequest {
 /// request they carry out, through [`HttpRequest::request_url`].
 pub type UrlRewrite = dyn Fn(&str, Target) -> String + Send + Sync;
 
+/// A host's URL rewrite as the shells apply it (RU-46): a result that is root-relative (`/…`,
+/// or `//host/…` without a scheme) is resolved against the platform's origin, which stands in
+/// for the page the reference's browser resolves it against; any other result is requested as
+/// returned. `platform_base` is [`crate::Config::platform_base_url`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use engine_core::{Target, UrlRewrite, rewrite_on_platform};
+///
+/// let proxy: Arc<UrlRewrite> = Arc::new(|url: &str, _target: Target| {
+///     url.replacen("https://platform.test", "/__platform__", 1)
+/// });
+/// let rewrite = rewrite_on_platform(proxy, "https://platform.test");
+/// assert_eq!(
+///     rewrite("https://platform.test/api/v1/agent-sessions/?limit=20", Target::Platform),
+///     "https://platform.test/__platform__/api/v1/agent-sessions/?limit=20"
+/// );
+/// ```
+pub fn rewrite_on_platform(
+    rewrite: std::sync::Arc<UrlRewrite>,
+    platform_base: &str,
+) -> std::sync::Arc<UrlRewrite> {
+    let base = platform_base.trim();
+    let (scheme, rest) = base.split_once("://").unwrap_or(("https", base));
+    let origin = format!("{scheme}://{}", rest.split('/').next().unwrap_or(rest));
+    let scheme = scheme.to_owned();
+    std::sync::Arc::new(move |url: &str, target: Target| {
+        let address = rewrite(url, target);
+        if let Some(rest) = address.strip_prefix("//") {
+            format!("{scheme}://{rest}")
+        } else if address.starts_with('/') {
+            format!("{origin}{address}")
+        } else {
+            address
+        }
+    })
+}
+
 fn body_as_text<S: Serializer>(body: &Option<Bytes>, s: S) -> Result<S::Ok, S::Error> {
     match body {
         Some(b) => match serde_json::from_slice::<Value>(b) {

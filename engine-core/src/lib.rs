@@ -36,7 +36,8 @@ pub use engine::Engine;
 pub use event::{Event, Notice, NoticeVariant};
 pub use failure::{FailureCode, FailureSource, RunFailure, is_labelled, labelled};
 pub use http::{
-    BodyMode, Header, HttpRequest, InvalidId, Method, Target, UrlRewrite, check_id, segment,
+    BodyMode, Header, HttpRequest, InvalidId, Method, Target, UrlRewrite, check_id,
+    rewrite_on_platform, segment,
 };
 pub use input::{
     AgentRecord, Command, DefaultSession, Input, LaunchTarget, Person, SessionSummary, SourceStatus,

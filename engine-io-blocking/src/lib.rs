@@ -96,8 +96,10 @@
 //! requests always hold the original address, so a prefix is never doubled, and a retry is
 //! rewritten once again from the original. An address that came root-relative (an `rpc_url` or
 //! an icon url starting with `/`, resolved against the platform's origin) is not given to it,
-//! as in the reference. The function must return an absolute `http`/`https` address; the
-//! request fails (no answer) otherwise.
+//! as in the reference. An absolute `http`/`https` address it returns is requested as it
+//! is; a root-relative one (`/__platform__/...`, RU-46) is resolved against the platform's
+//! origin, which stands in for the reference's page ([`engine_core::rewrite_on_platform`]).
+//! Anything else fails the request (no answer).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -237,6 +239,9 @@ impl Shell {
             record_trace,
             rewrite_request_url,
         } = config;
+        // RU-46: a root-relative result of the rewrite is resolved on the platform's origin.
+        let rewrite_request_url = rewrite_request_url
+            .map(|r| engine_core::rewrite_on_platform(r, &engine_config.platform_base_url));
         if engine_config.start_unix_ms == 0 {
             engine_config.start_unix_ms = SystemTime::now()
                 .duration_since(UNIX_EPOCH)

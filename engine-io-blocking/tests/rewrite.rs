@@ -19,17 +19,31 @@ use platform_sim::{AGENT_ICON_SVG, BlockingSim, DEFAULT_AGENT_UID, SimConfig};
 
 const WAIT: Duration = Duration::from_secs(20);
 
+/// A simulator served only under `/proxy`, as behind a reverse proxy.
+fn prefixed() -> SimConfig {
+    SimConfig {
+        path_prefix: Some("/proxy".into()),
+        answer_delay_ms: 1,
+        ..SimConfig::default()
+    }
+}
+
 type Calls = Arc<Mutex<Vec<(String, Target)>>>;
 
 /// A shell whose rewrite sends `base` to `{base}/proxy`, recording every call.
 fn start(sim: &BlockingSim, config: &SimConfig) -> (Shell, Calls) {
+    start_with(sim, config, &format!("{}/proxy", sim.url()))
+}
+
+/// A shell whose rewrite sends `base` to `to`, recording every call.
+fn start_with(sim: &BlockingSim, config: &SimConfig, to: &str) -> (Shell, Calls) {
     let base = sim.url();
     let calls: Calls = Arc::default();
     let mut shell = ShellConfig::new(Config::new(&base).unwrap());
-    let seen = Arc::clone(&calls);
+    let (seen, to) = (Arc::clone(&calls), to.to_owned());
     shell.rewrite_request_url = Some(Arc::new(move |url: &str, target: Target| {
         seen.lock().unwrap().push((url.to_owned(), target));
-        url.replacen(&base, &format!("{base}/proxy"), 1)
+        url.replacen(&base, &to, 1)
     }));
     assert!(format!("{shell:?}").contains("rewrite_request_url: true"));
     let shell = Shell::start(shell);
@@ -47,11 +61,7 @@ fn wait(shell: &Shell, pred: impl Fn(&Snapshot) -> bool, sim: &BlockingSim) -> S
 
 #[test]
 fn every_request_is_rewritten_once_and_reaches_the_prefixed_platform() {
-    let config = SimConfig {
-        path_prefix: Some("/proxy".into()),
-        answer_delay_ms: 1,
-        ..SimConfig::default()
-    };
+    let config = prefixed();
     let sim = BlockingSim::start(config.clone()).unwrap();
     let base = sim.url();
     let (shell, calls) = start(&sim, &config);
@@ -136,5 +146,28 @@ fn without_the_rewrite_the_prefixed_platform_is_not_reached() {
     assert!(s.agent_sessions.is_empty());
     assert!(sim.log().iter().all(|r| !r.path.starts_with("/proxy/")));
     shell.shutdown();
+    sim.shutdown();
+}
+
+/// RU-46: the reference's own rewrites return root-relative addresses (`/__platform__...`),
+/// which its browser resolves against the page; the shell resolves them against the platform's
+/// origin. Here every address goes to `/proxy{path}`: the platform reads and the Agent
+/// runtime's check (the composer admits only after it) reach the prefixed simulator, each
+/// rewritten once.
+#[test]
+fn a_root_relative_rewrite_is_resolved_on_the_platform_origin() {
+    let config = prefixed();
+    let sim = BlockingSim::start(config.clone()).unwrap();
+    let base = sim.url();
+    let (shell, calls) = start_with(&sim, &config, "/proxy");
+    wait(&shell, |s| s.composer_admission, &sim);
+    shell.shutdown();
+    let log = sim.log();
+    let calls = calls.lock().unwrap().clone();
+    platform_sim::check_rewritten_once(&log, "/proxy", &base, &calls).unwrap();
+    assert!(
+        log.iter().any(|r| r.path.starts_with("/proxy/runtime/")),
+        "{log:#?}"
+    );
     sim.shutdown();
 }

@@ -103,8 +103,10 @@
 //! requests always hold the original address, so a prefix is never doubled, and a retry is
 //! rewritten once again from the original. An address that came root-relative (an `rpc_url` or
 //! an icon url starting with `/`, resolved against the platform's origin) is not given to it,
-//! as in the reference. The function must return an absolute `http`/`https` address; the
-//! request fails (no answer) otherwise.
+//! as in the reference. An absolute `http`/`https` address it returns is requested as it
+//! is; a root-relative one (`/__platform__/...`, RU-46) is resolved against the platform's
+//! origin, which stands in for the reference's page ([`engine_core::rewrite_on_platform`]).
+//! Anything else fails the request (no answer).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -233,6 +235,9 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         record_trace,
         rewrite_request_url,
     } = config;
+    // RU-46: a root-relative result of the rewrite is resolved on the platform's origin.
+    let rewrite_request_url =
+        rewrite_request_url.map(|r| engine_core::rewrite_on_platform(r, &engine.platform_base_url));
     let limits = transport::Limits {
         request_timeout,
         stream_idle_timeout,

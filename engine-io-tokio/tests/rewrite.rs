@@ -19,13 +19,18 @@ use platform_sim::{AGENT_ICON_SVG, DEFAULT_AGENT_UID, Sim, SimConfig};
 
 const WAIT: Duration = Duration::from_secs(20);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_request_is_rewritten_once_and_reaches_the_prefixed_platform() {
-    let config = SimConfig {
+/// A simulator served only under `/proxy`, as behind a reverse proxy.
+fn prefixed() -> SimConfig {
+    SimConfig {
         path_prefix: Some("/proxy".into()),
         answer_delay_ms: 1,
         ..SimConfig::default()
-    };
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_is_rewritten_once_and_reaches_the_prefixed_platform() {
+    let config = prefixed();
     let sim = Sim::start(config.clone()).await.unwrap();
     let base = sim.url();
     let calls: Arc<Mutex<Vec<(String, Target)>>> = Arc::default();
@@ -106,5 +111,40 @@ async fn every_request_is_rewritten_once_and_reaches_the_prefixed_platform() {
         &format!("/proxy/runtime/{DEFAULT_AGENT_UID}/api/chat")
     ));
     assert!(log.iter().all(|r| r.authorized), "{log:#?}");
+    sim.shutdown().await;
+}
+
+/// RU-46: the reference's own rewrites return root-relative addresses (`/__platform__...`),
+/// which its browser resolves against the page; the shell resolves them against the platform's
+/// origin. Here every address goes to `/proxy{path}`: the platform reads and the Agent
+/// runtime's check (the composer admits only after it) reach the prefixed simulator, each
+/// rewritten once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_relative_rewrite_is_resolved_on_the_platform_origin() {
+    let config = prefixed();
+    let sim = Sim::start(config.clone()).await.unwrap();
+    let base = sim.url();
+    let calls: Arc<Mutex<Vec<(String, Target)>>> = Arc::default();
+    let mut shell = ShellConfig::new(Config::new(&base).unwrap());
+    let (seen, from) = (Arc::clone(&calls), base.clone());
+    shell.rewrite_request_url = Some(Arc::new(move |url: &str, target: Target| {
+        seen.lock().unwrap().push((url.to_owned(), target));
+        url.replacen(&from, "/proxy", 1)
+    }));
+    let (handle, task) = spawn(shell);
+    for input in config.default_session_inputs("rewrite-suite") {
+        handle.input(input).unwrap();
+    }
+    let ready = handle.wait_for(|s| s.composer_admission, WAIT).await;
+    assert!(ready.is_some(), "{:#?}", sim.log());
+    handle.shutdown().await;
+    task.await.unwrap();
+    let log = sim.log();
+    let calls = calls.lock().unwrap().clone();
+    platform_sim::check_rewritten_once(&log, "/proxy", &base, &calls).unwrap();
+    assert!(
+        log.iter().any(|r| r.path.starts_with("/proxy/runtime/")),
+        "{log:#?}"
+    );
     sim.shutdown().await;
 }

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use engine_core::{Config, ConfigError, HostConfig, Target, Time};
+use engine_core::{Config, ConfigError, HostConfig, Target, Time, rewrite_on_platform};
 use serde_json::json;
 use spec_tests::fixtures;
 use spec_tests::{BASE, Harness};
@@ -82,8 +82,8 @@ fn proxy(seen: &Seen) -> impl Fn(&str, Target) -> String + Send + Sync + 'static
 /// built; a rewrite gets the full address with its query, and the target. With the reference's
 /// rewrite and `rpc_url` `https://agent.test/rpc`, a send requests first
 /// `/__platform__/api/v1/agent-sessions/{S}/resolve-runtime-access/`, then
-/// `/__agent__/agent.test/rpc/api/chat`. (`HttpRequest::request_url` is what both shells call
-/// once per request they carry out.)
+/// `/__agent__/agent.test/rpc/api/chat`, which the shells resolve on the platform's origin.
+/// (`HttpRequest::request_url` is what both shells call once per request they carry out.)
 #[test]
 fn ru_46_the_rewrite_gets_the_full_address_and_its_target() {
     let mut h = Harness::ready(S1);
@@ -132,13 +132,28 @@ fn ru_46_the_rewrite_gets_the_full_address_and_its_target() {
             "/__agent__/agent.test/rpc/api/chat".to_owned(),
         ]
     );
-    let seen = seen.lock().unwrap();
     assert_eq!(
-        seen.last(),
+        seen.lock().unwrap().last(),
         Some(&(
             "https://agent.test/rpc/api/chat".to_owned(),
             Target::AgentRuntime
         ))
+    );
+    // The shells resolve such a root-relative result on the platform's origin, which stands
+    // in for the reference's page (`rewrite_on_platform`).
+    let on_platform = rewrite_on_platform(Arc::new(proxy(&seen)), BASE);
+    let requested: Vec<String> = h
+        .sent_since(mark)
+        .iter()
+        .filter(|s| s.id == access || s.id == message)
+        .map(|s| s.request.request_url(Some(&*on_platform)))
+        .collect();
+    assert_eq!(
+        requested,
+        [
+            format!("{BASE}/__platform__/api/v1/agent-sessions/{S1}/resolve-runtime-access/"),
+            format!("{BASE}/__agent__/agent.test/rpc/api/chat"),
+        ]
     );
 }
 
