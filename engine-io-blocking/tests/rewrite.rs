@@ -160,7 +160,7 @@ fn a_root_relative_rewrite_is_resolved_on_the_platform_origin() {
     let sim = BlockingSim::start(config.clone()).unwrap();
     let base = sim.url();
     let (shell, calls) = start_with(&sim, &config, "/proxy");
-    wait(&shell, |s| s.composer_admission, &sim);
+    wait(&shell, platform_sim::session_settled, &sim);
     shell.shutdown();
     let log = sim.log();
     let calls = calls.lock().unwrap().clone();

@@ -135,7 +135,7 @@ async fn a_root_relative_rewrite_is_resolved_on_the_platform_origin() {
     for input in config.default_session_inputs("rewrite-suite") {
         handle.input(input).unwrap();
     }
-    let ready = handle.wait_for(|s| s.composer_admission, WAIT).await;
+    let ready = handle.wait_for(platform_sim::session_settled, WAIT).await;
     assert!(ready.is_some(), "{:#?}", sim.log());
     handle.shutdown().await;
     task.await.unwrap();

@@ -100,6 +100,19 @@ pub fn check_rewritten_once(
     Ok(())
 }
 
+/// For tests that stop a shell once a default session has started: every read the start
+/// makes has answered (the list, the catalog, the detail, history and insights, runtime access
+/// and its check), so each request the shell carried out has reached the simulator.
+pub fn session_settled(s: &engine_core::Snapshot) -> bool {
+    let readiness = &s.active_session_readiness;
+    s.composer_admission
+        && !s.is_loading_latest_sessions
+        && !s.is_loading_available_models
+        && readiness.detail_ready
+        && readiness.history_ready
+        && readiness.insights_ready
+}
+
 /// How long [`Sim::shutdown`] waits for open connections before dropping them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 

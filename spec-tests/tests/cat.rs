@@ -1460,3 +1460,70 @@ fn cat_17_19_refusal_after_an_aborted_patch_follows_the_record() {
         values("acme-cloud", "acme-cloud::acme-large", Some("medium"))
     );
 }
+
+/// RU-26: `setSelectedProviderValue(p)` keeps the current model when `p` lists it, else takes
+/// `p`'s first model; the thinking level follows OI-22; the session is PATCHed with all three
+/// fields, as for a model change. Choosing the provider already shown changes nothing and sends
+/// nothing.
+#[test]
+fn ru_26_a_provider_keeps_the_current_model_when_it_lists_it() {
+    let mut h = Harness::ready(S1);
+    let body = catalog_of(&[
+        catalog_provider(
+            "acme-cloud",
+            &[catalog_model("acme-large", &["low", "medium", "high"])],
+        ),
+        catalog_provider(
+            "mirror",
+            &[
+                catalog_model("mirror-first", &[]),
+                catalog_model("acme-large", &["medium"]),
+            ],
+        ),
+        catalog_provider("other", &[catalog_model("other-1", &["high"])]),
+    ]);
+    answer_catalog_with(&mut h, body);
+    assert_eq!(
+        picker(&h),
+        values("acme-cloud", "acme-cloud::acme-large", Some("medium"))
+    );
+
+    // `mirror` lists acme-large (not first): it is kept, with the level it offers.
+    h.command(Command::SetSelectedProviderValue {
+        value: Some("mirror".into()),
+    });
+    assert_eq!(
+        picker(&h),
+        values("mirror", "mirror::acme-large", Some("medium"))
+    );
+    let id = patch_request(&h);
+    assert_eq!(
+        body_of(&h, id),
+        json!({"llm_provider": "mirror", "llm_model": "acme-large", "llm_thinking": "medium"})
+    );
+    let stored = with_model(
+        record(S1, AGENT, ENV, 0),
+        "mirror",
+        "acme-large",
+        Some("medium"),
+    );
+    h.reply(id, 200, stored);
+
+    // The provider shown again: nothing changes, no PATCH.
+    let mark = h.mark();
+    h.command(Command::SetSelectedProviderValue {
+        value: Some("mirror".into()),
+    });
+    assert!(h.sent_since(mark).iter().all(|s| !is_patch(&s.call)));
+
+    // `other` does not list it: its first model, at that model's default level.
+    h.command(Command::SetSelectedProviderValue {
+        value: Some("other".into()),
+    });
+    assert_eq!(picker(&h), values("other", "other::other-1", Some("high")));
+    let id = patch_request(&h);
+    assert_eq!(
+        body_of(&h, id),
+        json!({"llm_provider": "other", "llm_model": "other-1", "llm_thinking": "high"})
+    );
+}

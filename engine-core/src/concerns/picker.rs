@@ -359,14 +359,16 @@ impl Picker {
     }
 }
 
-/// A person's change applied through the one resolver (MOD-19): a new provider takes its first
-/// model, a new model keeps the level when it offers it; a level must be offered by the model
-/// (any level is taken while no catalog is held).
+/// A person's change applied through the one resolver (MOD-19): a provider keeps the current
+/// model when it lists it, else takes its first model (RU-26); a new model keeps the level when
+/// it offers it; a level must be offered by the model (any level is taken while no catalog is
+/// held).
 fn apply(values: &PickerValues, edit: &PickerEdit, catalog: Option<&Catalog>) -> PickerValues {
     let thinking = values.thinking.as_deref();
     match (edit, catalog) {
         (PickerEdit::Provider(Some(p)), Some(catalog)) => {
-            let r = resolve_selection(catalog, Some(p), None, thinking);
+            let current = values.model.as_deref();
+            let r = resolve_selection(catalog, Some(p), current, thinking);
             PickerValues {
                 provider: r.provider,
                 model: r.model,
