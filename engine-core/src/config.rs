@@ -51,8 +51,9 @@ impl Config {
     pub const DEFAULT_MAX_EVENT_BYTES: usize = 1024 * 1024;
 
     /// A configuration for this platform base with seed 0 (RU-45). The base is trimmed and
-    /// must be an absolute `http` or `https` URL with a host; the scheme is read without regard
-    /// to case, as RFC 3986 says, and kept in lower case.
+    /// must be an absolute `http` or `https` URL with a host, and no query or fragment (every
+    /// platform path is appended to it); the scheme is read without regard to case, as RFC
+    /// 3986 says, and kept in lower case.
     ///
     /// ```
     /// let config = engine_core::Config::new("https://platform.example.test/").unwrap();
@@ -76,7 +77,9 @@ impl Config {
         let host = rest.split('/').next().unwrap_or("");
         if !matches!(scheme.as_str(), "http" | "https")
             || host.is_empty()
-            || base.chars().any(|c| c.is_whitespace() || c.is_control())
+            || base
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '?' | '#'))
         {
             return Err(refused());
         }

@@ -102,7 +102,8 @@ pub fn check_rewritten_once(
 
 /// For tests that stop a shell once a default session has started: every read the start
 /// makes has answered (the list, the catalog, the detail, history and insights, runtime access
-/// and its check), so each request the shell carried out has reached the simulator.
+/// and its check). Nothing else is under way then (no poll runs once the runtime is ready), so
+/// a test that stops here finds each request of the start in the simulator's log.
 pub fn session_settled(s: &engine_core::Snapshot) -> bool {
     let readiness = &s.active_session_readiness;
     s.composer_admission

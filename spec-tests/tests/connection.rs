@@ -19,14 +19,18 @@ const REFUSED: &str =
 /// http(s)"), and `" https://api.platform.test "` is taken as `https://api.platform.test`.
 #[test]
 fn ru_45_the_base_url_must_be_absolute_http_or_https() {
-    for base in [
+    let refused = [
         "",
         "/api",
         "ftp://platform.test",
         "   ",
         "platform.test",
         "https://",
-    ] {
+        // Every platform path is appended to the base: a query or a fragment would break them.
+        "https://platform.test?x=1",
+        "https://platform.test/#top",
+    ];
+    for base in refused {
         let err = Config::new(base).expect_err(base);
         assert_eq!(err.to_string(), REFUSED, "{base:?}");
         assert!(err.to_string().contains("absolute http(s)"));
@@ -44,7 +48,8 @@ fn ru_45_the_base_url_must_be_absolute_http_or_https() {
 }
 
 /// RU-45: hosts outside Rust (the C ABI, the Python package) start an engine from a
-/// `HostConfig`: the same refusal and the same text reach them.
+/// `HostConfig`: the same refusal and the same text (the C ABI gives it as it is; the Python
+/// package after "The configuration: ").
 #[test]
 fn ru_45_a_host_configuration_is_refused_alike() {
     for base in ["/api", "ftp://platform.test"] {
@@ -192,4 +197,29 @@ fn query(request: &engine_core::HttpRequest) -> String {
     url.split_once('?')
         .map(|(_, q)| q.to_owned())
         .unwrap_or_default()
+}
+
+/// RU-46, as the shells apply a rewrite (`rewrite_on_platform`): a root-relative result is
+/// resolved on the platform's origin (a base's own path does not count: the origin stands in
+/// for the reference's page), `//host/...` takes the platform's scheme, and an absolute
+/// result is requested as returned.
+#[test]
+fn ru_46_a_rewrites_result_is_resolved_as_a_page_would() {
+    let result = |to: &'static str| {
+        let rewrite: Arc<engine_core::UrlRewrite> = Arc::new(move |_: &str, _: Target| to.into());
+        rewrite_on_platform(rewrite, "https://platform.test:8443/sub")
+    };
+    let url = "https://platform.test:8443/sub/api/v1/model-providers/";
+    assert_eq!(
+        result("/__platform__/api/v1/model-providers/")(url, Target::Platform),
+        "https://platform.test:8443/__platform__/api/v1/model-providers/"
+    );
+    assert_eq!(
+        result("//proxy.test/p")(url, Target::Platform),
+        "https://proxy.test/p"
+    );
+    assert_eq!(
+        result("http://proxy.test/p?q=1")(url, Target::AgentRuntime),
+        "http://proxy.test/p?q=1"
+    );
 }
