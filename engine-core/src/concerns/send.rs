@@ -209,20 +209,10 @@ impl Run {
     /// whatever the selection does meanwhile.
     #[state(superstate = "any")]
     fn idle(&mut self, context: &mut WorkCtx<'_>, event: &RunEvent<'_>) -> Outcome<State> {
+        if let Some(outcome) = self.new_send(context, event) {
+            return outcome;
+        }
         match event {
-            RunEvent::Facts { facts, agent_name } => {
-                self.facts = (*facts).clone();
-                self.agent_name = agent_name.map(str::to_owned);
-                Handled
-            }
-            RunEvent::Start(turn) => {
-                self.begin(turn);
-                self.resolve(context, turn)
-            }
-            RunEvent::Refuse { turn, failure } => {
-                self.begin(turn);
-                self.end(context, turn, RunEnd::Failed((*failure).clone()), false)
-            }
             // A late cancel answer shows only while no newer turn runs (OI-19).
             RunEvent::CancelFailed(text) => {
                 self.set_status(RunStatus::Error, Some(text));
@@ -260,20 +250,7 @@ impl Run {
                 }
             },
             // A new send: the idle rules; the round is aborted on exit.
-            RunEvent::Facts { facts, agent_name } => {
-                self.facts = (*facts).clone();
-                self.agent_name = agent_name.map(str::to_owned);
-                Handled
-            }
-            RunEvent::Start(turn) => {
-                self.begin(turn);
-                self.resolve(context, turn)
-            }
-            RunEvent::Refuse { turn, failure } => {
-                self.begin(turn);
-                self.end(context, turn, RunEnd::Failed((*failure).clone()), false)
-            }
-            _ => Super,
+            _ => self.new_send(context, event).unwrap_or(Super),
         }
     }
 
@@ -516,6 +493,31 @@ impl Run {
 }
 
 impl Run {
+    /// A new send's events, the same while idle and while re-checking after no answer (SND-15):
+    /// the body facts, a turn's start or its refusal; `None` for any other event.
+    fn new_send(
+        &mut self,
+        context: &mut WorkCtx<'_>,
+        event: &RunEvent<'_>,
+    ) -> Option<Outcome<State>> {
+        Some(match event {
+            RunEvent::Facts { facts, agent_name } => {
+                self.facts = (*facts).clone();
+                self.agent_name = agent_name.map(str::to_owned);
+                Handled
+            }
+            RunEvent::Start(turn) => {
+                self.begin(turn);
+                self.resolve(context, turn)
+            }
+            RunEvent::Refuse { turn, failure } => {
+                self.begin(turn);
+                self.end(context, turn, RunEnd::Failed((*failure).clone()), false)
+            }
+            _ => return None,
+        })
+    }
+
     /// What the run's turns are made of (the facts of the last turn started).
     pub(crate) fn facts(&self) -> &BodyFacts {
         &self.facts
