@@ -720,22 +720,24 @@ impl Printer {
             self.screen.end_answer();
         }
         // A stopped run's status ("Run cancelled.", "Run cancellation requested.", a failed
-        // cancel request) goes on the record; a clean end does not (the answer's line ends).
-        if s.run_status_detail != self.status_line
-            && s.run_status == RunStatus::Idle
-            && let Some(detail) = &s.run_status_detail
+        // cancel request) goes on the record, in the order it came; a clean end does not (the
+        // answer's line ends).
+        let new_stop_line = (s.run_status_detail != self.status_line
+            && s.run_status == RunStatus::Idle)
+            .then_some(s.run_status_detail.as_deref())
+            .flatten()
+            .map(|detail| format!("· {}", one_line(detail)));
+        if !s.is_cancelling_session
+            && let Some(held) = self.held_stop.take()
         {
-            let line = format!("· {}", one_line(detail));
+            self.screen.notice(&held);
+        }
+        if let Some(line) = new_stop_line {
             if s.is_cancelling_session {
                 self.held_stop = Some(line);
             } else {
                 self.screen.notice(&line);
             }
-        }
-        if !s.is_cancelling_session
-            && let Some(held) = self.held_stop.take()
-        {
-            self.screen.notice(&held);
         }
         self.status_line = s.run_status_detail.clone();
         // ADR 087: a held queue says so, and how to release it.

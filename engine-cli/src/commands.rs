@@ -409,8 +409,8 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
                 None => screen.say("Use /choose provider::model [level]."),
             }
         }
-        // With nothing to stop, the engine says so ("Unable to stop session"); a stop shows as
-        // the run status ("Run cancelled.").
+        // A session selected always gets its cancel request (RU-22: "Run cancelled.", then "Run
+        // cancellation requested."); with none the engine says so ("Unable to stop session").
         "/cancel" | "/stop" => send(Command::CancelActiveSession),
         "/clear" => {
             send(Command::ClearThread);

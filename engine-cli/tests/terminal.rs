@@ -417,10 +417,13 @@ fn ctrl_c_stops_the_answer_and_a_second_one_leaves() {
     let (ctrl_c_at, _) = line_with(&text, "(stopping the answer: Ctrl-C again leaves)");
     let (requested_at, _) = line_with(&text, "· Run cancellation requested.");
     assert!(answer_at < ctrl_c_at && ctrl_c_at < requested_at, "{text}");
-    if text.contains("· Run cancelled.") {
-        let (cancelled_at, _) = line_with(&text, "· Run cancelled.");
-        assert!(requested_at < cancelled_at, "{text}");
-    }
+    // RU-22: "Run cancelled." at the stop, "Run cancellation requested." after the Agent's
+    // answer, in that order (before issue 27 the held first line came out second).
+    let (cancelled_at, _) = line_with(&text, "· Run cancelled.");
+    assert!(
+        ctrl_c_at < cancelled_at && cancelled_at < requested_at,
+        "{text}"
+    );
     assert!(!text.contains("You said: xyz"), "{text}");
     t.send("\x03");
     let (code, t) = t.finish();
@@ -476,6 +479,13 @@ fn queue_hold_commands_with_nothing_to_do_and_ctrl_d() {
         t.text()
             .contains("(queued: it goes when the Agent finishes)")
     );
+    // RU-22: the stop's lines in the order they came.
+    t.until("the stop's lines", |t| {
+        let text = t.text();
+        let cancelled = text.find("· Run cancelled.");
+        let requested = text.find("· Run cancellation requested.");
+        matches!((cancelled, requested), (Some(c), Some(r)) if c < r)
+    });
     t.send_line("/next");
     t.until("the queued answer", |t| {
         t.text()
@@ -493,14 +503,20 @@ fn queue_hold_commands_with_nothing_to_do_and_ctrl_d() {
             "/retry",
             "(nothing to retry: the default session is not in error)",
         ),
-        (
-            "/stop",
-            "[Unable to stop session] There is no running work to stop.",
-        ),
     ] {
         t.send_line(command);
         t.until(answer, |t| t.text().contains(answer) && t.prompt_is(""));
     }
+    // RU-22: with a session selected a stop always asks the Agent, even with nothing running.
+    t.send_line("/stop");
+    t.until("a second cancel", |t| {
+        t.text().matches("· Run cancellation requested.").count() == 2 && t.prompt_is("")
+    });
+    assert!(
+        !t.text().contains("There is no running work to stop."),
+        "{}",
+        t.text()
+    );
     t.send("\x04");
     let (code, t) = t.finish();
     assert_eq!(code, 0);

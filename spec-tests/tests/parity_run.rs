@@ -504,26 +504,38 @@ fn an_accepted_cancel_clears_the_notice_of_a_failed_one() {
     assert_eq!(s.session_notice, None);
 }
 
-/// adr-notes 8, OI-19, SND-16, SND-25: stopping another writer's work (no local run) shows
-/// "Cancelling session..." and no longer counts the session as working, until the cancel
-/// answers.
+/// RU-22, SND-16, SND-25: stopping another writer's work (no local run) reads idle, "Run
+/// cancelled." at once, no longer counts the session as working and holds the waiting queue
+/// `stopped` (nothing leaves), until the cancel answers "Run cancellation requested.".
 #[test]
 fn stopping_another_writers_work() {
     let mut h = spec_tests::turns::another_writer_at_work(S1);
     assert!(h.snapshot().is_agent_working);
+    h.command(Command::EnqueueMessage {
+        text: "Next".into(),
+    });
+    let mark = h.mark();
     h.command(Command::CancelActiveSession);
     let s = h.snapshot();
-    assert_eq!(
-        status(&s),
-        (RunStatus::Queued, Some("Cancelling session..."))
-    );
+    assert_eq!(status(&s), (RunStatus::Idle, Some("Run cancelled.")));
     assert!(!s.is_agent_working);
     assert!(s.is_cancelling_session);
+    assert_eq!(s.message_queue.len(), 1);
+    assert_eq!(
+        s.message_queue_texts.hold.as_deref(),
+        Some("Held after you stopped Ledger Helper.")
+    );
     let cancel = h.cancel_request(S1);
     h.reply(cancel, 200, json!({}));
     assert_eq!(
         status(&h.snapshot()),
         (RunStatus::Idle, Some("Run cancellation requested."))
+    );
+    assert!(
+        !h.sent_since(mark)
+            .iter()
+            .any(|s| matches!(s.call, engine_core::ApiCall::SendMessage { .. })),
+        "a held queue sends nothing"
     );
 }
 

@@ -9,7 +9,7 @@
 //! and INV rules about sending.
 
 use engine_core::api::InteractionState;
-use engine_core::{ApiCall, Command, Event, HoldReason, RequestId, RunStatus};
+use engine_core::{ApiCall, Command, Event, HoldReason, NoticeVariant, RequestId, RunStatus};
 use serde_json::{Value, json};
 use spec_tests::Harness;
 use spec_tests::fixtures::{
@@ -466,10 +466,49 @@ fn snd_16_17_cancel_stops_first_then_asks_the_agent() {
     assert!(h.notices().is_empty());
 }
 
-/// SND-17, OI-19: with no running work, no request and the "Unable to stop session" notify.
+/// RU-22 (replacing OI-19's "no running work"), SND-17: with a platform session selected, Stop
+/// sends the cancel request even when nothing runs: idle, "Run cancelled.",
+/// `isCancellingSession`, no notify; the same body as any cancel; after a 2xx "Run cancellation
+/// requested." and `isCancellingSession` false.
 #[test]
-fn snd_17_nothing_to_stop() {
+fn ru_22_a_stop_with_nothing_running_still_asks_the_agent() {
     let mut h = Harness::talking(S1);
+    let mark = h.mark();
+    h.command(Command::CancelActiveSession);
+    let s = h.snapshot();
+    assert_eq!(s.run_status, RunStatus::Idle);
+    assert_eq!(s.run_status_detail.as_deref(), Some("Run cancelled."));
+    assert!(s.is_cancelling_session);
+    assert!(!s.is_agent_working && !s.has_active_chat_stream);
+    assert!(h.notices().is_empty(), "{:?}", h.notices());
+    let after = h.sent_since(mark).to_vec();
+    assert_eq!(after.len(), 1, "one request: the cancel");
+    assert_eq!(
+        after[0].request.url(),
+        format!("{}/api/chat/session/cancel", rpc_url(S1))
+    );
+    assert_eq!(
+        body(&h, after[0].id),
+        json!({"runtime_session_uid": S1, "thread_id": S1, "user_uid": USER,
+               "reason": "user_requested", "message": "User pressed stop."})
+    );
+    h.reply(after[0].id, 200, json!({"status": "idle"}));
+    let s = h.snapshot();
+    assert_eq!(s.run_status, RunStatus::Idle);
+    assert_eq!(
+        s.run_status_detail.as_deref(),
+        Some("Run cancellation requested.")
+    );
+    assert!(!s.is_cancelling_session);
+    assert!(h.notices().is_empty());
+}
+
+/// RU-24: only with no session selected does Stop send nothing and notify "Unable to stop
+/// session" / "There is no running work to stop." (variant error).
+#[test]
+fn ru_24_a_stop_with_no_session_notifies() {
+    let mut h = Harness::new();
+    assert_eq!(h.snapshot().current_session_id, None);
     let mark = h.mark();
     h.command(Command::CancelActiveSession);
     assert!(h.sent_since(mark).is_empty());
@@ -480,6 +519,8 @@ fn snd_17_nothing_to_stop() {
         n[0].description.as_deref(),
         Some("There is no running work to stop.")
     );
+    assert_eq!(n[0].variant, NoticeVariant::Error);
+    assert!(!h.snapshot().is_cancelling_session);
 }
 
 /// SND-17, SND-23, OI-19: a refused cancel is repeated once after a fresh resolve; a failure sets

@@ -166,9 +166,10 @@ impl<'a> Reach<'a> {
         matches!(self, Reach::Local(_))
     }
 
-    /// adr-notes 8: a stop shows "Cancelling session..." until the run's own stop says "Run
-    /// cancelled."; the reference's local engine has no such text.
-    pub(crate) fn shows_cancelling(self) -> bool {
+    /// RU-22: with a platform session selected, a stop always sends the cancel request, even
+    /// when nothing runs; a local runtime's stop goes only while the conversation works (its
+    /// engine's own rule, RU-24 otherwise).
+    pub(crate) fn cancels_without_work(self) -> bool {
         matches!(self, Reach::Platform)
     }
 

@@ -67,7 +67,6 @@ pub(crate) const THINKING_TEXT: &str = "Thinking...";
 pub(crate) const WRITING_TEXT: &str = "Writing a response...";
 pub(crate) const COMPLETED_TEXT: &str = "Run completed.";
 pub(crate) const CANCELLED_TEXT: &str = "Run cancelled.";
-pub(crate) const CANCELLING_TEXT: &str = "Cancelling session...";
 pub(crate) const CANCEL_REQUESTED_TEXT: &str = "Run cancellation requested.";
 pub(crate) const RESTORED_LIVE_TEXT: &str = "Restored live session.";
 
@@ -145,8 +144,9 @@ pub(crate) enum RunEvent<'a> {
     CancelFailed(&'a str),
     /// The run cancel was accepted (a 2xx answer, OI-19).
     CancelAccepted,
-    /// `cancelActiveSession()` was called: "Cancelling session..." until the run says more.
-    Cancelling,
+    /// `cancelActiveSession()` was called (RU-22): idle, "Run cancelled.", whether or not a
+    /// turn of this engine ran (a turn that runs ends with the `Stop` that follows).
+    Stopping,
     /// What the next body is made of.
     Facts {
         facts: &'a BodyFacts,
@@ -181,7 +181,7 @@ impl Run {
                 self.local
                     .retain(|m| matches!(m.status, MessageStatus::Running));
             }
-            RunEvent::Cancelling => self.set_status(RunStatus::Queued, Some(CANCELLING_TEXT)),
+            RunEvent::Stopping => self.set_status(RunStatus::Idle, Some(CANCELLED_TEXT)),
             RunEvent::Clear => {
                 self.local.clear();
                 self.answer = None;

@@ -197,13 +197,14 @@ impl Engine {
         self.backend.agent_name_of(&self.inputs, session_uid)
     }
 
-    /// `cancelActiveSession()` (SND-16, SND-17, OI-19).
+    /// `cancelActiveSession()` (SND-16, SND-17, OI-19 as RU-22 narrows it).
     pub(super) fn cancel_active(&mut self, now: Time) {
         let uid = self.selected_uid();
-        let running = uid
-            .as_deref()
-            .is_some_and(|u| self.agent_working(u) || self.backend.listed_working(u));
-        let Some(uid) = uid.filter(|_| running) else {
+        // RU-22: with a platform session selected the cancel always goes; RU-24: with none
+        // (or a local conversation that does not work) there is nothing to stop.
+        let always = crate::backend::reach(&self.inputs).cancels_without_work();
+        let goes = |u: &str| always || self.agent_working(u) || self.backend.listed_working(u);
+        let Some(uid) = uid.filter(|u| goes(u)) else {
             self.io.events.push_back(Event::Notify(Notice {
                 title: "Unable to stop session".to_owned(),
                 description: Some("There is no running work to stop.".to_owned()),
@@ -218,21 +219,22 @@ impl Engine {
             .map(|w| w.run.inner().facts().clone())
             .filter(|f| f.record.is_some())
             .unwrap_or_else(|| self.body_facts());
+        let running = self.works.is_running(&uid);
         let (mut ctx, p) = self.ctx(now);
         let decision = p.runtime.inner().decision(&uid);
         let cached = decision.and_then(|d| d.endpoint.clone());
         let work = p.works.entry(&mut ctx, &uid);
-        // adr-notes 8: "Cancelling session..." until the local run's own stop says "Run
-        // cancelled." (at once, when one runs).
-        if ctx.reach.shows_cancelling() {
-            work.run
-                .handle_with_context(&RunEvent::Cancelling, &mut ctx.work());
-        }
-        // SND-16 first: the local run stops in this step, and the session is no longer working
-        // (a `working` flag its record still shows is the stopped work's until the next detail
-        // read); then the cancel request (SND-17).
+        // RU-22, SND-16 first: the stop reads idle, "Run cancelled.", the local run stops in this
+        // step and the session is no longer working (a `working` flag its record still shows is
+        // the stopped work's until the next detail read); a waiting queue is held `stopped` (a
+        // run that ends here holds it itself); then the cancel request (SND-17).
+        work.run
+            .handle_with_context(&RunEvent::Stopping, &mut ctx.work());
         work.run
             .handle_with_context(&RunEvent::Stop { decision }, &mut ctx.work());
+        if !running && !work.queue.rows.is_empty() {
+            work.queue.hold(crate::queue::HoldReason::Stopped, None);
+        }
         work.own_working = true;
         let start = CancelEvent::Start {
             cached: cached.as_ref(),

@@ -524,6 +524,10 @@ struct World {
     on_local: bool,
     /// The local runtime's chat check answered 2xx since the host last switched to it.
     local_checked: bool,
+    /// The engine read the runtime's mode from its last health answer (a whole 2xx body): ADR
+    /// 099 refuses a managed runtime only when its health says so; a failed or cut health
+    /// answer names no mode.
+    local_mode_read: bool,
     /// Conversation ids the engine asked the local runtime about (a new conversation's client
     /// id among them): the sweep shows each.
     local_ids: BTreeSet<String>,
@@ -564,6 +568,7 @@ pub fn run(sim: Sim) -> Result<Report, Box<Failure>> {
         local: None,
         on_local: false,
         local_checked: false,
+        local_mode_read: false,
         local_ids: BTreeSet::new(),
     };
     if sim.local {
@@ -869,8 +874,8 @@ impl World {
             }
             LocalRoute::SendMessage { session_uid, .. } => {
                 self.local_ids.insert(session_uid.clone());
-                // ADR 099: a runtime whose health names managed mode is refused for good.
-                if self.local.as_ref().is_some_and(LocalRuntime::managed) {
+                // ADR 099: a runtime whose last health answer named managed mode is refused.
+                if self.local_mode_read && self.local.as_ref().is_some_and(LocalRuntime::managed) {
                     return Err(format!(
                         "ADR 099: a local turn for {session_uid} to a runtime in managed mode"
                     ));
@@ -1237,6 +1242,12 @@ impl World {
                     }) = self.calls.get(&id)
                 {
                     self.local_checked = true;
+                }
+                if let Some(ApiCall::Local {
+                    route: LocalRoute::Health,
+                }) = self.calls.get(&id)
+                {
+                    self.local_mode_read = (200..300).contains(&status) && cut.is_none();
                 }
                 // RTA-17: any answer but 502, 503 and 504 says the Agent serves (its head is
                 // the answer, even when the body then breaks off).
