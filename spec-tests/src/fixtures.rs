@@ -64,6 +64,14 @@ pub fn history(session: &str) -> Value {
     })
 }
 
+/// [`history`] with the session `running` (a writer runs a turn: RU-20 keeps the record's
+/// `working` flag only with such a history).
+pub fn running_history(session: &str) -> Value {
+    let mut h = history(session);
+    h["session"]["status"] = json!("running");
+    h
+}
+
 /// An insights answer.
 pub fn insights(session: &str) -> Value {
     json!({"agent_session_uid": session, "has_insights": true, "harness": "tau"})

@@ -85,7 +85,9 @@ pub fn another_writer_at_work(uid: &str) -> Harness {
     let mut working = record(uid, AGENT, ENV, 0);
     working["working"] = serde_json::json!(true);
     h.answer_detail(uid, working);
-    h.answer_history(uid);
+    // RU-20: the history says it runs (one that does not would clear the record's flag).
+    let id = h.history_request(uid);
+    h.reply(id, 200, crate::fixtures::running_history(uid));
     let ins = h.insights_request(uid);
     h.reply(ins, 200, insights(uid));
     h.runtime_ready(uid, 200);

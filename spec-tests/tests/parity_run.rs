@@ -363,6 +363,44 @@ fn a_session_opened_from_its_history_says_how_its_last_run_went() {
     assert_eq!(status(&s), (RunStatus::Idle, None));
 }
 
+/// RU-20: a history that is not running clears a stale `working` flag of the record: the
+/// session reads `complete` "Run completed.", no longer counts as working, and a message goes
+/// at once instead of waiting in the queue (no detail poll of SND-25). With a running history
+/// the flag stands: `responding` "Restored live session.", and a message waits.
+#[test]
+fn ru_20_a_history_not_running_clears_a_stale_working_flag() {
+    let mut working = record(S1, AGENT, ENV, 0);
+    working["working"] = json!(true);
+    let mut h = Harness::selected(S1);
+    h.answer_detail(S1, working.clone());
+    assert!(
+        h.snapshot().is_agent_working,
+        "the record alone says working"
+    );
+    let id = h.history_request(S1);
+    h.reply(id, 200, history(S1));
+    let s = h.snapshot();
+    assert_eq!(status(&s), (RunStatus::Complete, Some("Run completed.")));
+    assert!(!s.is_agent_working);
+    let ins = h.insights_request(S1);
+    h.reply(ins, 200, spec_tests::fixtures::insights(S1));
+    h.runtime_ready(S1, 200);
+    h.send("Go now");
+    let s = h.snapshot();
+    assert!(s.message_queue.is_empty(), "{:?}", s.message_queue);
+    assert!(s.is_agent_working, "our own turn runs");
+
+    let mut h = spec_tests::turns::another_writer_at_work(S1);
+    let s = h.snapshot();
+    assert_eq!(
+        status(&s),
+        (RunStatus::Responding, Some("Restored live session."))
+    );
+    assert!(s.is_agent_working);
+    h.send("Wait");
+    assert_eq!(h.snapshot().message_queue.len(), 1, "another writer works");
+}
+
 /// adr-notes 8, FAIL-11: a history that fails to load shows its error in the run status too.
 #[test]
 fn a_failed_history_shows_in_the_run_status() {

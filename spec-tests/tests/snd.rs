@@ -748,7 +748,8 @@ fn snd_25_other_writer_then_drain() {
     let mut working = record(S1, AGENT, ENV, 0);
     working["working"] = json!(true);
     h.answer_detail(S1, working.clone());
-    h.answer_history(S1);
+    let id = h.history_request(S1);
+    h.reply(id, 200, spec_tests::fixtures::running_history(S1));
     let ins = h.insights_request(S1);
     h.reply(ins, 200, spec_tests::fixtures::insights(S1));
     h.runtime_ready(S1, 200);

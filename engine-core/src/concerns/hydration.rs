@@ -426,6 +426,18 @@ impl Hydration {
                     self.thread_revision = self.thread_revision.wrapping_add(1);
                     // adr-notes 6: the history reports the Agent (or none).
                     self.agent_id = history.agent_uid.clone();
+                    // RU-20: a history that is not running clears a stale `working` flag of
+                    // the loaded record (no writer runs a turn the history does not show).
+                    if history.status != crate::api::HistoryStatus::Running
+                        && let Load::Loaded(record)
+                        | Load::Loading {
+                            previous: Some(record),
+                            ..
+                        } = &mut self.detail
+                        && record.working
+                    {
+                        record.working = false;
+                    }
                     self.history = Load::Loaded(history);
                     if let Some(session_uid) = self.session_uid.clone() {
                         context
