@@ -330,9 +330,11 @@ impl HttpRequest {
     }
 }
 
-/// Why an id cannot be placed in a path.
+/// Why an id cannot be placed in a path. A session's or an Agent's reads "session \"undefined\"
+/// is not a valid session uid." (RU-25 pins "valid session uid"); anything else "... is not a
+/// valid id.".
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{what} {shown:?} is not a valid id.")]
+#[error("{what} {shown:?} is not a valid {}.", self.kind())]
 pub struct InvalidId {
     what: &'static str,
     shown: String,
@@ -344,6 +346,15 @@ impl InvalidId {
         InvalidId {
             what,
             shown: String::new(),
+        }
+    }
+
+    /// What the text calls the refused value: "session uid", "agent uid", else "id".
+    fn kind(&self) -> &'static str {
+        match self.what {
+            "session" => "session uid",
+            "agent" => "agent uid",
+            _ => "id",
         }
     }
 

@@ -1208,3 +1208,51 @@ proptest! {
         }
     }
 }
+
+/// RU-25: get-or-create's lookup key is exactly one (this engine's P8 is always by handle: the
+/// body is exactly `{"handle_unique_id": ...}` with no name); a wrapped answer
+/// (`{"session": {"uid": ...}}`) is refused with "no AgentSession uid was returned" and
+/// selects nothing; a 201 `{"uid": ...}` is taken.
+#[test]
+fn ru_25_get_or_create_keys_and_answers() {
+    let mut h = Harness::visible_in_env();
+    h.input(Input::DefaultSession(Some(descriptor(
+        Some(AGENT),
+        HANDLE,
+        "",
+        SourceStatus::Ready,
+        None,
+    ))));
+    h.shows_default(true);
+    let all = gocs(&h);
+    assert_eq!(all.len(), 1);
+    let b = body(all[0]);
+    assert_eq!(b, json!({"handle_unique_id": HANDLE}));
+    assert!(b.get("session_uid").is_none());
+    let id = all[0].id;
+    h.reply(id, 200, json!({"session": {"uid": "s-wrapped"}}));
+    let s = h.snapshot();
+    assert_eq!(s.current_session_id, None);
+    assert_eq!(s.default_session_status, DefaultSessionStatus::Error);
+    // FAIL-4: `defaultSessionError` is the unavailable text; the typed failure carries the
+    // reference's message.
+    assert_eq!(
+        s.default_session_error.as_deref(),
+        Some("The Agent's session could not be opened. Try again.")
+    );
+    let engine_core::SendReadiness::Blocked(not_ready) = &s.send_readiness else {
+        panic!("blocked: {:?}", s.send_readiness);
+    };
+    let failure = not_ready.failure.as_ref().map(ToString::to_string);
+    assert_eq!(
+        failure.as_deref(),
+        Some("Session get-or-create succeeded but no AgentSession uid was returned.")
+    );
+    assert_eq!(detail_requests_for(&h, "s-wrapped"), 0);
+
+    let mut h = Harness::default_state();
+    let id = h.get_or_create_request();
+    h.reply(id, 201, json!({"uid": "s-201"}));
+    assert_eq!(h.current().as_deref(), Some("s-201"));
+    assert_eq!(status(&h), DefaultSessionStatus::Ready);
+}

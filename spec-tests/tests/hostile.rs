@@ -1027,6 +1027,32 @@ fn refused_requested_id_sets_the_unavailable_notice() {
     }
 }
 
+/// RU-25: the lookup ids "undefined" and " null " are invalid: no request names them, and the
+/// error the notice carries names "valid session uid"; the lookup id "52" is requested as "52"
+/// (a host's number arrives as its digits: the engine's ids are strings, `platform-api.md`
+/// section 1; a record's numeric `uid` is still no uid, section P2).
+#[test]
+fn ru_25_invalid_and_numeric_lookup_ids() {
+    for raw in ["undefined", " null "] {
+        let mut h = harness(None);
+        h.answer_list(&[record("s-1", AGENT, ENV, 2)]);
+        h.requested(Some(raw));
+        assert!(!requested_for(&h, raw.trim()), "{raw:?}");
+        let notice = h.snapshot().session_notice.unwrap_or_default();
+        assert!(
+            notice.starts_with(UNAVAILABLE_PREFIX),
+            "{raw:?}: {notice:?}"
+        );
+        assert!(notice.contains("valid session uid"), "{raw:?}: {notice:?}");
+    }
+    let mut h = harness(None);
+    h.answer_list(&[record("s-1", AGENT, ENV, 2)]);
+    h.requested(Some("52"));
+    assert_eq!(h.snapshot().current_session_id.as_deref(), Some("52"));
+    let detail = h.detail_request("52");
+    assert_eq!(h.request(detail).request.path, "/api/v1/agent-sessions/52/");
+}
+
 /// A requested id with every reserved character reaches detail, history and insights as one
 /// percent-encoded segment ("a%2Fb%3Fc%23d%25"), and its record loads.
 #[test]
