@@ -50,6 +50,7 @@ pub use queue::{
 };
 pub use response::{FailureKind, ResponseHead, TransportFailure};
 pub use revision::{Revisions, ThreadView};
+pub use snapshot::composer::{ComposerState, ComposerStatus};
 pub use snapshot::ready::{NotReady, NotReadyCode, SendReadiness, Waiting};
 pub use snapshot::{
     AgentIcon, ArchivedSession, Capabilities, DefaultSessionStatus, DetailSnapshot, DetailStatus,

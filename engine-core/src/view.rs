@@ -287,6 +287,12 @@ pub(crate) fn platform_snapshot(parts: &Parts<'_>, derived: Derived<'_>) -> Snap
         is_assistant_runtime_starting: decision.is_some_and(Decision::is_starting),
         composer_admission,
         send_readiness: crate::snapshot::ready::SendReadiness::Ready,
+        // Both derived last, from the final snapshot (`Engine::snapshot`).
+        composer_state: crate::snapshot::composer::ComposerState::new(
+            crate::snapshot::composer::ComposerStatus::Busy,
+            [false; 3],
+            None,
+        ),
         environment_uid: inputs.environment_uid.clone(),
         is_visible: inputs.visible,
         current_session_id: selected.map(|s| s.0.to_owned()),

@@ -294,6 +294,17 @@ impl Harness {
             "sendReadiness {:?} disagrees with composerAdmission",
             now.send_readiness
         );
+        // RU-38: `canSend` only when a submit starts a turn now (the composer admits, the Agent
+        // does not work); `queues` only while it works; never both.
+        let c = &now.composer_state;
+        assert!(
+            !c.can_send || (now.composer_admission && !now.is_agent_working),
+            "composerState {c:?} sends where the engine would not"
+        );
+        assert!(
+            !c.queues || now.is_agent_working,
+            "composerState {c:?} queues while the Agent does not work"
+        );
         for d in snapshot_diff(&self.last, &now) {
             lines.push(format!("    = {d}"));
         }

@@ -14,6 +14,7 @@ mod stream_support;
 
 mod cat;
 mod changes;
+mod composer;
 mod connection;
 mod coverage;
 mod def;

@@ -54,6 +54,9 @@ class Snapshot(TypedDict):
     #: Whether a message can be sent now, else what the engine waits for or why it cannot
     #: (this engine's reading of the fields above, with the failing read's typed error).
     sendReadiness: dict[str, Any]
+    #: `composerState` (RU-38): what a composer shows and what a submit does now, derived from
+    #: the values above ([`ComposerState`]).
+    composerState: dict[str, Any]
     #: `runStatus` of the selected session.
     runStatus: str
     #: `runStatusDetail`: "Working on your request.", "Sending queued message 1 of 2", an error...

@@ -33,10 +33,11 @@ impl Engine {
     pub fn snapshot(&self) -> Snapshot {
         let parts = self.view();
         let uid = selection::selected(self.selection.state()).map(|s| s.0);
+        let agent_name = uid.and_then(|u| self.agent_name_of(u));
         let derived = Derived {
             catalog: self.person_catalog(),
             thread: self.thread(),
-            agent_name: uid.and_then(|u| self.agent_name_of(u)),
+            agent_name: agent_name.clone(),
             requested_models: self.catalog_demand().is_some(),
             last_used: self.session_model_last_used(),
             agent_icons: self.agent_icons(),
@@ -48,6 +49,7 @@ impl Engine {
             .backend
             .failures(&self.inputs, || view::failures(&parts));
         snapshot.send_readiness = crate::snapshot::ready::of(&snapshot, failures);
+        snapshot.composer_state = crate::snapshot::composer::of(&snapshot, agent_name.as_deref());
         snapshot
     }
 

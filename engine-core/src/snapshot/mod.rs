@@ -14,8 +14,10 @@ use crate::api::{RuntimeInteraction, RuntimePresence};
 use crate::input::SessionSummary;
 use crate::message::Message;
 use crate::model::Origin;
+use composer::ComposerState;
 use ready::SendReadiness;
 
+pub(crate) mod composer;
 pub(crate) mod ready;
 
 /// `defaultSessionStatus` (OI-23).
@@ -181,6 +183,9 @@ pub struct Snapshot {
     /// Whether a message can be sent now, else what the engine waits for or why it cannot
     /// (this engine's reading of the fields above, with the failing read's typed error).
     pub send_readiness: SendReadiness,
+    /// `composerState` (RU-38): what a composer shows and what a submit does now, derived from
+    /// the values above ([`ComposerState`]).
+    pub composer_state: ComposerState,
     /// `runStatus` of the selected session.
     pub run_status: RunStatus,
     /// `runStatusDetail`: "Working on your request.", "Sending queued message 1 of 2", an error...
