@@ -349,6 +349,29 @@ mod tests {
         assert!(q.rows.is_empty() && q.sent_in_burst == 0);
     }
 
+    /// RU-41: the reference's pinned hold lines (adr-notes 2).
+    #[test]
+    fn ru_41_hold_lines() {
+        let hold = |reason, message: Option<&str>| Hold {
+            reason,
+            message: message.map(str::to_owned),
+        };
+        assert_eq!(
+            hold_text(&hold(HoldReason::Unavailable, None), "Analyst"),
+            "Held until Analyst can take messages."
+        );
+        let busy = "The agent cannot take a new message right now.";
+        assert_eq!(
+            hold_text(&hold(HoldReason::Blocked, Some(busy)), "Analyst"),
+            "Held: The agent cannot take a new message right now."
+        );
+        assert_eq!(
+            hold_text(&hold(HoldReason::Unavailable, Some("  ")), "Analyst"),
+            "Held until Analyst can take messages.",
+            "a blank message is none"
+        );
+    }
+
     #[test]
     fn an_empty_queue_carries_no_hold() {
         let mut q = Queue::default();

@@ -206,3 +206,66 @@ fn rows_read_back_from_storage_are_held_away() {
     h.advance(30_000);
     assert!(texts_sent(&h).is_empty());
 }
+
+/// RU-40: `editQueuedMessage(id)` removes the row and hands its text back
+/// (`QueuedMessageReturned`); an unknown id changes nothing and hands nothing back (the
+/// reference's null); `removeQueuedMessage(id)` removes the row; `clearMessageQueue()` also
+/// removes the stored key.
+#[test]
+fn ru_40_editing_the_queue() {
+    let mut h = Harness::talking(S1);
+    let first = post_on(&mut h, S1, "First");
+    h.stream_head(first);
+    h.send("Second").send("Third").send("Fourth");
+    let ids: Vec<String> = h
+        .snapshot()
+        .message_queue
+        .iter()
+        .map(|r| r.id.clone())
+        .collect();
+    let texts = |h: &Harness| -> Vec<String> {
+        h.snapshot()
+            .message_queue
+            .iter()
+            .map(|r| r.text.clone())
+            .collect()
+    };
+    let returned = |h: &Harness| -> Vec<String> {
+        h.events()
+            .iter()
+            .filter_map(|e| match e {
+                Event::QueuedMessageReturned { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let storage_before = h.storage().len();
+    h.command(Command::EditQueuedMessage {
+        id: "queued-unknown".into(),
+    });
+    h.command(Command::RemoveQueuedMessage {
+        id: "queued-unknown".into(),
+    });
+    assert_eq!(texts(&h), ["Second", "Third", "Fourth"]);
+    assert!(returned(&h).is_empty());
+    assert_eq!(h.storage().len(), storage_before, "nothing stored anew");
+
+    h.command(Command::EditQueuedMessage { id: ids[1].clone() });
+    assert_eq!(returned(&h), ["Third"]);
+    assert_eq!(texts(&h), ["Second", "Fourth"]);
+    h.command(Command::RemoveQueuedMessage { id: ids[0].clone() });
+    assert_eq!(texts(&h), ["Fourth"]);
+    assert_eq!(returned(&h), ["Third"], "a removed row is not handed back");
+    let mark = h.storage().len();
+    h.command(Command::ClearMessageQueue);
+    assert!(texts(&h).is_empty());
+    let after: Vec<String> = h.storage()[mark..]
+        .iter()
+        .map(|r| format!("{r:?}"))
+        .collect();
+    assert!(
+        h.storage()[mark..].iter().any(|r| matches!(r,
+            engine_core::StorageRequest::RemoveQueue { key } if key == "main_sequence_ai.message_queue.s-1")),
+        "{after:?}"
+    );
+}
