@@ -638,3 +638,54 @@ fn hyd_transcript_history_404_after_another_session() {
     h.reply(id, 404, json!({"detail": "Not found."}));
     insta::assert_snapshot!(h.transcript());
 }
+
+/// RU-31: a `tau` insights answer carrying `pi-checkpoint-v1` is refused: the insights error
+/// names the expected "tau-session-v1", no insights are held, and readiness stays `ready`; the
+/// matching pair loads. A 404 is the empty answer (`{"has_insights": false}`); the id "73" reads
+/// `/api/v1/agent-sessions/73/insights/`.
+#[test]
+fn ru_31_harness_and_protocol() {
+    let mut h = Harness::selected("73");
+    h.hydrate("73", AGENT);
+    let id = h.insights_request("73");
+    assert_eq!(
+        h.request(id).request.path,
+        "/api/v1/agent-sessions/73/insights/"
+    );
+    h.reply(
+        id,
+        200,
+        json!({"harness": "tau", "harness_protocol": "pi-checkpoint-v1", "has_insights": true}),
+    );
+    let s = h.snapshot();
+    let detail = s.active_session_detail.clone().expect("a detail");
+    let error = detail.insights_error.unwrap_or_default();
+    assert!(error.contains("\"tau-session-v1\""), "{error:?}");
+    assert_eq!(detail.insights, None);
+    assert_eq!(s.active_session_readiness.status, ReadinessStatus::Ready);
+    assert!(!s.active_session_readiness.insights_ready);
+
+    let mut h = Harness::selected("s-1");
+    h.hydrate("s-1", AGENT);
+    let id = h.insights_request("s-1");
+    h.reply(
+        id,
+        200,
+        json!({"harness": "pi", "harness_protocol": "pi-checkpoint-v1", "has_insights": false, "checkpoint_version": 4, "insights": {}}),
+    );
+    let detail = h.snapshot().active_session_detail.expect("a detail");
+    assert_eq!(detail.insights_error, None);
+    assert!(detail.insights.is_some());
+
+    let mut h = Harness::selected("s-1");
+    h.hydrate("s-1", AGENT);
+    let id = h.insights_request("s-1");
+    h.reply(id, 404, json!({"detail": "Not found."}));
+    let s = h.snapshot();
+    let detail = s.active_session_detail.expect("a detail");
+    assert_eq!(detail.insights_error, None);
+    assert_eq!(
+        detail.insights.map(|j| j.value().into_owned()),
+        Some(json!({"has_insights": false}))
+    );
+}

@@ -16,17 +16,22 @@ pub struct Insights {
     pub has_insights: bool,
     /// `harness`, when known.
     pub harness: Option<String>,
+    /// `harness_protocol` / `harnessProtocol`, when given (RU-31: it must be the harness's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harness_protocol: Option<String>,
     /// The whole answer, kept compact.
     pub raw: Json,
 }
 
 impl Insights {
-    /// What a 404 stands for: no insights.
+    /// What a 404 stands for: no insights, shown as the empty answer `{"has_insights": false}`
+    /// (RU-31: the reference's empty snapshot).
     pub fn none() -> Insights {
         Insights {
             has_insights: false,
             harness: None,
-            raw: Json::default(),
+            harness_protocol: None,
+            raw: Json::compact_of(serde_json::json!({"has_insights": false})),
         }
     }
 }
@@ -45,17 +50,42 @@ pub fn parse_insights(body: &[u8]) -> Result<Insights, ApiError> {
         .iter()
         .find_map(|key| raw.get(*key).and_then(Value::as_bool))
         .unwrap_or(false);
-    let harness = raw
-        .get("harness")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|harness| !harness.is_empty())
-        .map(str::to_owned);
+    let text = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|key| raw.get(*key).and_then(Value::as_str))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+    };
+    let harness = text(&["harness"]);
+    let harness_protocol = text(&["harness_protocol", "harnessProtocol"]);
+    // RU-31: each known harness speaks one protocol; an answer pairing it with another is
+    // refused (the insights error; readiness is untouched).
+    if let (Some(harness), Some(protocol)) = (&harness, &harness_protocol)
+        && let Some(expected) = protocol_of(harness)
+        && protocol != expected
+    {
+        return Err(ApiError::Malformed {
+            message: format!(
+                "The session insights answer gives harness \"{harness}\" the protocol \"{protocol}\"; expected \"{expected}\"."
+            ),
+        });
+    }
     Ok(Insights {
         has_insights,
         harness,
+        harness_protocol,
         raw: Json::compact_of(raw),
     })
+}
+
+/// RU-31: the protocol a known harness speaks.
+fn protocol_of(harness: &str) -> Option<&'static str> {
+    match harness {
+        "tau" => Some("tau-session-v1"),
+        "pi" => Some("pi-checkpoint-v1"),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -87,12 +117,34 @@ mod tests {
         assert!(insights.has_insights);
         assert_eq!(insights.harness.as_deref(), Some("pi"));
 
+        // RU-31: each harness with its own protocol; another is refused, naming the expected.
+        for (harness, protocol) in [("tau", "tau-session-v1"), ("pi", "pi-checkpoint-v1")] {
+            let body = json!({"harness": harness, "harness_protocol": protocol}).to_string();
+            let insights = parse_insights(body.as_bytes()).unwrap();
+            assert_eq!(insights.harness_protocol.as_deref(), Some(protocol));
+        }
+        let refused =
+            parse_insights(br#"{"harness": "tau", "harnessProtocol": "pi-checkpoint-v1"}"#)
+                .unwrap_err()
+                .to_string();
+        assert!(refused.contains("\"tau-session-v1\""), "{refused}");
+        assert_eq!(
+            refused,
+            "The session insights answer gives harness \"tau\" the protocol \"pi-checkpoint-v1\"; expected \"tau-session-v1\"."
+        );
+        let other = br#"{"harness": "custom", "harness_protocol": "custom-v9"}"#;
+        assert!(
+            parse_insights(other).is_ok(),
+            "an unknown harness pairs freely"
+        );
+
         let insights = parse_insights(b"{}").unwrap();
         assert_eq!(
             insights,
             Insights {
                 has_insights: false,
                 harness: None,
+                harness_protocol: None,
                 raw: Json::compact_of(json!({}))
             }
         );
