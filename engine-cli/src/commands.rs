@@ -448,8 +448,13 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
                 screen.notice(&format!("(not sent: {why})"));
                 return Done::NotSent;
             }
-            if s.is_agent_working {
-                screen.notice("(queued: it goes when the Agent finishes)");
+            // RU-38: the composer says whether a submit queues, and why.
+            if s.composer_state.queues {
+                let why =
+                    s.composer_state.reason.as_deref().unwrap_or(
+                        "the Agent is working. Your message will send when it finishes.",
+                    );
+                screen.notice(&format!("(queued: {why})"));
             }
             send(Command::SendMessage { text: text.into() });
             return Done::Sent;

@@ -264,9 +264,9 @@ async fn search_archive_archived_and_unarchive() {
 
 /// adr-notes 8 (run status details, stop), issues 11 and 25 (point 1): from a pipe the record is
 /// compact: a clean run adds no status line ("Working on your request.", "Run completed." are
-/// shown in place on a terminal only); a stop shows "Run cancellation requested." once the
-/// cancel route answered, and "Run cancelled." (when it was seen) after it, in the order things
-/// happened.
+/// shown in place on a terminal only); a stop shows "Run cancelled." (when it was seen: the chat
+/// follows the latest snapshot), then "Run cancellation requested." once the cancel route
+/// answered, in the order things happened (RU-22).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_run_status_line_and_a_stop() {
     let sim = Sim::start(SimConfig {
@@ -307,8 +307,9 @@ async fn the_run_status_line_and_a_stop() {
     let requested = stderr
         .find("· Run cancellation requested.")
         .unwrap_or_else(|| panic!("no stop notice in:\n{stderr}"));
+    // RU-22: "Run cancelled." at the stop, before the Agent's answer.
     if let Some(cancelled) = stderr.find("· Run cancelled.") {
-        assert!(requested < cancelled, "{stderr}");
+        assert!(cancelled < requested, "{stderr}");
     }
     assert!(!stderr.to_lowercase().contains("abort"), "{stderr}");
 }
@@ -505,7 +506,10 @@ fn a_queued_message_never_splits_the_answer_in_a_pipe() {
         Some("You said: alpha beta gamma delta epsilon zeta"),
         "{out}"
     );
-    let notice = line_at(&out, "(queued: it goes when the Agent finishes)");
+    let notice = line_at(
+        &out,
+        "(queued: Demo Agent is working. Your message will send when it finishes.)",
+    );
     let queued = line_at(&out, "You said: queued one");
     assert!(answer < notice && notice < queued, "{out}");
     assert_eq!(
@@ -525,8 +529,9 @@ fn a_queued_message_never_splits_the_answer_in_a_pipe() {
 }
 
 /// Issue 25, point 1, from a pipe: Ctrl-C (SIGINT) while an answer streams stops it; the part
-/// that arrived ends its line, then the Ctrl-C notice, then "Run cancellation requested.", then
-/// "Run cancelled." when it was seen: the order in which things happened.
+/// that arrived ends its line, then the Ctrl-C notice, then "Run cancelled." (the stop, RU-22)
+/// when it was seen, then "Run cancellation requested." (the Agent's answer): the order in
+/// which things happened.
 #[cfg(unix)]
 #[test]
 fn a_stops_notices_come_in_the_order_things_happened_in_a_pipe() {
@@ -545,7 +550,7 @@ fn a_stops_notices_come_in_the_order_things_happened_in_a_pipe() {
     let requested = line_at(&out, "· Run cancellation requested.");
     assert!(answer < ctrl_c && ctrl_c < requested, "{out}");
     if out.contains("· Run cancelled.") {
-        assert!(requested < line_at(&out, "· Run cancelled."), "{out}");
+        assert!(line_at(&out, "· Run cancelled.") < requested, "{out}");
     }
 }
 
