@@ -848,9 +848,9 @@ fn codes_without_a_turn() {
 // clearThread()
 // ---------------------------------------------------------------------------------------------
 
-/// adr-notes 6 (`clearThread()`): the local run stops without a cancel request, the thread is
-/// empty, the run status idle with no detail, no notice; the next turn carries the session id as
-/// its thread id (the history's own thread id is set aside).
+/// adr-notes 6, RU-27 (`clearThread()`): the local run stops without a cancel request, the
+/// thread is empty, the run status idle with no detail, no notice, no `agentId`; the next turn
+/// carries the session id as its thread id (the history's thread id is set aside).
 #[test]
 fn clear_thread_starts_the_thread_afresh() {
     let mut h = Harness::visible_in_env();

@@ -1402,3 +1402,45 @@ fn sel_5_stale_launch_answer_after_environment_change() {
     assert_eq!(h.current(), None);
     assert_eq!(request_visible_count(&h), 0);
 }
+
+/// RU-21: a refresh of the latest sessions keeps the selection: the selected session stays
+/// selected and listed though the new page omits it (s-1 selected, a read of s-7 and s-8:
+/// s-1, s-7 and s-8 listed), with no history read and no readiness change; a row for a
+/// session held takes the new row's fields (a new name) without a history read; the Agent
+/// that answers keeps working through the read.
+#[test]
+fn ru_21_a_list_refresh_keeps_the_selection() {
+    let mut h = Harness::visible_in_env();
+    h.answer_list(&[record("s-1", AGENT, ENV, 1)]);
+    h.hydrate("s-1", AGENT);
+    let readiness = h.snapshot().active_session_readiness;
+    let histories = |h: &Harness| h.count(|c| matches!(c, ApiCall::GetSessionHistory { .. }));
+    let before = histories(&h);
+    h.command(Command::RefreshLatestSessions);
+    h.answer_list(&[record("s-8", AGENT, ENV, 8), record("s-7", AGENT, ENV, 7)]);
+    let s = h.snapshot();
+    assert_eq!(s.current_session_id.as_deref(), Some("s-1"));
+    let mut listed: Vec<&str> = s.agent_sessions.iter().map(|r| r.uid.as_str()).collect();
+    listed.sort_unstable();
+    assert_eq!(listed, ["s-1", "s-7", "s-8"]);
+    assert_eq!(s.active_session_readiness, readiness);
+    assert_eq!(histories(&h), before, "no history read");
+
+    let mut renamed = record("s-1", AGENT, ENV, 1);
+    renamed["name"] = json!("Renamed chat");
+    h.command(Command::RefreshLatestSessions);
+    h.answer_list(&[renamed]);
+    let s = h.snapshot();
+    let row = s.agent_sessions.iter().find(|r| r.uid == "s-1").unwrap();
+    assert_eq!(row.title, "Renamed chat");
+    assert_eq!(s.current_session_id.as_deref(), Some("s-1"));
+    assert_eq!(histories(&h), before, "no history read");
+
+    let mut h = Harness::talking("s-1");
+    let id = spec_tests::turns::post_on(&mut h, "s-1", "Hello");
+    h.stream_head(id);
+    h.command(Command::RefreshLatestSessions);
+    h.answer_list(&[record("s-1", AGENT, ENV, 1)]);
+    assert!(h.snapshot().is_agent_working, "the answer still streams");
+    assert!(h.snapshot().has_active_chat_stream);
+}
