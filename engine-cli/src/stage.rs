@@ -114,7 +114,8 @@ pub fn of(s: &Snapshot) -> Stage {
                 .as_ref()
                 .map(|n| n.message.clone())
                 .unwrap_or_else(|| "The agent cannot take a new message right now.".into());
-            if let Some(r) = &i.support_reference {
+            // RU-44: the support reference goes beside an error notice only.
+            if let Some(r) = &s.composer_state.support_reference {
                 text.push_str(&format!(" Support reference: {r}"));
             }
             Stage::Blocked(text)

@@ -243,3 +243,54 @@ fn ru_38_can_send_follows_admission() {
         h.advance(1_000);
     }
 }
+
+/// RU-44: `unavailable` with the error notice "The agent could not be started. Try again." and
+/// a failed operation with support reference "op-3" shows the message and "op-3", sending
+/// disabled, the draft kept; a `waking` decision with an `info` notice and "op-9" shows no
+/// support reference.
+#[test]
+fn ru_44_the_support_reference_only_beside_an_error() {
+    let mut h = Harness::selected(S1);
+    h.hydrate(S1, AGENT);
+    let id = h.runtime_request(S1);
+    let mut failed = spec_tests::fixtures::runtime_terminal(Some("op-3"));
+    failed["runtime_interaction"]["notice"] = json!({
+        "code": "agent_start_failed", "severity": "error",
+        "title": "Not started", "message": "The agent could not be started. Try again."
+    });
+    h.reply(id, 200, failed);
+    let c = state(&h);
+    assert_eq!(c.status, ComposerStatus::Unavailable, "{c:?}");
+    assert_eq!(
+        c.reason.as_deref(),
+        Some("The agent could not be started. Try again.")
+    );
+    assert_eq!(c.support_reference.as_deref(), Some("op-3"));
+    assert_eq!((c.can_send, c.can_write), (false, true));
+    assert_eq!(
+        serde_json::to_value(&c).unwrap()["supportReference"],
+        "op-3"
+    );
+
+    let mut h = Harness::selected(S1);
+    h.hydrate(S1, AGENT);
+    let id = h.runtime_request(S1);
+    let mut waking = runtime_transient("waking", Some(2_000));
+    waking["runtime_interaction"]["operation"] = json!({
+        "uid": "op-9", "status": "running", "created_at": "2026-10-02T08:00:00Z",
+        "started_at": null, "finished_at": null, "support_reference": "op-9"
+    });
+    h.reply(id, 200, waking);
+    let s = h.snapshot();
+    let interaction = s.active_runtime_interaction.clone().unwrap();
+    assert_eq!(interaction.support_reference.as_deref(), Some("op-9"));
+    let c = s.composer_state;
+    assert_eq!(c.status, ComposerStatus::Waking);
+    assert_eq!(c.support_reference, None);
+    assert!(
+        serde_json::to_value(&c)
+            .unwrap()
+            .get("supportReference")
+            .is_none()
+    );
+}

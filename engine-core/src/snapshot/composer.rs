@@ -10,7 +10,7 @@
 //! | 1 | `sessionModelSelectionRequest` set | `choosing-model` | no | no | no | pinned |
 //! | 2 | no session, nothing on its way to one | `no-session` | no | no | no | pinned |
 //! | 3 | the session (or the one to show) loads | `loading` | no | no | no | pinned |
-//! | 4 | `sendReadiness` blocked by a failure or refusal | `unavailable` | no | no | yes | its message |
+//! | 4 | `sendReadiness` blocked by a failure or refusal | `unavailable` | no | no | yes | its message (RU-44: and an error notice's support reference) |
 //! | 5 | `isAssistantRuntimeStarting` | `waking` | no | no | no | pinned |
 //! | 6 | `isCancellingSession` | `stopping` | as `ready` | as `working` | yes | "Stopping {Agent}..." |
 //! | 7 | the Agent works (`isAgentWorking`) | `working` | no | yes | yes | pinned |
@@ -38,6 +38,10 @@ pub struct ComposerState {
     pub can_write: bool,
     /// What to tell the person, when something keeps the composer from sending.
     pub reason: Option<String>,
+    /// RU-44: the runtime's support reference, shown beside an `error` notice only (never
+    /// beside an `info` one, such as a wake's); absent from the JSON when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub support_reference: Option<String>,
 }
 
 /// [`ComposerState::status`], with the reference's names (RU-38). The reference's
@@ -88,6 +92,7 @@ impl ComposerState {
             queues,
             can_write,
             reason,
+            support_reference: None,
         }
     }
 }
@@ -127,7 +132,9 @@ pub(crate) fn of(s: &Snapshot, agent: Option<&str>) -> ComposerState {
         return ComposerState::new(S::Loading, [false; 3], Some(LOADING.into()));
     }
     if let Some(message) = unavailable {
-        return ComposerState::new(S::Unavailable, [false, false, true], Some(message));
+        let mut state = ComposerState::new(S::Unavailable, [false, false, true], Some(message));
+        state.support_reference = error_support_reference(s);
+        return state;
     }
     if s.is_assistant_runtime_starting {
         let reason = format!("{} is waking up", name.unwrap_or("The agent"));
@@ -160,4 +167,16 @@ pub(crate) fn of(s: &Snapshot, agent: Option<&str>) -> ComposerState {
         SendReadiness::Blocked(_) | SendReadiness::Ready => None,
     };
     ComposerState::new(S::Busy, [false, false, true], reason)
+}
+
+/// RU-44: the decision's support reference when its notice is an error (a runtime refusal).
+fn error_support_reference(s: &Snapshot) -> Option<String> {
+    let i = s.active_runtime_interaction.as_ref()?;
+    let error = i
+        .notice
+        .as_ref()
+        .is_some_and(|n| n.severity == crate::api::Severity::Error);
+    i.support_reference
+        .clone()
+        .filter(|_| error && !i.can_submit)
 }
