@@ -411,13 +411,18 @@ pub(crate) fn platform_snapshot(parts: &Parts<'_>, derived: Derived<'_>) -> Snap
     }
 }
 
-/// OI-4: a transient decision whose wake is followed is "taking longer" 30 s after the wake's
-/// deadline (wall-clock ms); `None` without such a wake.
+/// OI-4, RU-42: a transient decision whose wake is still on its way is "taking longer" 30 s
+/// after the wake's deadline (wall-clock ms); `None` without such a wake (RU-43).
 pub(crate) fn wake_overdue_ms(decision: &Decision) -> Option<u64> {
     if !decision.is_starting() {
         return None;
     }
     let wake = decision.presence.as_ref()?.wake.as_ref()?;
+    // RU-43: a wake that is over (expired, failed, superseded, serving) lends nothing to a later
+    // check: only one still on its way can be taking longer than expected.
+    if !matches!(wake.state.as_str(), "requested" | "in_progress") {
+        return None;
+    }
     let deadline = crate::timestamp::unix_ms(&wake.deadline_at)?;
     u64::try_from(deadline)
         .ok()

@@ -538,3 +538,41 @@ fn inv_10_another_sessions_chunks_stay_out_of_this_answer() {
     let shown = serde_json::to_string(&h.snapshot().thread).unwrap();
     assert!(shown.contains("Meant for S1."), "{shown}");
 }
+
+/// RU-42, RU-43: a `waking` decision whose wake's deadline passed over 30 s ago is overdue
+/// ("This is taking longer than expected."); an old wake lends nothing to a later check: a
+/// `checking` decision (retry 2 000 ms) whose presence failed ("The agent did not start in
+/// time.") with a wake `expired` 39 minutes past its deadline is not overdue.
+#[test]
+fn ru_42_43_an_overdue_wake_and_an_old_one() {
+    let wake = |state: &str, deadline: &str| {
+        json!({"operation_uid": "op-w", "state": state,
+            "requested_at": "1970-01-01T00:00:00Z", "deadline_at": deadline})
+    };
+    // The harness's wall clock starts at the Unix epoch: the wake's deadline is then, and the
+    // test moves 60 s past it (RU-42's case).
+    let mut h = Harness::ready(S1);
+    let r = h.runtime_request(S1);
+    let mut waking = runtime_transient("waking", Some(25_000));
+    waking["runtime_presence"]["wake"] = wake("in_progress", "1970-01-01T00:00:00Z");
+    h.reply(r, 200, waking);
+    h.advance(60_000);
+    assert!(h.snapshot().is_runtime_wake_overdue);
+
+    let mut h = Harness::ready(S1);
+    h.advance(40 * 60_000);
+    let r = h.runtime_request(S1);
+    let mut checking = runtime_transient("checking", Some(2_000));
+    checking["runtime_presence"]["phase"] = json!("failed");
+    checking["runtime_presence"]["detail"] = json!("The agent did not start in time.");
+    checking["runtime_presence"]["wake"] = wake("expired", "1970-01-01T00:01:00Z");
+    h.reply(r, 200, checking);
+    let s = h.snapshot();
+    assert!(s.is_assistant_runtime_starting, "a check is under way");
+    assert!(
+        !s.is_runtime_wake_overdue,
+        "an expired wake is no overdue one"
+    );
+    h.advance(1_000);
+    assert!(!h.snapshot().is_runtime_wake_overdue);
+}
