@@ -1052,3 +1052,61 @@ fn missing_model_notice_texts() {
     );
     assert_eq!(missing_model_notice(None, None).1, tail);
 }
+
+/// RU-29: sign-in is not selectability (`openai-codex` with `auth_methods ["oauth"]`,
+/// `authenticated false`: selectable, needing sign-in); `reasoning: true` with no levels offers
+/// none and no default; the five levels default to `medium`; a custom provider (`known false`,
+/// `auth_methods []`) joins the same lists.
+#[test]
+fn ru_29_catalog_projection() {
+    let mut codex = provider(
+        "openai-codex",
+        true,
+        json!([
+            model(
+                "gpt-5.5",
+                "GPT-5.5",
+                json!(["low", "medium", "high", "xhigh", "max"])
+            ),
+            model("gpt-5.5-mini", "GPT-5.5 mini", json!([]))
+        ]),
+    );
+    codex["auth_methods"] = json!(["oauth"]);
+    codex["authenticated"] = json!(false);
+    codex["models"][1]["reasoning"] = json!(true);
+    let mut acme = provider(
+        "acme-models",
+        true,
+        json!([model("alpha", "Alpha", json!([]))]),
+    );
+    acme["display_name"] = json!("Acme Models");
+    acme["known"] = json!(false);
+    acme["authenticated"] = json!(true);
+    let catalog = with_providers(vec![codex, acme]);
+    let providers: Vec<(String, String)> = catalog
+        .provider_options()
+        .into_iter()
+        .map(|p| (p.label, p.value))
+        .collect();
+    assert_eq!(
+        providers,
+        [
+            ("OPENAI-CODEX".to_owned(), "openai-codex".to_owned()),
+            ("Acme Models".to_owned(), "acme-models".to_owned())
+        ]
+    );
+    let models = catalog.model_options();
+    let by_id = |id: &str| models.iter().find(|m| m.id == id).unwrap();
+    let big = by_id("openai-codex::gpt-5.5");
+    assert!(
+        big.selectable && big.needs_sign_in,
+        "selectable, yet not signed in"
+    );
+    assert_eq!(big.default_reasoning.as_deref(), Some("medium"));
+    assert_eq!(big.reasoning_options.len(), 5);
+    let mini = by_id("openai-codex::gpt-5.5-mini");
+    assert!(mini.reasoning_options.is_empty());
+    assert_eq!(mini.default_reasoning, None);
+    let alpha = by_id("acme-models::alpha");
+    assert!(alpha.selectable && !alpha.needs_sign_in);
+}
