@@ -1110,3 +1110,55 @@ fn ru_29_catalog_projection() {
     let alpha = by_id("acme-models::alpha");
     assert!(alpha.selectable && !alpha.needs_sign_in);
 }
+
+/// RU-28: the reference's pinned table of the model first offered (providers `anthropic` and
+/// `openai-codex`, models `anthropic::claude-fable-5-1`, `openai-codex::gpt-5.5` and
+/// `openai-codex::gpt-5.5-mini`, enabled, selectable, no sign-in).
+#[test]
+fn ru_28_the_model_first_offered() {
+    let mut anthropic = provider(
+        "anthropic",
+        true,
+        json!([model("claude-fable-5-1", "Claude Fable 5.1", json!([]))]),
+    );
+    anthropic["authenticated"] = json!(true);
+    let mut codex = provider(
+        "openai-codex",
+        true,
+        json!([
+            model("gpt-5.5", "GPT-5.5", json!([])),
+            model("gpt-5.5-mini", "GPT-5.5 mini", json!([]))
+        ]),
+    );
+    codex["authenticated"] = json!(true);
+    let catalog = with_providers(vec![anthropic.clone(), codex.clone()]);
+    let offered = |catalog: &Catalog, last: &[(&str, &str)]| {
+        pick_default_session_model(catalog, &recent(last))
+            .map(|c| format!("{}::{}", c.provider, c.model))
+    };
+    assert_eq!(
+        offered(&catalog, &[("openai-codex", "gpt-5.5")]).as_deref(),
+        Some("openai-codex::gpt-5.5")
+    );
+    assert_eq!(
+        offered(&catalog, &[("", ""), ("OpenAI-Codex", "GPT-5.5-mini")]).as_deref(),
+        Some("openai-codex::gpt-5.5-mini"),
+        "empty entries skipped, case ignored"
+    );
+    assert_eq!(
+        offered(&catalog, &[("gone", "gone")]).as_deref(),
+        Some("anthropic::claude-fable-5-1")
+    );
+    let mut unsigned = anthropic.clone();
+    unsigned["auth_methods"] = json!(["oauth"]);
+    unsigned["authenticated"] = json!(false);
+    let needs_sign_in = with_providers(vec![unsigned, codex.clone()]);
+    assert_eq!(
+        offered(&needs_sign_in, &[]).as_deref(),
+        Some("openai-codex::gpt-5.5")
+    );
+    let mut disabled = anthropic;
+    disabled["enabled"] = json!(false);
+    assert_eq!(offered(&with_providers(vec![disabled]), &[]), None);
+    assert_eq!(offered(&with_providers(vec![]), &[]), None);
+}
