@@ -4,7 +4,7 @@
 //! composer state"); every state checked against what `SendMessage` then does.
 
 use engine_core::{ApiCall, Command, ComposerState, ComposerStatus};
-use serde_json::json;
+use serde_json::{Value, json};
 use spec_tests::Harness;
 use spec_tests::fixtures::{AGENT, ENV, catalog, record, runtime_transient};
 use spec_tests::models::{is_catalog, refuse};
@@ -20,6 +20,24 @@ fn state(h: &Harness) -> ComposerState {
 fn row(h: &Harness) -> (ComposerStatus, bool, bool, bool, Option<String>) {
     let c = state(h);
     (c.status, c.can_send, c.queues, c.can_write, c.reason)
+}
+
+/// S1 selected and hydrated, its runtime access answered with `answer`.
+fn access_answered(answer: Value) -> Harness {
+    let mut h = Harness::selected(S1);
+    h.hydrate(S1, AGENT);
+    let id = h.runtime_request(S1);
+    h.reply(id, 200, answer);
+    h
+}
+
+/// `answer` with RU-44's error notice.
+fn with_error_notice(mut answer: Value, code: &str, title: &str) -> Value {
+    answer["runtime_interaction"]["notice"] = json!({
+        "code": code, "severity": "error",
+        "title": title, "message": "The agent could not be started. Try again."
+    });
+    answer
 }
 
 fn sends(h: &Harness) -> usize {
@@ -74,10 +92,7 @@ fn ru_38_working_queues() {
 /// RU-38 `waking` (no full stop, RU-39): the runtime starts; the draft is not editable.
 #[test]
 fn ru_38_waking() {
-    let mut h = Harness::selected(S1);
-    h.hydrate(S1, AGENT);
-    let id = h.runtime_request(S1);
-    h.reply(id, 200, runtime_transient("waking", Some(2_000)));
+    let h = access_answered(runtime_transient("waking", Some(2_000)));
     assert!(h.snapshot().is_assistant_runtime_starting);
     assert_eq!(
         row(&h),
@@ -165,16 +180,13 @@ fn ru_39_unavailable_says_why() {
     assert!(readiness_error.is_some());
     assert_eq!(c.reason, readiness_error);
 
-    let mut h = Harness::selected(S1);
-    h.hydrate(S1, AGENT);
-    let id = h.runtime_request(S1);
     let mut blocked = runtime_transient("unavailable", None);
     blocked["runtime_interaction"]["state"] = json!("unavailable");
-    blocked["runtime_interaction"]["notice"] = json!({
-        "code": "agent_unavailable", "severity": "error",
-        "title": "Unavailable", "message": "The agent could not be started. Try again."
-    });
-    h.reply(id, 200, blocked);
+    let mut h = access_answered(with_error_notice(
+        blocked,
+        "agent_unavailable",
+        "Unavailable",
+    ));
     let c = state(&h);
     assert_eq!(c.status, ComposerStatus::Unavailable, "{c:?}");
     assert_eq!(
@@ -250,15 +262,12 @@ fn ru_38_can_send_follows_admission() {
 /// support reference.
 #[test]
 fn ru_44_the_support_reference_only_beside_an_error() {
-    let mut h = Harness::selected(S1);
-    h.hydrate(S1, AGENT);
-    let id = h.runtime_request(S1);
-    let mut failed = spec_tests::fixtures::runtime_terminal(Some("op-3"));
-    failed["runtime_interaction"]["notice"] = json!({
-        "code": "agent_start_failed", "severity": "error",
-        "title": "Not started", "message": "The agent could not be started. Try again."
-    });
-    h.reply(id, 200, failed);
+    let failed = spec_tests::fixtures::runtime_terminal(Some("op-3"));
+    let h = access_answered(with_error_notice(
+        failed,
+        "agent_start_failed",
+        "Not started",
+    ));
     let c = state(&h);
     assert_eq!(c.status, ComposerStatus::Unavailable, "{c:?}");
     assert_eq!(
@@ -272,15 +281,12 @@ fn ru_44_the_support_reference_only_beside_an_error() {
         "op-3"
     );
 
-    let mut h = Harness::selected(S1);
-    h.hydrate(S1, AGENT);
-    let id = h.runtime_request(S1);
     let mut waking = runtime_transient("waking", Some(2_000));
     waking["runtime_interaction"]["operation"] = json!({
         "uid": "op-9", "status": "running", "created_at": "2026-10-02T08:00:00Z",
         "started_at": null, "finished_at": null, "support_reference": "op-9"
     });
-    h.reply(id, 200, waking);
+    let h = access_answered(waking);
     let s = h.snapshot();
     let interaction = s.active_runtime_interaction.clone().unwrap();
     assert_eq!(interaction.support_reference.as_deref(), Some("op-9"));

@@ -146,9 +146,8 @@ fn def10_get_or_create_request_shape() {
     }
 }
 
-/// DEF-10: an empty defaultSession.name is left out of the body; handle_unique_id is still sent.
-#[test]
-fn def10_empty_name_is_left_out_of_the_body() {
+/// The default session of AGENT behind HANDLE with an empty name, shown: its get-or-create is out.
+fn unnamed_default() -> Harness {
     let mut h = Harness::visible_in_env();
     h.input(Input::DefaultSession(Some(descriptor(
         Some(AGENT),
@@ -158,6 +157,13 @@ fn def10_empty_name_is_left_out_of_the_body() {
         None,
     ))));
     h.shows_default(true);
+    h
+}
+
+/// DEF-10: an empty defaultSession.name is left out of the body; handle_unique_id is still sent.
+#[test]
+fn def10_empty_name_is_left_out_of_the_body() {
+    let h = unnamed_default();
     let all = gocs(&h);
     assert_eq!(all.len(), 1);
     assert_eq!(body(all[0]), json!({"handle_unique_id": HANDLE}));
@@ -1215,15 +1221,7 @@ proptest! {
 /// selects nothing; a 201 `{"uid": ...}` is taken.
 #[test]
 fn ru_25_get_or_create_keys_and_answers() {
-    let mut h = Harness::visible_in_env();
-    h.input(Input::DefaultSession(Some(descriptor(
-        Some(AGENT),
-        HANDLE,
-        "",
-        SourceStatus::Ready,
-        None,
-    ))));
-    h.shows_default(true);
+    let mut h = unnamed_default();
     let all = gocs(&h);
     assert_eq!(all.len(), 1);
     let b = body(all[0]);
