@@ -21,6 +21,13 @@ pub struct Config {
     /// deadlines of held sends, the engine's own wake, fresh handles: OI-4, OI-5, OI-28). Hosts
     /// set it to the real clock; the default 0 suits tests on a virtual clock only.
     pub start_unix_ms: u64,
+    /// RU-47: the application's own request sender carries every platform request (the
+    /// reference's `connection.sendPlatformRequest`). Platform requests then go without the
+    /// engine's `Authorization` header, even with a person's token (the sender authenticates
+    /// them, and renews its credential itself: the engine repeats no platform request); runtime
+    /// requests are unchanged (RU-49: direct, with the runtime token). The person's token still
+    /// stands for "signed in" where the engine asks for one (icons). Default `false`.
+    pub platform_sender: bool,
 }
 
 /// Why a configuration was refused.
@@ -90,6 +97,7 @@ impl Config {
             max_answer_bytes: Self::DEFAULT_MAX_ANSWER_BYTES,
             max_event_bytes: Self::DEFAULT_MAX_EVENT_BYTES,
             start_unix_ms: 0,
+            platform_sender: false,
         })
     }
 
@@ -102,8 +110,8 @@ impl Config {
 
 /// How a host outside Rust describes an engine: the JSON form `engine-ffi` and the Python
 /// package take, `{"platformBaseUrl": "https://...", "seed": 0, "startUnixMs": 0,
-/// "maxBodyBytes": null, "maxAnswerBytes": null, "maxEventBytes": null, "record": false}` (only
-/// `platformBaseUrl` is required; unknown fields are refused).
+/// "maxBodyBytes": null, "maxAnswerBytes": null, "maxEventBytes": null, "record": false,
+/// "platformSender": false}` (only `platformBaseUrl` is required; unknown fields are refused).
 ///
 /// ```
 /// let form: engine_core::HostConfig =
@@ -135,6 +143,9 @@ pub struct HostConfig {
     /// Record a trace ([`crate::Engine::new_recording`]).
     #[serde(default)]
     pub record: bool,
+    /// [`Config::platform_sender`].
+    #[serde(default)]
+    pub platform_sender: bool,
 }
 
 impl HostConfig {
@@ -154,6 +165,7 @@ impl HostConfig {
             max_answer_bytes: None,
             max_event_bytes: None,
             record: false,
+            platform_sender: false,
         }
     }
 
@@ -161,6 +173,7 @@ impl HostConfig {
     pub(crate) fn config(&self) -> Result<Config, ConfigError> {
         let mut config = Config::new(&self.platform_base_url)?.with_seed(self.seed);
         config.start_unix_ms = self.start_unix_ms;
+        config.platform_sender = self.platform_sender;
         if let Some(n) = self.max_body_bytes {
             config.max_body_bytes = n;
         }

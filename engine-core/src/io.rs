@@ -113,6 +113,8 @@ pub(crate) struct Answer {
     pub outcome: Outcome,
     /// `Content-Type` of the answer, when it had a head that gave one.
     pub content_type: Option<String>,
+    /// `ETag` of the answer, when it had a head that gave one.
+    pub etag: Option<String>,
     /// The request's method and address, and the answer's reason phrase.
     pub line: Box<CallLine>,
 }
@@ -190,6 +192,8 @@ pub(crate) struct Io {
     pub max_answer_bytes: usize,
     /// The cap on one ui-message-stream event.
     pub max_event_bytes: usize,
+    /// `Config::platform_sender`: platform requests go without the person's credential.
+    platform_sender: bool,
     pub rng: Rng,
     next_id: u64,
     /// A sorted vector (few entries; a `BTreeMap` node holds room for 11), boxed: spare
@@ -241,6 +245,7 @@ impl Io {
             max_body_bytes,
             max_answer_bytes: config.max_answer_bytes,
             max_event_bytes: config.max_event_bytes,
+            platform_sender: config.platform_sender,
             rng: Rng::new(seed),
             next_id: 0,
             in_flight: LiteMap::new(),
@@ -252,7 +257,8 @@ impl Io {
         }
     }
 
-    /// Issues a platform call, with the person's credential when there is one. Fails, with
+    /// Issues a platform call, with the person's credential when there is one (and no host
+    /// sender carries platform requests, RU-47). Fails, with
     /// nothing emitted, when there is a local source (ADR 099: the engine then makes no platform
     /// request at all) or the call cannot be rendered.
     pub(crate) fn send(
@@ -267,6 +273,7 @@ impl Io {
                 message: LOCAL_SOURCE_TEXT.to_owned(),
             });
         }
+        let credential = credential.filter(|_| !self.platform_sender);
         let request = call
             .render(&self.base, Auth::Platform(credential))
             .map_err(|e| ApiError::Refused {
@@ -503,6 +510,7 @@ impl Io {
     fn finish(&mut self, id: RequestId, result: Result<(), ApiError>) -> Option<Answer> {
         let p = self.in_flight.remove(&id)?;
         let content_type = p.head.as_ref().and_then(|h| h.content_type.clone());
+        let etag = p.head.as_ref().and_then(|h| h.etag.clone());
         let mut line = p.line;
         line.reason = p.head.as_ref().and_then(|h| h.reason.clone());
         let outcome = match (result, p.head) {
@@ -521,6 +529,7 @@ impl Io {
             call: p.call,
             outcome,
             content_type,
+            etag,
             line,
         })
     }

@@ -54,8 +54,8 @@ pub use snapshot::composer::{ComposerState, ComposerStatus};
 pub use snapshot::ready::{NotReady, NotReadyCode, SendReadiness, Waiting};
 pub use snapshot::{
     AgentIcon, ArchivedSession, Capabilities, DefaultSessionStatus, DetailSnapshot, DetailStatus,
-    IconImage, LastUsedModel, MissingModelFields, Readiness, ReadinessStatus, RunStatus,
-    RunStatusView, SessionModelSelectionRequest, Snapshot,
+    IconImage, IconStatus, LastUsedModel, MissingModelFields, Readiness, ReadinessStatus,
+    RunStatus, RunStatusView, SessionModelSelectionRequest, Snapshot,
 };
 pub use source::{LocalSource, SourceError};
 pub use stream::{AnswerStream, StreamDelta, StreamOutcome, StreamStats};

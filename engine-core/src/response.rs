@@ -21,6 +21,11 @@ pub struct ResponseHead {
     /// text has the code alone. Absent from traces recorded before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// `ETag`, when present: an Agent icon's fingerprint (RU-35), so that a revalidated icon
+    /// whose tag did not change keeps its image. Shells pass it for every answer; the engine
+    /// reads it for icons only. Absent from traces recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
 }
 
 impl ResponseHead {
@@ -31,6 +36,7 @@ impl ResponseHead {
             content_type,
             agent_session_uid: None,
             reason: None,
+            etag: None,
         }
     }
 
@@ -60,6 +66,18 @@ impl ResponseHead {
     /// ```
     pub fn with_reason(mut self, reason: Option<String>) -> ResponseHead {
         self.reason = reason.filter(|r| !r.trim().is_empty());
+        self
+    }
+
+    /// The same head with the `ETag` the answer carried (blank reads as none).
+    ///
+    /// ```
+    /// let head = engine_core::ResponseHead::new(200, Some("image/svg+xml".into()))
+    ///     .with_etag(Some("\"one\"".into()));
+    /// assert_eq!(head.etag.as_deref(), Some("\"one\""));
+    /// ```
+    pub fn with_etag(mut self, etag: Option<String>) -> ResponseHead {
+        self.etag = etag.filter(|e| !e.trim().is_empty());
         self
     }
 }

@@ -408,8 +408,9 @@ pub unsafe extern "C" fn ae_handle_input(
 }
 
 /// The head of the answer to request `id`: `{"status": 200, "contentType":
-/// "application/json", "agentSessionUid": null, "reason": "OK"}` (`reason`, optional: the
-/// status line's reason phrase, quoted by the text of a refused message or cancel request).
+/// "application/json", "agentSessionUid": null, "reason": "OK", "etag": null}` (`reason`,
+/// optional: the status line's reason phrase, quoted by the text of a refused message or cancel
+/// request; `etag`, optional: the `ETag` header, an Agent icon's fingerprint).
 ///
 /// # Safety
 /// `engine` is an engine of this library; `head` points to `len` readable bytes.

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use engine_core::{Command, Config, Input, Person, RunStatus, Secret, Snapshot, Target};
 use engine_io_blocking::{Shell, ShellConfig};
-use platform_sim::{AGENT_ICON_SVG, BlockingSim, DEFAULT_AGENT_UID, SimConfig};
+use platform_sim::{AGENT_ICON_ETAG, AGENT_ICON_SVG, BlockingSim, DEFAULT_AGENT_UID, SimConfig};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -87,6 +87,8 @@ fn every_request_is_rewritten_once_and_reaches_the_prefixed_platform() {
     );
     let image = icon.image.as_ref().unwrap();
     assert_eq!(image.bytes.as_ref(), AGENT_ICON_SVG.as_bytes());
+    // RU-35: the shell passes the ETag in the response head.
+    assert_eq!(image.etag.as_deref(), Some(AGENT_ICON_ETAG));
     shell
         .command(Command::SendMessage {
             text: "through the proxy".into(),

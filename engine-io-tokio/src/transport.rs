@@ -201,12 +201,17 @@ pub async fn exchange(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let mut head = ResponseHead::new(status, content_type).with_reason(reason_phrase(&response));
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
     // ADR 099: a local runtime names the conversation a turn ran in.
-    head.agent_session_uid = response
-        .headers()
-        .get("x-agent-session-uid")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    head.agent_session_uid = header("x-agent-session-uid");
+    // RU-35: an Agent icon's fingerprint.
+    head = head.with_etag(header("etag"));
     if !out.send(Part::Head(head)).await {
         return;
     }

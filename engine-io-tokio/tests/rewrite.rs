@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use engine_core::{Command, Config, RunStatus, Target};
 use engine_io_tokio::{ShellConfig, spawn};
-use platform_sim::{AGENT_ICON_SVG, DEFAULT_AGENT_UID, Sim, SimConfig};
+use platform_sim::{AGENT_ICON_ETAG, AGENT_ICON_SVG, DEFAULT_AGENT_UID, Sim, SimConfig};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -73,6 +73,8 @@ async fn every_request_is_rewritten_once_and_reaches_the_prefixed_platform() {
     );
     let image = icon.image.as_ref().unwrap();
     assert_eq!(image.bytes.as_ref(), AGENT_ICON_SVG.as_bytes());
+    // RU-35: the shell passes the ETag in the response head.
+    assert_eq!(image.etag.as_deref(), Some(AGENT_ICON_ETAG));
     assert_eq!(image.content_type.as_deref(), Some("image/svg+xml"));
 
     handle

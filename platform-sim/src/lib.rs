@@ -64,7 +64,7 @@ pub use answer::{answer_body, event};
 pub use local::{SESSION_HEADER, runtime_uid};
 
 pub use faults::{AFTER_HUGE_LINE, INVALID_UTF8_TEXT, history_text};
-pub use platform::AGENT_ICON_SVG;
+pub use platform::{AGENT_ICON_ETAG, AGENT_ICON_SVG};
 use server::{Shared, lock};
 
 /// For URL-rewrite tests of a simulator behind [`SimConfig::path_prefix`]: every request in

@@ -45,6 +45,9 @@ enum Endpoint {
     Icon(String),
 }
 
+/// The `ETag` of [`AGENT_ICON_SVG`] (RU-35: the icon's fingerprint).
+pub const AGENT_ICON_ETAG: &str = "\"sim-icon-1\"";
+
 /// The icon every simulated Agent has (a `mask` rendering).
 pub const AGENT_ICON_SVG: &str = r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><rect x="5" y="8" width="14" height="11" rx="2"/><circle cx="12" cy="4" r="2"/></svg>"#;
 
@@ -124,7 +127,8 @@ fn icons(shared: &Shared, req: &Req) -> Response {
     json_response(200, &Value::Array(rows))
 }
 
-/// P14: the Agent's icon as SVG; 406 to an image-only `Accept` (as the platform's route does).
+/// P14: the Agent's icon as SVG with its `ETag` ([`AGENT_ICON_ETAG`]); 406 to an image-only
+/// `Accept` (as the platform's route does).
 fn icon(shared: &Shared, req: &Req, agent: &str) -> Response {
     if !shared.config.agents.iter().any(|a| a.uid == agent) {
         return error(404, NOT_FOUND);
@@ -150,6 +154,10 @@ fn icon(shared: &Shared, req: &Req, agent: &str) -> Response {
     headers.insert(
         axum::http::header::CACHE_CONTROL,
         axum::http::HeaderValue::from_static("private, no-cache"),
+    );
+    headers.insert(
+        axum::http::header::ETAG,
+        axum::http::HeaderValue::from_static(AGENT_ICON_ETAG),
     );
     response
 }

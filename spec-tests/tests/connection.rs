@@ -223,3 +223,108 @@ fn ru_46_a_rewrites_result_is_resolved_as_a_page_would() {
         "http://proxy.test/p?q=1"
     );
 }
+
+/// An engine whose platform requests go to the application's own sender (RU-47).
+fn with_sender() -> Config {
+    let mut config = Config::new(BASE).unwrap();
+    config.platform_sender = true;
+    config
+}
+
+/// RU-47, RU-49: with the application's sender, every platform request goes without the
+/// engine's `Authorization` header though the person has a token (the sender authenticates
+/// it); the runtime's requests keep the runtime token. Without a sender, platform requests
+/// carry `Authorization: {tokenType} {token}`.
+#[test]
+fn ru_47_platform_requests_go_to_the_sender_without_authorization() {
+    let mut h = Harness::with_config(with_sender()).into_talking(S1);
+    h.send("Hello");
+    let access = h.runtime_request(S1);
+    h.reply(access, 200, fixtures::runtime_ready(S1));
+    if let Some(confirm) = h.pending(|c| matches!(c, engine_core::ApiCall::ConfirmAgent { .. })) {
+        h.reply(confirm, 200, json!({"status": "ready"}));
+    }
+    let message = h.message_request(S1);
+    let sent = h.sent();
+    assert!(sent.iter().any(|s| s.request.target == Target::Platform));
+    for s in sent {
+        let authorization = s.request.header("authorization");
+        match s.request.target {
+            Target::Platform => assert_eq!(authorization, None, "{:?}", s.call),
+            _ => assert_eq!(
+                authorization,
+                Some(format!("Bearer {}", fixtures::RUNTIME_TOKEN).as_str()),
+                "{:?}",
+                s.call
+            ),
+        }
+    }
+    assert_eq!(h.request(message).request.target, Target::AgentRuntime);
+
+    let h = Harness::talking(S1);
+    let platform: Vec<_> = h
+        .sent()
+        .iter()
+        .filter(|s| s.request.target == Target::Platform)
+        .collect();
+    assert!(!platform.is_empty());
+    for s in platform {
+        assert_eq!(
+            s.request.header("authorization"),
+            Some("Bearer platform-token-secret")
+        );
+    }
+}
+
+/// RU-48: the sender's answer is final: a 401 to a platform request is that request's answer,
+/// never repeated by the engine (renewal belongs to the sender). Here the runtime access of a
+/// send: one request, and the send fails with the refusal.
+#[test]
+fn ru_48_a_401_from_the_sender_is_final() {
+    let mut h = Harness::with_config(with_sender()).into_talking(S1);
+    let accesses = h.count(|c| matches!(c, engine_core::ApiCall::ResolveRuntimeAccess { .. }));
+    h.jump(20 * 60_000);
+    h.send("Hello");
+    let access = h.runtime_request(S1);
+    h.reply(
+        access,
+        401,
+        json!({"detail": "Authentication credentials were not provided."}),
+    );
+    h.advance(120_000);
+    assert_eq!(
+        h.count(|c| matches!(c, engine_core::ApiCall::ResolveRuntimeAccess { .. })),
+        accesses + 1,
+        "called once, not repeated"
+    );
+    assert!(
+        h.pending(|c| matches!(c, engine_core::ApiCall::ResolveRuntimeAccess { .. }))
+            .is_none(),
+        "nothing in flight"
+    );
+}
+
+/// RU-47: hosts outside Rust ask for the sender in their configuration form
+/// (`"platformSender": true`); a trace records it, so a replay renders the same requests.
+#[test]
+fn ru_47_the_host_form_and_the_trace_carry_the_sender() {
+    let form: HostConfig = serde_json::from_value(json!({
+        "platformBaseUrl": BASE,
+        "platformSender": true
+    }))
+    .unwrap();
+    let engine = form.engine(Time::ZERO).unwrap();
+    drop(engine);
+    let config = engine_core::trace::TraceConfig::from_config(&with_sender());
+    let value = serde_json::to_value(&config).unwrap();
+    assert_eq!(value["platformSender"], true);
+    assert!(config.to_config().unwrap().platform_sender);
+    let plain = serde_json::to_value(engine_core::trace::TraceConfig::from_config(
+        &Config::new(BASE).unwrap(),
+    ))
+    .unwrap();
+    assert!(
+        plain.get("platformSender").is_none(),
+        "old traces read the same"
+    );
+}

@@ -12,7 +12,8 @@
 //! rewrite it (`platform-api.md` section 1, `connection.rewriteRequestUrl`).
 
 use engine_core::{
-    ApiCall, Capabilities, Command, Input, Method, Person, RequestId, Secret, Target,
+    ApiCall, Capabilities, Command, IconStatus, Input, Method, Person, RequestId, ResponseHead,
+    Secret, Target,
 };
 use serde_json::{Value, json};
 use spec_tests::fixtures::{AGENT, AGENT2, ENV, ENV2, RUNTIME_TOKEN, runtime_ready};
@@ -144,7 +145,7 @@ fn no_icon_request_without_environment_or_credential() {
     assert!(h.snapshot().agent_icons.is_empty());
 }
 
-/// P13, P14: the projection is exposed keyed by Agent uid (rows without an icon skipped, both
+/// RU-33, P13, P14: the projection is exposed keyed by Agent uid (rows without an icon skipped, both
 /// spellings read); the bytes are fetched only for the Agents asked for, as `GET {url}` with
 /// `Accept: */*` and the person's credential, and exposed with their content type.
 #[test]
@@ -233,7 +234,7 @@ fn projection_is_fresh_for_five_minutes() {
     assert!(image_of(&h, AGENT).is_some());
 }
 
-/// P13 failures: one retry at once, then nothing (no notice, no error value: a missing icon
+/// RU-32, P13 failures: one retry at once, then nothing (no notice, no error value: a missing icon
 /// is never a failure a person sees); a later request reads again.
 #[test]
 fn failed_projection_is_retried_once_then_left() {
@@ -290,7 +291,8 @@ fn environment_change_drops_what_belongs_to_the_old_one() {
     assert!(h.snapshot().agent_icons.is_empty());
 }
 
-/// ENV-2: a person change, and a credential that goes, drop the icons too.
+/// ENV-2, RU-36: a person change, and a credential that goes (sign-out), drop the icons and
+/// every image held.
 #[test]
 fn person_change_and_sign_out_drop_the_icons() {
     let mut h = with_projection();
@@ -316,7 +318,7 @@ fn person_change_and_sign_out_drop_the_icons() {
     assert!(image_of(&h, AGENT).is_some());
 }
 
-/// P14 hostile answers: bytes over 512 KiB (the request is aborted), a non-image type, an
+/// RU-36, RU-37, P14 hostile answers: bytes over 512 KiB (ADR 090's cap) (the request is aborted), a non-image type, an
 /// empty body and an error status leave the fallback; a failed first load is tried again only
 /// after a minute.
 #[test]
@@ -356,7 +358,7 @@ fn icon_bytes_are_bounded_and_checked() {
     assert_eq!(image_of(&h, AGENT).map(|b| b.len()), Some(512 * 1024));
 }
 
-/// P14: held bytes are fetched again when asked for at five minutes (not before); a failed
+/// RU-35, P14: held bytes are fetched again when asked for at five minutes (not before); a failed
 /// refresh keeps them, new bytes replace them.
 #[test]
 fn held_bytes_refresh_after_five_minutes_and_survive_a_failed_refresh() {
@@ -446,4 +448,233 @@ fn root_relative_rpc_url_marks_runtime_requests() {
                 .all(|s| s.request.target == Target::AgentRuntime || !s.request.root_relative)
         );
     }
+}
+
+fn status_of(h: &Harness, agent: &str) -> IconStatus {
+    h.snapshot().agent_icons[agent].status
+}
+
+fn handle_of(h: &Harness, agent: &str) -> Option<u64> {
+    h.snapshot().agent_icons[agent]
+        .image
+        .as_ref()
+        .map(|i| i.handle)
+}
+
+/// Answers a P14 request with an image, with or without an `ETag`.
+fn answer_image(h: &mut Harness, id: RequestId, etag: Option<&str>, bytes: &[u8]) {
+    let head = ResponseHead::new(200, Some("image/svg+xml".into())).with_etag(etag.map(Into::into));
+    h.head_with(id, head).chunk(id, bytes).end(id);
+}
+
+/// After five minutes and a millisecond: the projection read again (it is stale too) and
+/// AGENT's icon revalidated; returns the P14 request.
+fn revalidate(h: &mut Harness) -> RequestId {
+    h.advance(FIVE_MIN + 1);
+    ask(h, &[AGENT]);
+    let id = projection_request(h);
+    h.reply(id, 200, projection());
+    h.expect_pending("agent icon", icon_of(AGENT))
+}
+
+/// RU-32: the reference's rows, through the engine. A row counts only when it is an object with
+/// a non-empty `agentUid` (or `agent_uid`) and an icon object whose `rendering` is `mask` or
+/// `color` and whose `url` is not blank; a non-list answer gives none.
+#[test]
+fn ru_32_the_rows_that_count() {
+    let mut h = Harness::visible_in_env();
+    ask(&mut h, &["a1", "a5"]);
+    let id = projection_request(&h);
+    h.reply(
+        id,
+        200,
+        json!([
+            {"agentUid": "a1", "commandCenterIcon": {"rendering": "mask", "url": "/api/v1/command-center/agents/a1/icon/"}},
+            {"agentUid": "a2", "commandCenterIcon": null},
+            {"agentUid": "a3", "commandCenterIcon": "sparkle"},
+            {"agentUid": "a3b", "commandCenterIcon": {"rendering": "sparkle", "url": "/x/"}},
+            {"agentUid": "a4", "commandCenterIcon": {"rendering": "color", "url": "  "}},
+            {"agentUid": "", "commandCenterIcon": {"rendering": "color", "url": "/x/"}},
+            {"agent_uid": "a5", "command_center_icon": {"rendering": "color", "url": "/api/v1/command-center/agents/a5/icon/"}},
+            "junk"
+        ]),
+    );
+    let icons = h.snapshot().agent_icons;
+    assert_eq!(icons.keys().collect::<Vec<_>>(), ["a1", "a5"]);
+    assert_eq!(
+        h.count(is_icon),
+        2,
+        "the bytes of both, and of nothing else"
+    );
+    assert!(h.notices().is_empty(), "a failure never blocks the chat");
+
+    let mut h = Harness::visible_in_env();
+    ask(&mut h, &[AGENT]);
+    let id = projection_request(&h);
+    h.reply(
+        id,
+        200,
+        json!({"agentUid": AGENT, "commandCenterIcon": {"rendering": "mask", "url": ICON1}}),
+    );
+    assert!(
+        h.snapshot().agent_icons.is_empty(),
+        "a non-list answer gives none"
+    );
+    assert_eq!(h.count(is_icon), 0);
+}
+
+/// RU-34: one entry per icon url. Simultaneous asks share one request (two asks for one Agent,
+/// and two Agents whose icons share a url); the entry goes `idle`, `loading`, then `ready` with
+/// one handle; an ask while it is fresh sends nothing.
+#[test]
+fn ru_34_one_entry_per_icon_url() {
+    let shared = "/api/v1/command-center/agents/shared/icon/";
+    let mut h = Harness::visible_in_env();
+    ask(&mut h, &[]);
+    let id = projection_request(&h);
+    h.reply(
+        id,
+        200,
+        json!([
+            {"agentUid": AGENT, "commandCenterIcon": {"rendering": "mask", "url": shared}},
+            {"agentUid": AGENT2, "commandCenterIcon": {"rendering": "color", "url": shared}}
+        ]),
+    );
+    assert_eq!(status_of(&h, AGENT), IconStatus::Idle, "not asked for yet");
+    assert_eq!(h.count(is_icon), 0);
+    ask(&mut h, &[AGENT]);
+    ask(&mut h, &[AGENT, AGENT2]);
+    assert_eq!(h.count(is_icon), 1, "one request for the url");
+    assert_eq!(status_of(&h, AGENT), IconStatus::Loading);
+    assert_eq!(status_of(&h, AGENT2), IconStatus::Loading, "the same entry");
+    assert_eq!(handle_of(&h, AGENT), None);
+    let id = h.expect_pending("agent icon", is_icon);
+    answer_image(&mut h, id, None, SVG);
+    assert_eq!(status_of(&h, AGENT), IconStatus::Ready);
+    let handle = handle_of(&h, AGENT).expect("a handle");
+    assert_eq!(
+        handle_of(&h, AGENT2),
+        Some(handle),
+        "one handle for the url"
+    );
+    h.advance(FIVE_MIN - 1);
+    ask(&mut h, &[AGENT, AGENT2]);
+    assert_eq!(h.count(is_icon), 1, "fresh: nothing sent");
+    let value = serde_json::to_value(&h.snapshot().agent_icons).unwrap();
+    assert_eq!(value[AGENT]["status"], "ready");
+    assert_eq!(value[AGENT]["image"]["handle"], handle);
+    assert_eq!(value[AGENT]["image"]["etag"], Value::Null);
+}
+
+/// RU-35: an entry older than five minutes (5 min + 1 ms) is revalidated once, staying `ready`
+/// meanwhile; its handle changes only when the fingerprint does: the same ETag `"one"` keeps it
+/// (and the image held), ETag `"two"` with new bytes replaces it, no ETag with the same bytes
+/// keeps it, no ETag with other bytes replaces it.
+#[test]
+fn ru_35_revalidation_by_fingerprint() {
+    let png: &[u8] = b"\x89PNG new";
+    let mut h = with_projection();
+    let id = h.expect_pending("agent icon", icon_of(AGENT));
+    answer_image(&mut h, id, Some("\"one\""), SVG);
+    let first = handle_of(&h, AGENT).unwrap();
+
+    let id = revalidate(&mut h);
+    assert_eq!(
+        status_of(&h, AGENT),
+        IconStatus::Ready,
+        "ready while revalidated"
+    );
+    assert_eq!(handle_of(&h, AGENT), Some(first));
+    answer_image(&mut h, id, Some("\"one\""), png);
+    assert_eq!(handle_of(&h, AGENT), Some(first), "same ETag: kept");
+    assert_eq!(
+        image_of(&h, AGENT).as_deref(),
+        Some(SVG),
+        "the image held stays"
+    );
+    ask(&mut h, &[AGENT]);
+    assert_eq!(h.count(icon_of(AGENT)), 2, "revalidated once");
+
+    let id = revalidate(&mut h);
+    answer_image(&mut h, id, Some("\"two\""), png);
+    let second = handle_of(&h, AGENT).unwrap();
+    assert_ne!(second, first, "new ETag: replaced");
+    assert_eq!(image_of(&h, AGENT).as_deref(), Some(png));
+    let icons = h.snapshot().agent_icons;
+    assert_eq!(
+        icons[AGENT].image.as_ref().unwrap().etag.as_deref(),
+        Some("\"two\"")
+    );
+
+    // Without ETags: the bytes decide (the reference's SHA-256 of them).
+    let id = revalidate(&mut h);
+    answer_image(&mut h, id, None, png);
+    let third = handle_of(&h, AGENT).unwrap();
+    assert_ne!(third, second, "an ETag gone is a new fingerprint");
+    let id = revalidate(&mut h);
+    answer_image(&mut h, id, None, png);
+    assert_eq!(
+        handle_of(&h, AGENT),
+        Some(third),
+        "no ETag, same bytes: kept"
+    );
+    let id = revalidate(&mut h);
+    answer_image(&mut h, id, None, SVG);
+    assert_ne!(
+        handle_of(&h, AGENT),
+        Some(third),
+        "no ETag, other bytes: replaced"
+    );
+    assert_eq!(image_of(&h, AGENT).as_deref(), Some(SVG));
+}
+
+/// RU-36: a failed first load (404) leaves the entry `error` without a handle, not requested
+/// again for one minute; a failed revalidation (503) keeps the icon `ready` with its handle;
+/// sign-out clears the cache.
+#[test]
+fn ru_36_failures_and_sign_out() {
+    let mut h = with_projection();
+    let id = h.expect_pending("agent icon", icon_of(AGENT));
+    h.reply(id, 404, json!({"detail": "Not found."}));
+    assert_eq!(status_of(&h, AGENT), IconStatus::Error);
+    assert_eq!(handle_of(&h, AGENT), None);
+    h.advance(59_999);
+    ask(&mut h, &[AGENT]);
+    assert_eq!(h.count(icon_of(AGENT)), 1, "not within the minute");
+    assert_eq!(status_of(&h, AGENT), IconStatus::Error);
+    h.advance(1);
+    ask(&mut h, &[AGENT]);
+    assert_eq!(
+        status_of(&h, AGENT),
+        IconStatus::Loading,
+        "tried again after it"
+    );
+    let id = h.expect_pending("agent icon", icon_of(AGENT));
+    answer_image(&mut h, id, Some("\"one\""), SVG);
+    let handle = handle_of(&h, AGENT).unwrap();
+
+    let id = revalidate(&mut h);
+    h.reply(id, 503, json!({"detail": "busy"}));
+    assert_eq!(
+        status_of(&h, AGENT),
+        IconStatus::Ready,
+        "a failed revalidation keeps it"
+    );
+    assert_eq!(handle_of(&h, AGENT), Some(handle));
+    assert!(h.notices().is_empty());
+
+    h.input(Input::Person(Person::local(Some("user-1".into()))));
+    assert!(
+        h.snapshot().agent_icons.is_empty(),
+        "sign-out clears the cache"
+    );
+    h.input(Input::Person(Person::new("user-1", Secret::new("t-1"))));
+    ask(&mut h, &[AGENT]);
+    let id = projection_request(&h);
+    h.reply(id, 200, projection());
+    assert_eq!(
+        status_of(&h, AGENT),
+        IconStatus::Loading,
+        "nothing held after sign-out"
+    );
 }

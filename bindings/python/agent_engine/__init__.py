@@ -217,11 +217,15 @@ class Engine:
         now_us: int,
         agent_session_uid: Optional[str] = None,
         reason: Optional[str] = None,
+        etag: Optional[str] = None,
     ) -> None:
         """The head of the answer to request ``id`` (``agent_session_uid``: its
         ``X-Agent-Session-Uid`` header; ``reason``: the status line's reason phrase, which the
-        text of a refused message or cancel request quotes)."""
-        self._native.handle_response(id, status, content_type, agent_session_uid, now_us, reason)
+        text of a refused message or cancel request quotes; ``etag``: its ``ETag`` header, an
+        Agent icon's fingerprint)."""
+        self._native.handle_response(
+            id, status, content_type, agent_session_uid, now_us, reason, etag
+        )
 
     def handle_body_chunk(self, id: int, chunk: bytes, now_us: int) -> None:
         """A piece of the body of the answer to request ``id``, as it came."""

@@ -433,9 +433,16 @@ class Shell:
             content_type = response.headers.get("content-type")
             session = response.headers.get("x-agent-session-uid")
             reason = response.reason_phrase or None
+            etag = response.headers.get("etag")
             self._post(
                 lambda: self.engine.handle_response(
-                    id, status, content_type, self._now(), agent_session_uid=session, reason=reason
+                    id,
+                    status,
+                    content_type,
+                    self._now(),
+                    agent_session_uid=session,
+                    reason=reason,
+                    etag=etag,
                 )
             )
             try:

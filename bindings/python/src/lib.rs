@@ -270,8 +270,10 @@ impl NativeEngine {
         })
     }
 
-    /// The head of the answer to request `id` (`reason`: the status line's reason phrase).
-    #[pyo3(signature = (id, status, content_type, agent_session_uid, now_us, reason=None))]
+    /// The head of the answer to request `id` (`reason`: the status line's reason phrase;
+    /// `etag`: the `ETag` header).
+    #[pyo3(signature = (id, status, content_type, agent_session_uid, now_us, reason=None, etag=None))]
+    #[allow(clippy::too_many_arguments)] // one Python argument per field of the head
     fn handle_response(
         &mut self,
         id: u64,
@@ -280,10 +282,12 @@ impl NativeEngine {
         agent_session_uid: Option<String>,
         now_us: u64,
         reason: Option<String>,
+        etag: Option<String>,
     ) -> PyResult<()> {
         let head = ResponseHead::new(status, content_type)
             .with_agent_session_uid(agent_session_uid)
-            .with_reason(reason);
+            .with_reason(reason)
+            .with_etag(etag);
         self.guard(|s| {
             s.engine
                 .handle_response(RequestId(id), head, Time::from_micros(now_us));

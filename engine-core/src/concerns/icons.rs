@@ -3,7 +3,13 @@
 //! (a missing icon is never a failure a person sees). Icon bytes are fetched per icon url for
 //! the Agents the host asked for, kept until the person or the Environment changes, fetched
 //! again when asked for after five minutes (a failed refresh keeps the bytes held) and, after a
-//! failed first load, not before a minute has passed.
+//! failed first load, not before a minute has passed (RU-32 to RU-36).
+//!
+//! A refreshed image replaces the one held only when its fingerprint differs (RU-35): the
+//! answer's `ETag` when it has one, else its bytes. The reference hashes the bytes (SHA-256) and
+//! compares the hashes; comparing the bytes themselves decides the same, without a hash. Each
+//! image held has a handle (the reference's object URL) that changes exactly when it is
+//! replaced.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -19,7 +25,7 @@ use crate::concerns::ctx::Ctx;
 use crate::intent::MAX_ICON_BYTES;
 use crate::intent::{ApiCall, RequestId};
 use crate::io::{Answer, Outcome as Http, Owner};
-use crate::snapshot::{AgentIcon, IconImage};
+use crate::snapshot::{AgentIcon, IconImage, IconStatus};
 
 /// The projection is fresh while younger than this (adr-notes 7).
 pub(crate) const PROJECTION_FRESH: Duration = Duration::from_millis(300_000);
@@ -43,6 +49,21 @@ pub(crate) struct Projection {
 pub(crate) struct Image {
     pub bytes: Bytes,
     pub content_type: Option<String>,
+    pub etag: Option<String>,
+    /// `IconImage::handle`.
+    pub handle: u64,
+}
+
+impl Image {
+    /// RU-35: the same image when both have the same `ETag`, or neither has one and the bytes
+    /// are the same.
+    fn same_fingerprint(&self, etag: Option<&str>, bytes: &[u8]) -> bool {
+        match (self.etag.as_deref(), etag) {
+            (Some(held), Some(new)) => held == new,
+            (None, None) => self.bytes.as_ref() == bytes,
+            _ => false,
+        }
+    }
 }
 
 /// Where the bytes of one icon url stand.
@@ -64,6 +85,8 @@ pub(crate) struct AgentIcons {
     images: BTreeMap<String, ImageEntry>,
     /// P14 requests in flight and their url.
     fetching: BTreeMap<RequestId, String>,
+    /// The handle the next new image gets.
+    next_handle: u64,
     /// `Snapshot::agent_icons`, rebuilt when the projection or the bytes change: a snapshot
     /// shares it (cloning and comparing it costs nothing per publish).
     view: Arc<BTreeMap<String, AgentIcon>>,
@@ -223,6 +246,7 @@ impl AgentIcons {
             return;
         };
         let icons = Arc::clone(&projection.icons);
+        let mut sent = false;
         for agent in agents {
             let agent = agent.trim();
             if !self.wanted.contains(agent) {
@@ -250,7 +274,11 @@ impl AgentIcons {
             };
             if let Ok(id) = context.send(Owner::Icons, call) {
                 self.fetching.insert(id, icon.url.clone());
+                sent = true;
             }
+        }
+        if sent {
+            self.rebuild_view();
         }
     }
 
@@ -262,46 +290,63 @@ impl AgentIcons {
             return;
         };
         let content_type = answer.content_type.as_deref();
-        let image = match &answer.outcome {
-            Http::Http { status, body }
+        let etag = answer.etag.as_deref();
+        let held = self.images.remove(&url).and_then(|e| e.image);
+        let image = match (&answer.outcome, held) {
+            (Http::Http { status, body }, held)
                 if (200..300).contains(status)
                     && !body.is_empty()
                     && body.len() <= MAX_ICON_BYTES
                     && content_type.is_none_or(is_image_type) =>
             {
-                Some(Image {
-                    bytes: body.clone(),
-                    content_type: content_type.map(str::to_owned),
-                })
+                match held {
+                    Some(held) if held.same_fingerprint(etag, body) => Some(held),
+                    _ => {
+                        self.next_handle += 1;
+                        Some(Image {
+                            bytes: body.clone(),
+                            content_type: content_type.map(str::to_owned),
+                            etag: etag.map(str::to_owned),
+                            handle: self.next_handle,
+                        })
+                    }
+                }
             }
-            _ => None,
+            (_, held) => held,
         };
-        let held = self.images.remove(&url).and_then(|e| e.image);
-        let changed = image.is_some();
         let entry = ImageEntry {
-            image: image.or(held),
+            image,
             checked_at: now,
         };
         self.images.insert(url, entry);
-        if changed {
-            self.rebuild_view();
-        }
+        self.rebuild_view();
     }
 
     /// `Snapshot::agent_icons` from the projection and the bytes held.
     fn rebuild_view(&mut self) {
+        let loading: BTreeSet<&str> = self.fetching.values().map(String::as_str).collect();
         let view = self.projection.as_ref().map(|projection| {
             projection
                 .icons
                 .iter()
                 .map(|(uid, icon)| {
-                    let image = self.image(&icon.url).map(|i| IconImage {
+                    let entry = self.images.get(&icon.url);
+                    let image = entry.and_then(|e| e.image.as_ref()).map(|i| IconImage {
+                        handle: i.handle,
                         content_type: i.content_type.clone(),
+                        etag: i.etag.clone(),
                         bytes: i.bytes.clone(),
                     });
+                    let status = match (&image, entry) {
+                        (Some(_), _) => IconStatus::Ready,
+                        _ if loading.contains(icon.url.as_str()) => IconStatus::Loading,
+                        (None, Some(_)) => IconStatus::Error,
+                        (None, None) => IconStatus::Idle,
+                    };
                     let icon = AgentIcon {
                         rendering: icon.rendering,
                         url: icon.url.clone(),
+                        status,
                         image,
                     };
                     (uid.clone(), icon)
@@ -314,11 +359,6 @@ impl AgentIcons {
     /// `Snapshot::agent_icons`, shared.
     pub(crate) fn view(&self) -> Arc<BTreeMap<String, AgentIcon>> {
         Arc::clone(&self.view)
-    }
-
-    /// The bytes held for an icon url.
-    pub(crate) fn image(&self, url: &str) -> Option<&Image> {
-        self.images.get(url).and_then(|e| e.image.as_ref())
     }
 }
 

@@ -331,9 +331,28 @@ pub struct AgentIcon {
     pub rendering: crate::api::IconRendering,
     /// The icon's address as the platform gave it (not rewritten).
     pub url: String,
-    /// The bytes, once loaded; `None` while loading, after a failed first load, or before the
-    /// host asked for this Agent.
+    /// Where the icon's bytes stand (RU-34, RU-36): one entry per icon url, shared by every
+    /// Agent that has it.
+    pub status: IconStatus,
+    /// The image, once loaded; kept while it is revalidated and when a revalidation fails.
+    /// `None` while a first load runs, after a failed first load, or before the host asked for
+    /// this Agent.
     pub image: Option<IconImage>,
+}
+
+/// Where the bytes of one icon url stand (RU-34, RU-36).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum IconStatus {
+    /// The host has not asked for this Agent's icon.
+    Idle,
+    /// The first load runs.
+    Loading,
+    /// An image is held (also while it is revalidated, and after a failed revalidation).
+    Ready,
+    /// The first load failed; it is not tried again for a minute.
+    Error,
 }
 
 /// An icon's bytes as the platform delivered them (at most 512 KiB).
@@ -341,8 +360,15 @@ pub struct AgentIcon {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct IconImage {
+    /// The image's handle (the reference's object URL, RU-34): a number, unique within the
+    /// engine, that changes exactly when the image is replaced (RU-35: a revalidation whose
+    /// fingerprint differs). A host that keeps a decoded copy per handle drops the copy whose
+    /// handle it no longer sees.
+    pub handle: u64,
     /// `Content-Type` of the answer (`image/svg+xml`, `image/png`, ...), when given.
     pub content_type: Option<String>,
+    /// `ETag` of the answer, when given (the fingerprint, RU-35).
+    pub etag: Option<String>,
     /// The bytes (serialized as standard base64).
     #[serde(serialize_with = "bytes_as_base64")]
     pub bytes: bytes::Bytes,

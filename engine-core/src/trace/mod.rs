@@ -104,6 +104,9 @@ pub struct TraceConfig {
     /// [`Config::max_event_bytes`]; the default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_event_bytes: Option<usize>,
+    /// [`Config::platform_sender`]; false when absent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub platform_sender: bool,
 }
 
 impl TraceConfig {
@@ -116,6 +119,7 @@ impl TraceConfig {
             max_body_bytes: Some(config.max_body_bytes),
             max_answer_bytes: Some(config.max_answer_bytes),
             max_event_bytes: Some(config.max_event_bytes),
+            platform_sender: config.platform_sender,
         }
     }
 
@@ -123,6 +127,7 @@ impl TraceConfig {
     pub fn to_config(&self) -> Result<Config, ConfigError> {
         let mut config = Config::new(&self.platform_base_url)?.with_seed(self.seed);
         config.start_unix_ms = self.start_unix_ms;
+        config.platform_sender = self.platform_sender;
         if let Some(v) = self.max_body_bytes {
             config.max_body_bytes = v;
         }
@@ -368,6 +373,9 @@ struct HeadPayload {
     /// The status line's reason phrase, when the shell gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// `ETag`, when the answer had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    etag: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -503,6 +511,7 @@ impl Record {
                     head: ResponseHead {
                         agent_session_uid: p.agent_session_uid,
                         reason: p.reason,
+                        etag: p.etag,
                         ..ResponseHead::new(p.status, p.content_type)
                     },
                 }
@@ -567,6 +576,7 @@ impl Record {
                             content_type: head.content_type.clone(),
                             agent_session_uid: head.agent_session_uid.clone(),
                             reason: head.reason.clone(),
+                            etag: head.etag.clone(),
                         }),
                     }),
                     Step::Chunk { id, bytes } => {
