@@ -156,8 +156,10 @@ extern "C" {
 
 // Makes an engine from a JSON configuration, `{"platformBaseUrl": "https://...", "seed": 0,
 // "startUnixMs": 0, "maxBodyBytes": null, "maxAnswerBytes": null, "maxEventBytes": null,
-// "record": false}` (only `platformBaseUrl` is required), at the host's time `now_us`. On
-// success `*out` is the engine, to free with [`ae_engine_free`].
+// "record": false, "platformSender": false}` (only `platformBaseUrl` is required), at the
+// host's time `now_us`. On success `*out` is the engine, to free with [`ae_engine_free`].
+// `platformSender: true` (RU-47): the host hands platform requests to its application's own
+// sender, which authenticates them; their intents then carry no `Authorization` header.
 //
 // # Safety
 // `config` points to `len` readable bytes (or is null with `len` 0); `out` is null or

@@ -301,8 +301,10 @@ fn time(now_us: u64) -> Time {
 
 /// Makes an engine from a JSON configuration, `{"platformBaseUrl": "https://...", "seed": 0,
 /// "startUnixMs": 0, "maxBodyBytes": null, "maxAnswerBytes": null, "maxEventBytes": null,
-/// "record": false}` (only `platformBaseUrl` is required), at the host's time `now_us`. On
-/// success `*out` is the engine, to free with [`ae_engine_free`].
+/// "record": false, "platformSender": false}` (only `platformBaseUrl` is required), at the
+/// host's time `now_us`. On success `*out` is the engine, to free with [`ae_engine_free`].
+/// `platformSender: true` (RU-47): the host hands platform requests to its application's own
+/// sender, which authenticates them; their intents then carry no `Authorization` header.
 ///
 /// # Safety
 /// `config` points to `len` readable bytes (or is null with `len` 0); `out` is null or
@@ -837,5 +839,66 @@ mod tests {
         let first = run();
         assert!(!first.is_empty());
         assert_eq!(first, run());
+    }
+
+    /// RU-47: with `"platformSender": true` the platform intents carry no `Authorization`
+    /// header though the person has a token (the host's sender authenticates them); without
+    /// it they carry `Bearer {token}`.
+    #[test]
+    fn platform_sender_intents_carry_no_authorization() {
+        let authorizations = |config: &[u8]| {
+            let mut e = std::ptr::null_mut();
+            assert_eq!(
+                unsafe { ae_engine_new(config.as_ptr(), config.len(), 0, &mut e) },
+                AE_OK
+            );
+            let inputs: [&[u8]; 3] = [
+                br#"{"input":"person","value":{"userUid":"u-1","token":"t-secret"}}"#,
+                br#"{"input":"environment_uid","value":"env-1"}"#,
+                br#"{"input":"is_visible","value":true}"#,
+            ];
+            for input in inputs {
+                assert_eq!(
+                    unsafe { ae_handle_input(e, input.as_ptr(), input.len(), 10) },
+                    AE_OK
+                );
+            }
+            let (mut requests, mut found) = (0, Vec::new());
+            let mut view = empty_intent();
+            while unsafe { ae_poll_intent(e, &mut view) } == AE_OK {
+                if view.kind != AE_INTENT_HTTP {
+                    continue;
+                }
+                requests += 1;
+                for index in 0..view.header_count {
+                    let (mut name, mut value) = (empty_str(), empty_str());
+                    assert_eq!(
+                        unsafe { ae_intent_header(e, index, &mut name, &mut value) },
+                        AE_OK
+                    );
+                    let read = |s: AeStr| unsafe { std::slice::from_raw_parts(s.ptr, s.len) };
+                    if read(name).eq_ignore_ascii_case(b"authorization") {
+                        found.push(String::from_utf8_lossy(read(value)).into_owned());
+                    }
+                }
+            }
+            unsafe { ae_engine_free(e) };
+            assert!(requests > 0);
+            (requests, found)
+        };
+        let (_, found) = authorizations(
+            br#"{"platformBaseUrl": "http://127.0.0.1:8787", "platformSender": true}"#,
+        );
+        assert!(found.is_empty(), "{found:?}");
+        let (requests, found) = authorizations(br#"{"platformBaseUrl": "http://127.0.0.1:8787"}"#);
+        assert_eq!(found.len(), requests);
+        assert!(found.iter().all(|v| v == "Bearer t-secret"));
+    }
+
+    fn empty_str() -> AeStr {
+        AeStr {
+            ptr: std::ptr::null(),
+            len: 0,
+        }
     }
 }

@@ -159,6 +159,8 @@ pub(crate) struct Driver {
     pub last: Snapshot,
     /// The host's URL rewrite, applied once to every request carried out.
     pub rewrite: Option<Arc<engine_core::UrlRewrite>>,
+    /// The application's sender of platform requests, if any.
+    pub sender: Option<Arc<dyn engine_io_tokio::sender::PlatformSender>>,
     /// The engine's time origin: the driver works in instants and hands the engine
     /// [`engine_core::Time`]s.
     pub clock: engine_core::InstantClock,
@@ -446,6 +448,7 @@ impl Driver {
                     url,
                     request,
                     limits: self.limits,
+                    sender: self.sender.clone(),
                 };
                 self.published.counters.exchange();
                 let task = transport.spawn(exchange, span);

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine_core::{HttpRequest, RequestId};
-use engine_io_tokio::transport::{self, Client, Part, Sink, exchange};
+use engine_io_tokio::sender::carry;
+use engine_io_tokio::transport::{self, Client, Part, Sink};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 
@@ -137,6 +138,8 @@ pub(crate) struct Exchange {
     /// The address requested: the request's own after the host's rewrite.
     pub url: String,
     pub limits: Limits,
+    /// The application's sender of platform requests, if any.
+    pub sender: Option<std::sync::Arc<dyn engine_io_tokio::sender::PlatformSender>>,
 }
 
 /// Where a task sends its messages.
@@ -167,7 +170,8 @@ impl Exchange {
     /// Runs the exchange to its end or its failure; dropped when aborted.
     async fn run(self, client: Client, tx: mpsc::Sender<Msg>) {
         let out = Out { id: self.id, tx };
-        exchange(&client, &self.request, &self.url, self.limits, &out).await;
+        let sender = self.sender.as_deref();
+        carry(&client, sender, &self.request, &self.url, self.limits, &out).await;
     }
 }
 
@@ -188,6 +192,7 @@ mod tests {
             id: RequestId(7),
             url: request.url(),
             request,
+            sender: None,
             limits: Limits {
                 request_timeout: timeout,
                 stream_idle_timeout: timeout,

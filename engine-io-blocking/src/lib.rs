@@ -132,6 +132,8 @@ use crate::http::{HostInbox, Limits};
 use crate::msg::Msg;
 pub use crate::storage::{MemoryStorage, Storage};
 pub use engine_io_tokio::Stats;
+/// The application's own sender of platform requests (RU-47), shared with the tokio shell.
+pub use engine_io_tokio::sender;
 
 /// Room in the driver's channel: a host or an answer this far ahead of the engine waits.
 const INBOX_CAPACITY: usize = 64;
@@ -163,6 +165,12 @@ pub struct ShellConfig {
     /// The host's URL rewrite (see [the crate docs](crate#url-rewrite)), applied once to every
     /// request. Default none: requests go to their own address.
     pub rewrite_request_url: Option<Arc<engine_core::UrlRewrite>>,
+    /// The application's own sender of platform requests (RU-47, see
+    /// [`engine_io_tokio::sender`]; a blocking function becomes one with
+    /// [`sender::from_blocking`]): every platform request goes to it, without the engine's
+    /// `Authorization` header; runtime requests still go directly. Setting it sets
+    /// [`engine_core::Config::platform_sender`] at start. Default none.
+    pub platform_sender: Option<Arc<dyn sender::PlatformSender>>,
 }
 
 impl ShellConfig {
@@ -177,6 +185,7 @@ impl ShellConfig {
             storage: Box::new(MemoryStorage::default()),
             record_trace: false,
             rewrite_request_url: None,
+            platform_sender: None,
         }
     }
 
@@ -197,6 +206,7 @@ impl std::fmt::Debug for ShellConfig {
             .field("snapshot_interval", &self.snapshot_interval)
             .field("record_trace", &self.record_trace)
             .field("rewrite_request_url", &self.rewrite_request_url.is_some())
+            .field("platform_sender", &self.platform_sender.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -238,7 +248,9 @@ impl Shell {
             storage,
             record_trace,
             rewrite_request_url,
+            platform_sender,
         } = config;
+        engine_config.platform_sender |= platform_sender.is_some();
         // RU-46: a root-relative result of the rewrite is resolved on the platform's origin.
         let rewrite_request_url = rewrite_request_url
             .map(|r| engine_core::rewrite_on_platform(r, &engine_config.platform_base_url));
@@ -279,6 +291,7 @@ impl Shell {
             published: Arc::clone(&published),
             last: snapshot,
             rewrite: rewrite_request_url,
+            sender: platform_sender,
             clock,
             throttle: engine_io_tokio::publish::Throttle::new(snapshot_interval),
             seen,

@@ -57,6 +57,8 @@ pub(crate) struct Driver {
     pub done_tx: mpsc::Sender<Completion>,
     /// The host's URL rewrite, applied once to every request carried out.
     pub rewrite: Option<Arc<UrlRewrite>>,
+    /// The application's sender of platform requests, if any.
+    pub sender: Option<Arc<dyn crate::sender::PlatformSender>>,
     tasks: JoinSet<RequestId>,
     in_flight: BTreeMap<RequestId, InFlight>,
     /// Storage answers for the engine, fed in after the drain that asked for them.
@@ -99,6 +101,7 @@ impl Driver {
             snapshots,
             done_tx,
             rewrite: None,
+            sender: None,
             tasks: JoinSet::new(),
             in_flight: BTreeMap::new(),
             follow_ups: VecDeque::new(),
@@ -266,6 +269,7 @@ impl Driver {
                 let url = request.request_url(self.rewrite.as_deref());
                 let task = request::execute(
                     self.client.clone(),
+                    self.sender.clone(),
                     id,
                     request,
                     url,

@@ -120,11 +120,19 @@
 //! }));
 //! assert!(format!("{config:?}").contains("rewrite_request_url: true"));
 //! ```
+//!
+//! # The application's request sender
+//!
+//! [`ShellConfig::platform_sender`] is the reference's `connection.sendPlatformRequest`: every
+//! platform request goes to the application's own sender (its cookie, proxy or token renewal),
+//! without the engine's `Authorization` header; the Agent runtime's requests still go directly.
+//! See [`sender`].
 
 mod driver;
 pub mod publish;
 pub mod ready;
 mod request;
+pub mod sender;
 mod storage;
 pub mod transport;
 
@@ -167,6 +175,11 @@ pub struct ShellConfig {
     /// The host's URL rewrite (see [the crate docs](crate#url-rewrite)), applied once to every
     /// request. Default none: requests go to their own address.
     pub rewrite_request_url: Option<Arc<UrlRewrite>>,
+    /// The application's own sender of platform requests ([`sender`], RU-47): every platform
+    /// request goes to it, without the engine's `Authorization` header; runtime requests still
+    /// go directly. Setting it sets [`engine_core::Config::platform_sender`] at start. Default
+    /// none.
+    pub platform_sender: Option<Arc<dyn sender::PlatformSender>>,
 }
 
 impl std::fmt::Debug for ShellConfig {
@@ -179,6 +192,7 @@ impl std::fmt::Debug for ShellConfig {
             .field("snapshot_interval", &self.snapshot_interval)
             .field("record_trace", &self.record_trace)
             .field("rewrite_request_url", &self.rewrite_request_url.is_some())
+            .field("platform_sender", &self.platform_sender.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -210,6 +224,7 @@ impl ShellConfig {
             storage: Box::new(MemoryStorage::default()),
             record_trace: false,
             rewrite_request_url: None,
+            platform_sender: None,
         }
     }
 }
@@ -226,7 +241,7 @@ pub struct Closed;
 /// its requests. Must be called inside a tokio runtime (either flavour).
 pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
     let ShellConfig {
-        engine,
+        mut engine,
         connect_timeout,
         request_timeout,
         stream_idle_timeout,
@@ -234,7 +249,9 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
         storage,
         record_trace,
         rewrite_request_url,
+        platform_sender,
     } = config;
+    engine.platform_sender |= platform_sender.is_some();
     // RU-46: a root-relative result of the rewrite is resolved on the platform's origin.
     let rewrite_request_url =
         rewrite_request_url.map(|r| engine_core::rewrite_on_platform(r, &engine.platform_base_url));
@@ -272,6 +289,7 @@ pub fn spawn(config: ShellConfig) -> (Handle, JoinHandle<()>) {
     driver.throttle = publish::Throttle::new(snapshot_interval);
     driver.clock = clock;
     driver.rewrite = rewrite_request_url;
+    driver.sender = platform_sender;
     driver.counters = Arc::clone(&handle.counters);
     let task = tokio::spawn(driver.run(host_rx, done_rx));
     (handle, task)

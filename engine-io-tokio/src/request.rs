@@ -8,7 +8,8 @@ use engine_core::{HttpRequest, RequestId};
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
-use crate::transport::{self, Sink, exchange};
+use crate::sender::{PlatformSender, carry};
+use crate::transport::{self, Sink};
 pub(crate) use crate::transport::{Client, Limits, Part};
 
 /// A part of request `id`'s answer.
@@ -48,6 +49,7 @@ impl Sink for Out {
 /// `id`. Returns `id` when done.
 pub(crate) async fn execute(
     client: Client,
+    sender: Option<std::sync::Arc<dyn PlatformSender>>,
     id: RequestId,
     request: HttpRequest,
     url: String,
@@ -64,7 +66,7 @@ pub(crate) async fn execute(
         status = tracing::field::Empty,
     );
     let out = Out { id, tx };
-    exchange(&client, &request, &url, limits, &out)
+    carry(&client, sender.as_deref(), &request, &url, limits, &out)
         .instrument(span)
         .await;
     id
@@ -138,6 +140,7 @@ mod tests {
         let (tx, mut rx) = mpsc::channel(16);
         let id = execute(
             client,
+            None,
             RequestId(7),
             request.clone(),
             request.url(),
@@ -417,6 +420,7 @@ mod tests {
         let (tx, mut rx) = mpsc::channel(1);
         let task = tokio::spawn(execute(
             test_client(),
+            None,
             RequestId(7),
             request.clone(),
             request.url(),

@@ -119,6 +119,8 @@ class HttpIntent:
     body: Optional[bytes]
     #: The answer streams: feed its body pieces as they come.
     streamed: bool
+    #: Where it goes: ``"platform"``, ``"agent_runtime"`` or ``"local"`` (a local runtime).
+    target: str = "platform"
 
 
 @dataclass(frozen=True)
@@ -185,12 +187,14 @@ class Engine:
         max_body_bytes: Optional[int] = None,
         max_answer_bytes: Optional[int] = None,
         max_event_bytes: Optional[int] = None,
+        platform_sender: bool = False,
     ) -> None:
         config: dict[str, Any] = {
             "platformBaseUrl": platform_base_url,
             "seed": seed,
             "startUnixMs": start_unix_ms,
             "record": record,
+            "platformSender": platform_sender,
         }
         for key, value in (
             ("maxBodyBytes", max_body_bytes),
@@ -275,8 +279,8 @@ class Engine:
         if raw is None:
             return None
         if raw[0] == "http":
-            _, id, method, url, headers, body, streamed = raw
-            return HttpIntent(id, method, url, list(headers), body, streamed)
+            _, id, method, url, headers, body, streamed, target = raw
+            return HttpIntent(id, method, url, list(headers), body, streamed, target)
         if raw[0] == "abort":
             return AbortIntent(raw[1])
         return StorageIntent(json.loads(raw[1]))

@@ -7,7 +7,7 @@ __version__: str
 class EngineError(Exception):
     """A value the engine refused: malformed JSON, a bad configuration, no current intent."""
 
-_Http = tuple[str, int, str, str, list[tuple[str, str]], Optional[bytes], bool]
+_Http = tuple[str, int, str, str, list[tuple[str, str]], Optional[bytes], bool, str]
 _Abort = tuple[str, int]
 _Storage = tuple[str, str]
 

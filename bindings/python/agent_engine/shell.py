@@ -22,6 +22,12 @@ Against ``platform-sim --port 8080`` (its demo values), as ``README.md`` and
         shell.command({"command": "send_message", "text": "Hello"})
         async for event in shell.events():
             ...
+
+An application that reaches the platform through its own client (a session cookie, a proxy,
+a token it renews itself) passes ``platform_sender``: an async function that takes the
+``httpx.Request`` as the engine built it, without any ``Authorization`` header, and returns its
+``httpx.Response`` (RU-47). Every platform request goes to it; its answer is final (a 401 is not
+repeated: RU-48); the Agent runtime's requests still go directly with the runtime token (RU-49).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import contextlib
 import json
 import logging
 import time
-from typing import Any, AsyncIterator, Callable, Mapping, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Optional
 
 import httpx
 
@@ -48,6 +54,10 @@ from . import (
     OtherEvent,
     StorageIntent,
 )
+
+#: The application's own sender of platform requests (RU-47): the request as built, without
+#: ``Authorization``, in; its answer out.
+PlatformSender = Callable[[httpx.Request], Awaitable[httpx.Response]]
 
 #: The shell's logger: a frame the engine skipped in an answer is logged here (issue 24).
 logger = logging.getLogger("agent_engine.shell")
@@ -115,6 +125,7 @@ class Shell:
         storage: Optional[MemoryStorage] = None,
         client: Optional[httpx.AsyncClient] = None,
         idle_timeout_s: float = 60.0,
+        platform_sender: Optional[PlatformSender] = None,
     ) -> None:
         self._origin = time.monotonic_ns()
         self.engine = Engine(
@@ -123,7 +134,9 @@ class Shell:
             seed=seed,
             start_unix_ms=int(time.time() * 1000),
             record=record,
+            platform_sender=platform_sender is not None,
         )
+        self._sender = platform_sender
         self.storage = storage or MemoryStorage()
         self._client = client
         self._own_client = client is None
@@ -420,7 +433,12 @@ class Shell:
             request = self._client.build_request(
                 intent.method, intent.url, headers=intent.headers, content=intent.body
             )
-            response = await self._client.send(request, stream=True)
+            if self._sender is not None and intent.target == "platform":
+                # RU-47, RU-48: the application's sender, its answer final (read whole).
+                request.headers.pop("authorization", None)
+                response = await self._sender(request)
+            else:
+                response = await self._client.send(request, stream=True)
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001 - every transport failure is the engine's input

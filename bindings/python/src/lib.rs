@@ -43,7 +43,7 @@ fn parse<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> PyResult<T> 
         .map_err(|e| EngineError::new_err(engine_core::json_error_text(what, &e)))
 }
 
-/// An HTTP intent: ("http", id, method, url, headers, body or None, streamed).
+/// An HTTP intent: ("http", id, method, url, headers, body or None, streamed, target).
 type HttpTuple<'py> = (
     &'static str,
     u64,
@@ -52,7 +52,17 @@ type HttpTuple<'py> = (
     Vec<(&'static str, String)>,
     Option<Bound<'py, PyBytes>>,
     bool,
+    &'static str,
 );
+
+/// `platform`, `agent_runtime` or `local`.
+fn target_name(target: engine_core::Target) -> &'static str {
+    match target {
+        engine_core::Target::Platform => "platform",
+        engine_core::Target::AgentRuntime => "agent_runtime",
+        engine_core::Target::Local => "local",
+    }
+}
 
 /// A piece of a streamed answer: `text` appended to part `index` of the answer in
 /// `session_uid`; `kind` is `text`, `reasoning` or `tool_input`.
@@ -333,7 +343,8 @@ impl NativeEngine {
         })
     }
 
-    /// The next intent: `("http", id, method, url, headers, body, streamed)`, `("abort", id)`,
+    /// The next intent: `("http", id, method, url, headers, body, streamed, target)`,
+    /// `("abort", id)`,
     /// `("storage", json)`, or None. Header values include the credential.
     fn poll_intent<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.guard(|s| {
@@ -356,6 +367,7 @@ impl NativeEngine {
                         headers,
                         request.body.as_deref().map(|b| PyBytes::new(py, b)),
                         request.body_mode == engine_core::BodyMode::Streamed,
+                        target_name(request.target),
                     );
                     tuple.into_pyobject(py)?.into_any()
                 }

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httpx
+
 from agent_engine import AnswerDelta, OtherEvent
 from agent_engine.shell import Shell
 
@@ -290,4 +292,73 @@ def test_skipped_frames_are_logged_by_kind(caplog) -> None:
         ("DEBUG", "answer frame of an unknown type skipped: session_uid=sess-1 frame_type=x-future"),
         ("WARNING", "answer frame skipped: session_uid=sess-1 frame_type=text-delta why=invalid field id"),
         ("WARNING", "answer frame skipped: session_uid=sess-1 frame_type=(not a frame) why=not a frame"),
+    ]
+
+
+def test_platform_requests_go_to_the_applications_sender(start_sim) -> None:
+    """RU-47 to RU-49: every platform request goes to ``platform_sender`` without the engine's
+    ``Authorization`` (the sender adds its own); the runtime's requests go directly; the sender's
+    401 is final (called once per request, never repeated)."""
+    sim = start_sim()
+    seen: list[httpx.Request] = []
+
+    def sender_with(credential: str) -> Any:
+        client = httpx.AsyncClient()
+
+        async def send(request: httpx.Request) -> httpx.Response:
+            assert "authorization" not in request.headers, "the engine adds none"
+            seen.append(request)
+            request.headers["authorization"] = credential
+            response = await client.send(request)
+            await response.aread()
+            return response
+
+        return send, client
+
+    async def run() -> None:
+        send, client = sender_with(f"Bearer {sim.token}")
+        shell = Shell(sim.url, token=sim.token, user_uid=sim.person, seed=1, platform_sender=send)
+        async with shell:
+            for name, value in default_inputs(sim):
+                shell.input({"input": name, "value": value})
+            await shell.wait_for(lambda s: s["composerAdmission"])
+            shell.command({"command": "send_message", "text": "through the sender"})
+            s = await shell.wait_for(answered)
+            assert s["runStatus"] == "complete", s["runStatusDetail"]
+        await client.aclose()
+        urls = [str(r.url) for r in seen]
+        assert urls and all(u.startswith(f"{sim.url}/api/v1/") for u in urls), urls
+        assert any(u.endswith("/resolve-runtime-access/") for u in urls), urls
+        assert not any("/runtime/" in u for u in urls), "the runtime never goes to the sender"
+
+        seen.clear()
+        send, client = sender_with("Bearer expired")
+        shell = Shell(sim.url, token=sim.token, user_uid=sim.person, seed=1, platform_sender=send)
+        async with shell:
+            for name, value in default_inputs(sim):
+                shell.input({"input": name, "value": value})
+            s = await shell.wait_for(lambda s: s["latestSessionsError"] is not None)
+            assert "401" in s["latestSessionsError"]
+        await client.aclose()
+        lists = [r for r in seen if "/api/v1/agent-sessions/?" in str(r.url)]
+        assert len(lists) == 1, "called once, never repeated"
+
+    asyncio.run(run())
+
+
+def default_inputs(sim: Sim) -> list[tuple[str, Any]]:
+    return [
+        ("environment_uid", sim.environment),
+        (
+            "default_session",
+            {
+                "agentUid": sim.agent,
+                "handleUniqueId": "python-sender",
+                "name": "python sender",
+                "status": "ready",
+                "unavailableMessage": None,
+            },
+        ),
+        ("shows_default_session", True),
+        ("is_visible", True),
     ]
