@@ -157,7 +157,7 @@ async fn token_environment_agent_and_tls_failures_are_named() {
             "env-demo",
             "agent-demo",
             "wrong-token",
-            "agent-chat: The platform refused the token (HTTP 401: Invalid token.): check --token-file or AGENT_CHAT_TOKEN.".to_owned(),
+            "agent-chat: The platform refused the token (HTTP 401: Authentication credentials were not provided or are not valid.): check --token-file or AGENT_CHAT_TOKEN.".to_owned(),
         ),
         (
             "env-nope",
@@ -891,7 +891,8 @@ async fn a_non_platform_html_page_is_not_quoted() {
 
 /// Issue 25 (found by a second reader): `--local` at a server that answers, but not as a local
 /// Agent runtime does (here a platform, which wants a token), says why at once instead of
-/// waiting silently until the time out.
+/// waiting silently until the time out. The platform's stand-in answers `/ready` as an address
+/// outside what it serves (RU-50).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_local_address_that_is_no_local_runtime_says_why_at_once() {
     let sim = Sim::start(SimConfig::default()).await.unwrap();
@@ -904,7 +905,11 @@ async fn a_local_address_that_is_no_local_runtime_says_why_at_once() {
     assert_eq!(lines.len(), 2, "{stderr}");
     assert_eq!(
         lines[0],
-        "agent-chat: Local Agent is not running: Authentication credentials were not provided. (looking again every 5 s)"
+        format!(
+            "agent-chat: Local Agent is not running: The stand-in answers the platform API and \
+             the Agent's runtime only, not {}/ready. (looking again every 5 s)",
+            sim.url()
+        )
     );
     assert!(
         lines[1].starts_with("agent-chat: timed out after 3 s"),

@@ -113,11 +113,11 @@ fn a_wrong_token_is_named_with_its_status() {
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{run}: {stderr}");
         assert!(
-            stderr.contains("not ready (default_session_failed): Invalid token.\n"),
+            stderr.contains("not ready (default_session_failed): Authentication credentials were not provided or are not valid.\n"),
             "{run}: {stderr}"
         );
         assert!(
-            stderr.contains("failure: Session get-or-create failed. Status: HTTP 401. Server response: Invalid token.\n"),
+            stderr.contains("failure: Session get-or-create failed. Status: HTTP 401. Server response: Authentication credentials were not provided or are not valid.\n"),
             "{run}: {stderr}"
         );
         assert!(stderr.contains("HTTP status: 401\n"), "{run}: {stderr}");

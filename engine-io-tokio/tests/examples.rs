@@ -86,7 +86,7 @@ fn a_wrong_token_is_named_with_its_status() {
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
         assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
         assert!(
-            stderr.contains("not ready: Invalid token. (code default_session_failed, HTTP 401)"),
+            stderr.contains("not ready: Authentication credentials were not provided or are not valid. (code default_session_failed, HTTP 401)"),
             "{name}: {stderr}"
         );
         assert!(

@@ -11,14 +11,15 @@
 )]
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use engine_core::{Command, Config, Method, RunStatus};
+mod common;
+
+use engine_core::{Config, Method, RunStatus};
 use engine_io_tokio::sender::{PlatformSender, SenderFuture, SenderRequest, SenderResponse};
 use engine_io_tokio::{ShellConfig, spawn};
 use platform_sim::{Sim, SimConfig};
 
-const WAIT: Duration = Duration::from_secs(20);
+use common::WAIT;
 
 type Seen = Arc<Mutex<Vec<SenderRequest>>>;
 
@@ -69,23 +70,8 @@ async fn ru_47_ru_49_platform_requests_go_to_the_sender_runtime_requests_do_not(
     shell.platform_sender = Some(forwarding(&seen, credential));
     assert!(format!("{shell:?}").contains("platform_sender: true"));
     let (handle, task) = spawn(shell);
-    for input in config.default_session_inputs("sender-suite") {
-        handle.input(input).unwrap();
-    }
-    let ready = handle.wait_for(|s| s.composer_admission, WAIT).await;
-    assert!(ready.is_some(), "{:#?}", sim.log());
-    handle
-        .command(Command::SendMessage {
-            text: "through the application's sender".into(),
-        })
-        .unwrap();
-    let s = handle
-        .wait_for(
-            |s| !s.is_agent_working && s.run_status != RunStatus::Idle,
-            WAIT,
-        )
-        .await
-        .unwrap();
+    common::open_default(&handle, &sim, &config, "sender-suite").await;
+    let s = common::turn(&handle, "through the application's sender").await;
     assert_eq!(
         s.run_status,
         RunStatus::Complete,

@@ -85,7 +85,7 @@ async fn a_wrong_token_is_the_refused_list() {
     );
     assert_eq!(
         cause.message,
-        "Latest agent sessions request failed. Status: HTTP 401. Server response: Invalid token."
+        "Latest agent sessions request failed. Status: HTTP 401. Server response: Authentication credentials were not provided or are not valid."
     );
     handle.shutdown().await;
 }

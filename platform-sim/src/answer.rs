@@ -77,6 +77,7 @@ fn pieces(style: &AnswerStyle, user_text: &str) -> Option<Vec<Piece>> {
                 Piece::Error(error.clone()),
             ]);
         }
+        AnswerStyle::RefusedTurn(error) => return Some(vec![Piece::Error(error.clone())]),
         AnswerStyle::Script(_) => return None,
     };
     let mut pieces = thinking(user_text, outcome);
@@ -117,7 +118,8 @@ pub(crate) fn answer_frames(
         message_id,
         frames: Vec::new(),
     };
-    if dialect == Dialect::AiSdk {
+    // The stand-in's refused turn opens with `start` in either dialect (RU-53).
+    if dialect == Dialect::AiSdk || matches!(style, AnswerStyle::RefusedTurn(_)) {
         writer.push(&[("type", "start".into()), ("messageId", message_id.into())]);
     }
     for piece in pieces {

@@ -11,6 +11,16 @@
 //! in `json.dumps` style), or in the AI SDK's ui-message-stream names
 //! ([`SimConfig::with_dialect`], [`Dialect`]).
 //!
+//! It refuses as the reference's own stand-in does (RU-50 to RU-53 of `reference-update.md`),
+//! with the same statuses and texts: an address outside the platform API and the runtimes is
+//! 404 naming it, a path without a route 404 ("The stand-in has no route for GET
+//! /api/v1/unknown/."), a route taking other methods 405, and only then a missing or refused
+//! credential 401 ("Authentication credentials were not provided or are not valid."). Unlike
+//! the stand-in, which takes any bearer, the platform takes only [`SimConfig::platform_token`],
+//! so that tests can see a refused token. A turn on a model the catalog does not offer, or of a
+//! provider the person has not signed in to, answers as the stand-in's failed turn does
+//! ([`AnswerStyle::RefusedTurn`]).
+//!
 //! Every request is logged ([`Sim::log`]) before any queued [`Fault`] applies to it; tokens are
 //! never logged. [`BlockingSim`] runs the same server on its own thread for hosts without async.
 //!
@@ -56,7 +66,8 @@ use tokio::task::JoinHandle;
 
 pub use types::{
     AgentSpec, AnswerStyle, DEFAULT_AGENT_UID, DEFAULT_PLATFORM_TOKEN, Dialect, Fault, FaultKind,
-    LocalRuntime, LoggedRequest, RuntimeBehaviour, SIM_TOOL, SimConfig, default_catalog,
+    LocalRuntime, LoggedRequest, REFUSED_TURN_TEXT, RuntimeBehaviour, SIM_TOOL, SimConfig,
+    default_catalog,
 };
 
 pub use answer::{answer_body, event};

@@ -5,7 +5,9 @@ use axum::response::Response;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value, json};
 
-use crate::server::{Req, Shared, decode, empty, error, json_response, lock};
+use crate::server::{
+    Req, Shared, UNAUTHENTICATED, decode, empty, error, json_response, lock, no_route, not_allowed,
+};
 use crate::state::{AccessKind, AgentState, NewSession, Session, State, is_digits};
 use crate::types::RuntimeBehaviour;
 use crate::wire::{self, FieldError, iso, now_ms};
@@ -73,16 +75,38 @@ fn endpoint(path: &str) -> Option<Endpoint> {
     })
 }
 
-/// Handles an authenticated platform request.
-pub(crate) fn handle(shared: &Shared, req: &Req, path: &str) -> Response {
-    let Some(endpoint) = endpoint(path) else {
-        return if path.starts_with("/api/v1/") && !path.ends_with('/') {
-            error(404, "Not found. Platform paths end with '/'.")
-        } else {
-            error(404, NOT_FOUND)
-        };
+/// Whether `endpoint` takes `method`.
+fn allows(endpoint: &Endpoint, method: &Method) -> bool {
+    let takes: &[Method] = match endpoint {
+        Endpoint::Session(_) => &[Method::GET, Method::PATCH, Method::DELETE],
+        Endpoint::List
+        | Endpoint::History(_)
+        | Endpoint::Insights(_)
+        | Endpoint::Catalog
+        | Endpoint::Icons
+        | Endpoint::Icon(_) => &[Method::GET],
+        Endpoint::Archive(_)
+        | Endpoint::Unarchive(_)
+        | Endpoint::Access(_)
+        | Endpoint::StartNew(_)
+        | Endpoint::GetOrCreate(_) => &[Method::POST],
     };
+    takes.contains(method)
+}
+
+/// Handles a platform request as the reference's stand-in does (RU-50): the route first (404
+/// without one, 405 for another method), then the credential (401), then the endpoint.
+pub(crate) fn handle(shared: &Shared, req: &Req, path: &str, authorized: bool) -> Response {
     let m = &req.method;
+    let Some(endpoint) = endpoint(path) else {
+        return no_route(m, path);
+    };
+    if !allows(&endpoint, m) {
+        return not_allowed(m);
+    }
+    if !authorized {
+        return error(401, UNAUTHENTICATED);
+    }
     match endpoint {
         Endpoint::List if m == Method::GET => list(shared, req),
         Endpoint::Session(uid) if m == Method::GET => detail(shared, req, &uid),
@@ -98,7 +122,7 @@ pub(crate) fn handle(shared: &Shared, req: &Req, path: &str) -> Response {
         Endpoint::Catalog if m == Method::GET => json_response(200, &shared.config.catalog),
         Endpoint::Icons if m == Method::GET => icons(shared, req),
         Endpoint::Icon(agent) if m == Method::GET => icon(shared, req, &agent),
-        _ => error(405, &format!("Method \"{m}\" not allowed.")),
+        _ => not_allowed(m),
     }
 }
 
@@ -343,7 +367,8 @@ fn patch(shared: &Shared, req: &Req, uid: &str) -> Response {
         Ok(body) => body,
         Err(response) => return response,
     };
-    let keys = ["llm_provider", "llm_model", "llm_thinking"];
+    // RU-51: provider and model are required; a thinking level left out is the model's default.
+    let keys = ["llm_provider", "llm_model"];
     let missing: Vec<(&str, &str)> = keys
         .iter()
         .filter(|k| !body.get(**k).is_some_and(Value::is_string))
@@ -450,7 +475,7 @@ fn get_or_create(shared: &Shared, req: &Req, agent: &str) -> Response {
     if present("handle_unique_id") == present("session_uid") {
         return field_errors(&[(
             "non_field_errors",
-            "Provide exactly one of handle_unique_id or session_uid.",
+            "Send exactly one of session_uid or handle_unique_id.",
         )]);
     }
     let mut state = lock(&shared.state);
@@ -531,7 +556,7 @@ fn history(shared: &Shared, uid: &str) -> Response {
     };
     match state.history(session) {
         Some(history) => json_response(200, &history),
-        None => error(404, "No history has been written for this session yet."),
+        None => error(404, "This session has no history yet."),
     }
 }
 
@@ -568,7 +593,7 @@ fn access(shared: &Shared, uid: &str) -> Response {
             "expires_at": iso(now.saturating_add(3_600_000)),
             "is_ready": true,
             "runtime_interaction": {"state": "ready", "can_submit": true, "notice": null, "operation": null, "retry_after_ms": null},
-            "runtime_presence": {"phase": "serving", "replicas": {"desired": 1, "actual": 1}, "detail": "Running.", "observed_at": iso(now), "wake": null},
+            "runtime_presence": {"phase": "serving", "replicas": {"desired": 1, "actual": 1}, "detail": "The Agent is running.", "observed_at": iso(now), "wake": null},
         }),
         AccessKind::Waking => {
             let name = agent.spec.name.clone();

@@ -12,7 +12,10 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::answer::answer_frames;
-use crate::server::{FLUSH_PAUSE, Req, Shared, cut_in_half, error, json_response, lock};
+use crate::server::{
+    FLUSH_PAUSE, Req, Shared, UNAUTHENTICATED, cut_in_half, error, json_response, lock, no_route,
+    not_allowed,
+};
 use crate::state::{NewSession, Turn};
 use crate::wire::{self, Frame, abort_frame, iso, now_ms};
 
@@ -29,6 +32,11 @@ pub(crate) const NEVER_SENT: [&str; 6] = [
 /// The content type of a streamed answer.
 const EVENT_STREAM: &str = "text/event-stream";
 
+/// RU-52: a turn for a session the Agent does not know (or none named).
+const UNKNOWN_SESSION: &str = "The chat request names no session this Agent knows.";
+/// RU-52: a turn without the person's text.
+pub(crate) const NO_MESSAGE: &str = "The chat request carries no message.";
+
 /// The uid fields of a session record, in the order they are read.
 const UID_FIELDS: [&str; 4] = [
     "uid",
@@ -37,24 +45,39 @@ const UID_FIELDS: [&str; 4] = [
     "runtime_session_uid",
 ];
 
-/// Handles a runtime request for Agent `agent` (path `rest` below the runtime base).
+/// A runtime request: the Agent, the path below its runtime base, and the whole path.
+pub(crate) struct Call<'a> {
+    pub agent: &'a str,
+    pub rest: &'a str,
+    pub path: &'a str,
+}
+
+/// Handles a runtime request as the reference's stand-in does (RU-50): the route first (404
+/// without one, 405 for another method), then the runtime token (401), then the route.
 pub(crate) async fn handle(
     shared: &Arc<Shared>,
     req: &Req,
-    agent: &str,
-    rest: &str,
+    call: Call<'_>,
     authorized: bool,
     drop_after: Option<usize>,
 ) -> Response {
+    let Call { agent, rest, path } = call;
+    let m = &req.method;
     let agent_uid = match lock(&shared.state).agent(agent) {
         Some(a) => a.spec.uid.clone(),
-        None => return error(404, "No such Agent."),
+        None => return no_route(m, path),
     };
-    let is_route = matches!(rest, "/api/chat" | "/api/chat/session/cancel");
-    if is_route && !authorized {
-        return error(401, "Invalid or missing runtime token.");
+    let allowed = match rest {
+        "/api/chat" => m == Method::GET || m == Method::POST,
+        "/api/chat/session/cancel" => m == Method::POST,
+        _ => return no_route(m, path),
+    };
+    if !allowed {
+        return not_allowed(m);
     }
-    let m = &req.method;
+    if !authorized {
+        return error(401, UNAUTHENTICATED);
+    }
     let response = match rest {
         "/api/chat" if m == Method::GET => readiness(shared, &agent_uid),
         "/api/chat" if m == Method::POST => {
@@ -67,8 +90,7 @@ pub(crate) async fn handle(
             response
         }
         "/api/chat/session/cancel" if m == Method::POST => cancel(shared, req, &agent_uid),
-        _ if is_route => error(405, &format!("Method \"{m}\" not allowed.")),
-        _ => error(404, "Not found."),
+        _ => not_allowed(m),
     };
     match drop_after {
         Some(_) => cut_in_half(response).await,
@@ -135,7 +157,7 @@ pub(crate) fn user_text(body: &Map<String, Value>) -> Result<String, Response> {
         .collect();
     let text = text.join("\n");
     if text.trim().is_empty() {
-        return Err(error(400, "The user message has no text."));
+        return Err(error(400, NO_MESSAGE));
     }
     Ok(text)
 }
@@ -149,10 +171,7 @@ fn turn(shared: &Arc<Shared>, req: &Req, agent_uid: &str, drop_after: Option<usi
     if let Some(key) = NEVER_SENT.iter().find(|k| body.contains_key(**k)) {
         return error(400, &format!("Unexpected field: {key}."));
     }
-    let user_text = match user_text(&body) {
-        Ok(text) => text,
-        Err(response) => return response,
-    };
+    let user_text = user_text(&body);
     let new_chat = body.get("newChat") == Some(&Value::Bool(true));
     if *shared.shutdown.borrow() {
         return error(503, "The agent runtime is shutting down.");
@@ -200,31 +219,44 @@ fn turn(shared: &Arc<Shared>, req: &Req, agent_uid: &str, drop_after: Option<usi
             })));
             uid
         }
-        None => return error(400, "runtime_session_uid is required."),
+        None => return error(404, UNKNOWN_SESSION),
         Some(uid) => {
             if state.session(uid).is_none_or(|s| s.agent_uid != agent_uid) {
-                return error(404, &format!("No session {uid} is known to this agent."));
+                return error(404, UNKNOWN_SESSION);
             }
             let named = body
                 .get("session")
                 .and_then(Value::as_object)
                 .and_then(|s| UID_FIELDS.iter().find_map(|k| text(s, k)));
             if named != Some(uid) {
-                return error(400, "session does not match runtime_session_uid.");
+                return error(
+                    400,
+                    "The chat request must carry the session it belongs to.",
+                );
             }
             uid.to_owned()
         }
+    };
+    // RU-52's order: the session, then the message, then a turn already running.
+    let user_text = match user_text {
+        Ok(text) => text,
+        Err(response) => return response,
     };
 
     let person = text(&body, "user_uid")
         .unwrap_or(&shared.config.person_uid)
         .to_owned();
+    // RU-53: a model the catalog does not offer, or a provider not signed in, fails the turn.
+    let refused = state
+        .session(&session_uid)
+        .and_then(|s| wire::turn_refusal(&shared.config.catalog, &s.llm_provider, &s.llm_model))
+        .map(crate::types::AnswerStyle::RefusedTurn);
     let started = StartTurn {
         session_uid,
         agent_uid,
         user_text: &user_text,
         person: &person,
-        answer: &agent.spec.answer,
+        answer: refused.as_ref().unwrap_or(&agent.spec.answer),
         frames,
         drop_after,
     };
@@ -273,7 +305,7 @@ pub(crate) fn stream_turn(
         return error(404, "No such session.");
     };
     if session.working() {
-        return error(409, "The agent is already answering in this session.");
+        return error(409, "The Agent is already answering in this session.");
     }
     let (cancel_tx, cancel_rx) = watch::channel(false);
     session.turn = Some(Turn {
@@ -409,12 +441,13 @@ fn cancel(shared: &Shared, req: &Req, agent_uid: &str) -> Response {
         Ok(body) => body,
         Err(response) => return response,
     };
+    let unknown = || error(404, "The cancel request names no session this Agent knows.");
     let Some(uid) = text(&body, "runtime_session_uid") else {
-        return error(400, "runtime_session_uid is required.");
+        return unknown();
     };
     let mut state = lock(&shared.state);
     let Some(session) = state.session_mut(uid).filter(|s| s.agent_uid == agent_uid) else {
-        return error(404, &format!("No session {uid} is known to this agent."));
+        return unknown();
     };
     let status = stop_turn(session);
     json_response(200, &json!({"runtime_session_uid": uid, "status": status}))

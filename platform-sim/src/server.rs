@@ -170,6 +170,42 @@ pub(crate) fn error(status: u16, message: &str) -> Response {
     json_response(status, &json!({ "detail": message }))
 }
 
+/// RU-50: the 401 of the reference's stand-in, for a missing or refused credential alike.
+pub(crate) const UNAUTHENTICATED: &str =
+    "Authentication credentials were not provided or are not valid.";
+
+/// RU-50: 404 for a path with no route: "The stand-in has no route for {METHOD} {path}."
+pub(crate) fn no_route(method: &Method, path: &str) -> Response {
+    error(
+        404,
+        &format!("The stand-in has no route for {method} {path}."),
+    )
+}
+
+/// RU-50: 405 for a route that takes other methods only.
+pub(crate) fn not_allowed(method: &Method) -> Response {
+    error(405, &format!("Method \"{method}\" not allowed."))
+}
+
+/// RU-50: 404 for an address outside the platform API and the Agents' runtimes.
+pub(crate) fn outside(req: &Req, path: &str, query: &str) -> Response {
+    let host = req
+        .headers
+        .get(axum::http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("127.0.0.1");
+    let query = if query.is_empty() {
+        String::new()
+    } else {
+        format!("?{query}")
+    };
+    let url = format!("http://{host}{path}{query}");
+    error(
+        404,
+        &format!("The stand-in answers the platform API and the Agent's runtime only, not {url}."),
+    )
+}
+
 /// An answer without a body.
 pub(crate) fn empty(status: u16) -> Response {
     let mut response = Response::new(Body::empty());
@@ -322,18 +358,21 @@ pub(crate) async fn handle(
     );
     lock(&shared.log).push(LoggedRequest {
         method: req.method.as_str().to_owned(),
-        path: logged_path,
-        query: logged_query,
+        path: logged_path.clone(),
+        query: logged_query.clone(),
         body: logged_body,
         authorized,
         at_ms: shared.elapsed_ms(),
     });
 
-    if prefixed.is_none() {
-        return error(
-            404,
-            "Not found. This simulator is served under its path prefix.",
-        );
+    if prefixed.is_none() || matches!(target, Target::Platform) && !path.starts_with("/api/v1/") {
+        return outside(&req, &logged_path, &logged_query);
+    }
+    // A runtime address of no Agent the platform hands out is outside too.
+    if let Target::Runtime { agent, .. } = &target
+        && lock(&shared.state).agent(agent).is_none()
+    {
+        return outside(&req, &logged_path, &logged_query);
     }
     let mut drop_after = None;
     let mut drip = None;
@@ -385,20 +424,19 @@ async fn dispatch(
 ) -> Response {
     match target {
         Target::Runtime { agent, rest } => {
-            runtime::handle(shared, req, &agent, &rest, authorized, drop_after).await
+            let call = runtime::Call {
+                agent: &agent,
+                rest: &rest,
+                path,
+            };
+            runtime::handle(shared, req, call, authorized, drop_after).await
         }
         Target::Local => match &shared.config.local {
             Some(config) => local::handle(shared, config, req, path, drop_after).await,
             None => error(404, "Not found."),
         },
         Target::Platform => {
-            let response = if authorized {
-                platform::handle(shared, req, path)
-            } else if req.credential().is_none() {
-                error(401, "Authentication credentials were not provided.")
-            } else {
-                error(401, "Invalid token.")
-            };
+            let response = platform::handle(shared, req, path, authorized);
             match drop_after {
                 Some(_) => cut_in_half(response).await,
                 None => response,

@@ -253,11 +253,20 @@ pub enum AnswerStyle {
     /// A run that fails: "You said: {text}" streamed, then the step ends "error" and a
     /// terminal `error` frame with this text comes instead of `finish`, then `[DONE]`.
     FailedRun(String),
+    /// A turn refused before it starts, as the reference's stand-in answers one (RU-53): 200
+    /// with `start` and an `error` frame with this text, then `[DONE]`; the transcript keeps
+    /// only the person's message. [`REFUSED_TURN_TEXT`] is the stand-in's default text; the
+    /// simulator refuses this way by itself a turn on a model not in the catalog or of a
+    /// provider the person has not signed in to.
+    RefusedTurn(String),
     /// These raw chunks, one SSE event each (objects are written as compact JSON, a string is
     /// written verbatim as the event's data), then `data: [DONE]` unless the script holds the
     /// string `"[DONE]"` itself.
     Script(Vec<Value>),
 }
+
+/// RU-53: the text of a turn the reference's stand-in fails when scripted to.
+pub const REFUSED_TURN_TEXT: &str = "The model provider refused the request.";
 
 /// One request the simulator received, as logged before any fault applied.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -120,6 +120,36 @@ fn pick(provider: &Map<String, Value>, model: &str) -> Option<ModelPick> {
     })
 }
 
+/// RU-53: why the stand-in fails a turn on `provider`/`model` before it starts: the model is
+/// not in the catalog ("The model {provider}/{model} is not in the platform's model
+/// catalog."), or its provider takes a sign-in the person has not made ("Sign in to {provider
+/// display name} before you use {model display name}."). `None`: the turn may run.
+pub(crate) fn turn_refusal(catalog: &Value, provider: &str, model: &str) -> Option<String> {
+    let not_in_catalog =
+        || format!("The model {provider}/{model} is not in the platform's model catalog.");
+    let Some(provider_map) =
+        providers(catalog).find(|p| str_field(p, "provider") == Some(provider))
+    else {
+        return Some(not_in_catalog());
+    };
+    let Some(entry) = provider_map
+        .get("models")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .find(|m| str_field(m, "model") == Some(model))
+    else {
+        return Some(not_in_catalog());
+    };
+    let signed_out = provider_map.get("authenticated").and_then(Value::as_bool) == Some(false);
+    signed_out.then(|| {
+        let provider_name = str_field(provider_map, "display_name").unwrap_or(provider);
+        let model_name = str_field(entry, "display_name").unwrap_or(model);
+        format!("Sign in to {provider_name} before you use {model_name}.")
+    })
+}
+
 /// The model `provider`/`model` of the catalog, if it offers it.
 pub(crate) fn find_model(catalog: &Value, provider: &str, model: &str) -> Option<ModelPick> {
     providers(catalog)

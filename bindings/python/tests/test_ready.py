@@ -77,12 +77,12 @@ def test_a_wrong_token_is_the_refused_read_with_its_status(start_sim) -> None:
     wrong = Sim(sim.url, sim.environment, sim.person, sim.agent, "not-the-token")
     e = not_ready(open_default(wrong))
     assert (e.code, e.status) == ("default_session_failed", 401), (e.code, e.message)
-    assert e.message == "Invalid token."
+    assert e.message == "Authentication credentials were not provided or are not valid."
     assert e.failure == {
         "kind": "http",
         "operation": "get_or_create_session",
         "status": 401,
-        "server_message": "Invalid token.",
+        "server_message": "Authentication credentials were not provided or are not valid.",
     }
     shell = Shell(sim.url, token="not-the-token", user_uid=sim.person)
     shell.input({"input": "environment_uid", "value": sim.environment})
@@ -90,7 +90,7 @@ def test_a_wrong_token_is_the_refused_read_with_its_status(start_sim) -> None:
     e = not_ready(shell)
     assert (e.code, e.status) == ("sessions_failed", 401)
     assert e.message == (
-        "Latest agent sessions request failed. Status: HTTP 401. Server response: Invalid token."
+        "Latest agent sessions request failed. Status: HTTP 401. Server response: Authentication credentials were not provided or are not valid."
     )
     assert str(e) == e.message
 
@@ -170,7 +170,7 @@ def test_the_hello_example_names_a_wrong_token_and_a_closed_port(sim_binary) -> 
     """Issue 25 point 3: examples/hello.py prints the cause and exits with status 1."""
     out = run_example(sim_binary, AGENT_CHAT_TOKEN="not-the-token")
     assert out.returncode == 1, out.stderr
-    assert "not ready: Invalid token. (code default_session_failed, HTTP 401)" in out.stderr
+    assert "not ready: Authentication credentials were not provided or are not valid. (code default_session_failed, HTTP 401)" in out.stderr
     assert "not-the-token" not in out.stderr + out.stdout
     out = run_example(sim_binary, AGENT_PLATFORM_URL=f"http://127.0.0.1:{closed_port()}")
     assert out.returncode == 1, out.stderr
