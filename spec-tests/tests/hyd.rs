@@ -641,8 +641,8 @@ fn hyd_transcript_history_404_after_another_session() {
 
 /// RU-31: a `tau` insights answer carrying `pi-checkpoint-v1` is refused: the insights error
 /// names the expected "tau-session-v1", no insights are held, and readiness stays `ready`; the
-/// matching pair loads. A 404 is the empty answer (`{"has_insights": false}`); the id "73" reads
-/// `/api/v1/agent-sessions/73/insights/`.
+/// matching pair loads. A 404 is the empty snapshot (`hasInsights` false, naming the session);
+/// the id "73" reads `/api/v1/agent-sessions/73/insights/`.
 #[test]
 fn ru_31_harness_and_protocol() {
     let mut h = Harness::selected("73");
@@ -684,8 +684,69 @@ fn ru_31_harness_and_protocol() {
     let s = h.snapshot();
     let detail = s.active_session_detail.expect("a detail");
     assert_eq!(detail.insights_error, None);
+    let empty = serde_json::to_value(&*detail.insights.expect("the empty snapshot")).unwrap();
+    assert_eq!(empty["hasInsights"], false);
+    assert_eq!(empty["agentSessionId"], "s-1");
+    assert_eq!(empty["usage"], Value::Null);
+}
+
+/// RU-30: the insights a surface renders, normalized field by field from the P10 answer: the
+/// tau answer keeps every field (its entries, model, usage, context, the session falling back on
+/// the answer's id); `pi` with `has_insights` false, `checkpoint_version` 4 and `insights` `{}`
+/// gives `hasInsights` false, `checkpointVersion` 4, `info` `{}` and the four sections null.
+#[test]
+fn ru_30_the_insights_snapshot() {
+    let shown = |answer: Value| {
+        let mut h = Harness::selected("s-1");
+        h.hydrate("s-1", AGENT);
+        let id = h.insights_request("s-1");
+        h.reply(id, 200, answer);
+        let detail = h.snapshot().active_session_detail.expect("a detail");
+        assert_eq!(detail.insights_error, None);
+        serde_json::to_value(&*detail.insights.expect("insights")).unwrap()
+    };
+    let tau = shown(json!({
+        "agent_session_uid": "s-1", "harness": "tau", "harness_protocol": "tau-session-v1",
+        "harness_version": "0.4.2", "computed_at": "2026-10-02T08:17:00Z", "reason": "turn_completed",
+        "updated_at": "2026-10-02T08:16:30Z", "has_insights": true, "entry_count": 4, "last_sequence": 7,
+        "active_branch_entry_count": 3, "entry_type_counts": {"message": 3, "session_info": 1},
+        "title": "Competition analysis",
+        "insights": {"version": 1,
+            "model": {"provider": "openai", "model": "gpt-5.4", "reasoningEffort": "high", "contextWindow": 200000},
+            "usage": {"totalMessages": 2, "tokens": {"input": 60, "output": 20, "cacheRead": 10, "cacheWrite": 5, "total": 95}},
+            "context": {"source": "runtime", "status": "measured", "tokens": 95, "contextWindow": 200000},
+            "lastTurn": {"finishReason": "stop", "model": {"provider": "openai", "model": "gpt-5.4"}}}
+    }));
+    assert_eq!(tau["hasInsights"], true);
+    assert_eq!(tau["agentSessionId"], "s-1");
+    assert_eq!(tau["harnessProtocol"], "tau-session-v1");
+    assert_eq!(tau["harnessVersion"], "0.4.2");
+    assert_eq!(tau["computedAt"], "2026-10-02T08:17:00Z");
+    assert_eq!(tau["reason"], "turn_completed");
+    assert_eq!(tau["updatedAt"], "2026-10-02T08:16:30Z");
+    assert_eq!(tau["entryCount"], 4);
+    assert_eq!(tau["lastSequence"], 7);
+    assert_eq!(tau["activeBranchEntryCount"], 3);
     assert_eq!(
-        detail.insights.map(|j| j.value().into_owned()),
-        Some(json!({"has_insights": false}))
+        tau["entryTypeCounts"],
+        json!({"message": 3, "session_info": 1})
     );
+    assert_eq!(tau["title"], "Competition analysis");
+    assert_eq!(tau["model"]["reasoningEffort"], "high");
+    assert_eq!(tau["usage"]["tokens"]["cacheRead"], 10);
+    assert_eq!(tau["lastTurn"]["finishReason"], "stop");
+    assert_eq!(tau["context"]["tokens"], 95);
+    assert_eq!(tau["info"], json!({}));
+    assert_eq!(tau["session"]["agentSessionId"], "s-1");
+
+    let pi = shown(
+        json!({"harness": "pi", "harness_protocol": "pi-checkpoint-v1",
+        "has_insights": false, "checkpoint_version": 4, "insights": {}}),
+    );
+    assert_eq!(pi["hasInsights"], false);
+    assert_eq!(pi["checkpointVersion"], 4);
+    assert_eq!(pi["info"], json!({}));
+    for key in ["context", "model", "usage", "lastTurn"] {
+        assert_eq!(pi[key], Value::Null, "{key}");
+    }
 }

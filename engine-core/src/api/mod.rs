@@ -27,7 +27,7 @@ pub(crate) use icons::icon_address;
 pub use icons::{
     IconRendering, MAX_ICON_URL_BYTES, MAX_PROJECTED_ICONS, ProjectedIcon, parse_icon_projection,
 };
-pub use insights::{Insights, parse_insights};
+pub use insights::{Insights, InsightsSnapshot, parse_insights};
 pub(crate) use provenance::id_like;
 pub use provenance::{PROVENANCE_PART_TYPE, normalize_provenance, provenance_metadata};
 pub(crate) use runtime::rpc_url_of;

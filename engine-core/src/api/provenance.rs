@@ -126,6 +126,7 @@ mod tests {
         assert_eq!(p["targetAgentUid"], json!("a-25"));
     }
 
+    /// RU-30: a message without `origin` has no provenance.
     #[test]
     fn no_origin_no_provenance() {
         for raw in [

@@ -450,7 +450,13 @@ impl Hydration {
             }
         } else if id == self.insights.pending() {
             self.insights = match &a.outcome {
-                Done::Http { status: 404, .. } => Load::Loaded(Insights::none()),
+                Done::Http { status: 404, .. } => {
+                    let session_uid = match &a.call {
+                        ApiCall::GetSessionInsights { session_uid } => session_uid.as_str(),
+                        _ => "",
+                    };
+                    Load::Loaded(Insights::none(session_uid))
+                }
                 other => match other.ok_body(&a.call).and_then(parse_insights) {
                     Ok(i) => Load::Loaded(i),
                     Err(e) => Load::Failed(e),

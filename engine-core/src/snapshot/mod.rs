@@ -125,8 +125,9 @@ pub struct DetailSnapshot {
     pub error: Option<String>,
     /// The canonical record as loaded.
     pub record: Option<Json>,
-    /// The insights as loaded.
-    pub insights: Option<Json>,
+    /// The insights as loaded, normalized field by field (RU-30; a 404 is the empty snapshot,
+    /// `hasInsights` false).
+    pub insights: Option<std::sync::Arc<crate::api::InsightsSnapshot>>,
     /// The insights request is in flight.
     pub insights_loading: bool,
     /// `insightsError` (FAIL-12).
