@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use engine_core::message::{Part, Role};
-use engine_core::{Command, Input, ReadinessStatus, Snapshot};
+use engine_core::{Command, IconStatus, Input, ReadinessStatus, Snapshot};
 use engine_io_tokio::Handle;
 
 use crate::screen::Screen;
@@ -15,6 +15,7 @@ use crate::text::one_line as line;
 const HELP: &str = "\
 Commands:
   /sessions          list the sessions
+  /agents            list the Agents of the sessions, with their icons
   /refresh           read the session list again
   /search TEXT       search your conversations
   /switch N          show session N of /sessions or /search
@@ -82,6 +83,81 @@ fn print_rows<'a>(
 
 /// A session as a listing shows it: its title, then its uid unless the title already names it
 /// (an unnamed session's title is "Agent session {uid}", the reference's own).
+/// How long `/agents` waits for the icons (ADR 090) before it lists what it has.
+const ICONS_WAIT: Duration = Duration::from_secs(3);
+
+/// `/agents`: the Agents of the listed sessions (and of the one shown), each with what a
+/// terminal can show of its icon (ADR 090, RU-34): its rendering, type and size once loaded,
+/// "loading" or "could not be loaded", or none.
+async fn agents(handle: &Handle, screen: &Screen) {
+    let s = handle.snapshots().borrow().clone();
+    let mut names: std::collections::BTreeMap<String, Option<String>> = Default::default();
+    for row in &s.agent_sessions {
+        if let Some(uid) = &row.agent_uid {
+            let entry = names.entry(uid.clone()).or_default();
+            if entry.is_none() {
+                entry.clone_from(&row.agent_name);
+            }
+        }
+    }
+    if let Some(record) = s
+        .active_session_detail
+        .as_ref()
+        .and_then(|d| d.record.as_ref())
+    {
+        let record = record.value();
+        if let Some(uid) = record.get("agent_uid").and_then(|v| v.as_str()) {
+            let name = record.get("agent_name").and_then(|v| v.as_str());
+            names
+                .entry(uid.to_owned())
+                .or_insert_with(|| name.map(str::to_owned));
+        }
+    }
+    if names.is_empty() {
+        screen.say("(no Agents yet: the sessions name none)");
+        return;
+    }
+    let _ = handle.command(Command::RequestAgentIcons {
+        agent_uids: names.keys().cloned().collect(),
+    });
+    let settled = |s: &Snapshot| {
+        !s.agent_icons.is_empty()
+            && names.keys().all(|uid| {
+                s.agent_icons
+                    .get(uid)
+                    .is_none_or(|i| !matches!(i.status, IconStatus::Idle | IconStatus::Loading))
+            })
+    };
+    let s = match handle.wait_for(settled, ICONS_WAIT).await {
+        Some(s) => s,
+        None => handle.snapshots().borrow().clone(),
+    };
+    for (uid, name) in &names {
+        let icon = match s.agent_icons.get(uid) {
+            None => "no icon".to_owned(),
+            Some(icon) => {
+                let rendering = serde_json::to_value(icon.rendering)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                match (&icon.image, icon.status) {
+                    (Some(image), _) => format!(
+                        "icon: {rendering}, {}, {} bytes",
+                        image.content_type.as_deref().unwrap_or("no type"),
+                        image.bytes.len()
+                    ),
+                    (None, IconStatus::Error) => {
+                        format!("icon: {rendering}, could not be loaded")
+                    }
+                    (None, _) => format!("icon: {rendering}, loading"),
+                }
+            }
+        };
+        let name = name.as_deref().unwrap_or(uid);
+        screen.say(&format!("  {}  {icon}", named(name, uid)));
+    }
+}
+
 fn named(title: &str, uid: &str) -> String {
     let (title, uid) = (line(title), line(uid));
     if title.contains(&uid) {
@@ -332,6 +408,7 @@ pub async fn command(handle: &Handle, screen: &Screen, text: &str, listed: &mut 
             let _ = handle.input(Input::ShowsDefaultSession(false));
             send(Command::CreateAgentSession);
         }
+        "/agents" => agents(handle, screen).await,
         "/models" => {
             let s = snapshot();
             if let Some(e) = &s.available_models_error {

@@ -50,8 +50,11 @@ impl Stage {
     }
 }
 
-/// The stage of the snapshot (SHR-8 to SHR-12 as a terminal shows them).
+/// The stage of the snapshot (SHR-8 to SHR-12 as a terminal shows them). While it waits, the
+/// line is the composer's reason where it has one (RU-38: the reference's texts, "Loading
+/// session...", "Select or start a session to continue."), else this program's own.
 pub fn of(s: &Snapshot) -> Stage {
+    let waiting = |own: String| Stage::Waiting(s.composer_state.reason.clone().unwrap_or(own));
     let agent = s
         .active_session_detail
         .as_ref()
@@ -79,24 +82,23 @@ pub fn of(s: &Snapshot) -> Stage {
     }
     let readiness = &s.active_session_readiness;
     match readiness.status {
-        ReadinessStatus::Loading => return Stage::Waiting("Loading the session...".into()),
+        ReadinessStatus::Loading => return waiting("Loading the session...".into()),
         ReadinessStatus::Error | ReadinessStatus::NotFound => {
             let e = readiness.error.clone().unwrap_or_default();
             return Stage::Blocked(format!("The session is not available. {e}"));
         }
-        ReadinessStatus::Idle => return Stage::Waiting("Choosing a session...".into()),
+        ReadinessStatus::Idle => return waiting("Choosing a session...".into()),
         ReadinessStatus::Ready => {}
         // A status newer than this command: not ready yet.
-        _ => return Stage::Waiting("Loading the session...".into()),
+        _ => return waiting("Loading the session...".into()),
     }
     match &s.active_runtime_interaction {
         Some(i) if s.is_assistant_runtime_starting => {
-            let text = i
-                .notice
-                .as_ref()
-                .map(|n| n.message.clone())
-                .unwrap_or_else(|| format!("Checking that {agent} is ready..."));
-            Stage::Waiting(text)
+            // The platform's notice says most; else the composer's "{Agent} is waking up".
+            match i.notice.as_ref() {
+                Some(n) => Stage::Waiting(n.message.clone()),
+                None => waiting(format!("Checking that {agent} is ready...")),
+            }
         }
         // ADR 099: a local runtime that does not pass its checks is looked for again every
         // 5 s, so it is waited for (a runtime still loading its model comes up by itself).
@@ -123,6 +125,42 @@ pub fn of(s: &Snapshot) -> Stage {
         _ if s.composer_admission || s.is_direct_launch_session => {
             Stage::Ready(format!("Connected to {agent}. Write a message (/help)."))
         }
-        _ => Stage::Waiting(format!("Checking that {agent} is ready...")),
+        _ => waiting(format!("Checking that {agent} is ready...")),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use engine_core::{Config, Engine, Input, Person, Secret, Time};
+
+    use super::*;
+
+    fn engine(inputs: Vec<Input>) -> Engine {
+        let mut engine = Engine::new(Config::new("https://platform.test").unwrap(), Time::ZERO);
+        for input in inputs {
+            engine.handle_input(input, Time::ZERO);
+        }
+        engine
+    }
+
+    /// Point 8 of issue 27 (RU-38): while the chat waits, the line is the composer's reason.
+    #[test]
+    fn a_waiting_line_is_the_composers_reason() {
+        let person = Input::Person(Person::new("user-1", Secret::new("t")));
+        let env = Input::EnvironmentUid(Some("env-1".into()));
+        let visible = Input::IsVisible(true);
+        let e = engine(vec![
+            person.clone(),
+            env.clone(),
+            visible.clone(),
+            Input::RequestedSessionId(Some("s-1".into())),
+        ]);
+        let s = e.snapshot();
+        assert_eq!(
+            s.composer_state.reason.as_deref(),
+            Some("Loading session...")
+        );
+        assert_eq!(of(&s), Stage::Waiting("Loading session...".into()));
     }
 }

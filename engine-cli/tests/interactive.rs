@@ -554,6 +554,23 @@ fn a_stops_notices_come_in_the_order_things_happened_in_a_pipe() {
     }
 }
 
+/// Issue 27, point 8 (ADR 090, RU-34): `/agents` lists the Agents of the sessions with what a
+/// terminal can show of their icons: the simulator's Agent has a `mask` SVG icon, loaded.
+#[test]
+fn agents_lists_the_icons() {
+    let mut chat = Merged::start(&[]);
+    chat.line("/agents");
+    chat.wait_for(" bytes\n");
+    let out = chat.finish();
+    let svg = platform_sim::AGENT_ICON_SVG.len();
+    assert!(
+        out.contains(&format!(
+            "  Demo Agent  agent-demo  icon: mask, image/svg+xml, {svg} bytes\n"
+        )),
+        "{out}"
+    );
+}
+
 /// Issue 25, point 1: `/models` labels the reasoning levels it lists (no bare brackets, none
 /// for a model without levels), `/effort` without a level names the levels offered.
 #[test]
