@@ -120,6 +120,25 @@ pub(crate) struct Answer {
 }
 
 impl Answer {
+    /// The 2xx body, or the typed error for anything else; a refusal's text is RU-19's full
+    /// one, naming the request.
+    pub(crate) fn ok_body(&self) -> Result<&[u8], ApiError> {
+        self.outcome.ok_body(&self.call).map_err(|e| {
+            let operation_text = match &self.call {
+                ApiCall::GetSessionDetail { session_uid, .. } => Some(format!(
+                    "Agent session detail request failed for session {session_uid}"
+                )),
+                _ => None,
+            };
+            e.with_call(crate::api::FailedCall {
+                operation_text,
+                method: self.line.method.as_str(),
+                url: self.line.url.clone(),
+                reason: self.line.reason.clone(),
+            })
+        })
+    }
+
     /// RU-19's text of this answer refused with `status` ([`crate::api::chat::refused_text`]).
     pub(crate) fn refused_text(&self, call: RuntimeCall, status: u16, body: &[u8]) -> String {
         refused_text(call, &self.line, self.content_type.as_deref(), status, body)

@@ -240,10 +240,7 @@ pub(crate) fn platform_snapshot(parts: &Parts<'_>, derived: Derived<'_>) -> Snap
             status,
             error,
             record: h.detail.value().map(|r| r.raw.clone()),
-            insights: h
-                .insights
-                .value()
-                .map(|i| std::sync::Arc::clone(&i.snapshot)),
+            insights: h.insights.value().map(|i| i.value.clone()),
             insights_loading: h.insights.is_loading(),
             insights_error: h.insights.error().map(|e| {
                 specific(e).unwrap_or_else(|| "Session insights request failed.".to_owned())

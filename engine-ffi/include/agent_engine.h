@@ -145,7 +145,8 @@ typedef struct AeReadiness {
   // Blocked by a platform read the server refused: its HTTP status (401, 404, ...); else 0.
   uint16_t status;
   // Blocked by a failing platform read: that read's own text ("Session get-or-create failed.
-  // Status: HTTP 401. Server response: Invalid token.", or the transport's message such as
+  // Status: HTTP 401 Unauthorized. Call: POST {url}. Server response: Invalid token.", or the
+  // transport's message such as
   // "Connection refused"); else empty.
   struct AeStr failure;
 } AeReadiness;

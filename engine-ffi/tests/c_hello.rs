@@ -117,7 +117,8 @@ fn a_wrong_token_is_named_with_its_status() {
             "{run}: {stderr}"
         );
         assert!(
-            stderr.contains("failure: Session get-or-create failed. Status: HTTP 401. Server response: Authentication credentials were not provided or are not valid.\n"),
+            stderr.contains("failure: Session get-or-create failed. Status: HTTP 401 Unauthorized. Call: POST ")
+                && stderr.contains("/sessions/get-or-create-session/. Server response: Authentication credentials were not provided or are not valid.\n"),
             "{run}: {stderr}"
         );
         assert!(stderr.contains("HTTP status: 401\n"), "{run}: {stderr}");

@@ -186,15 +186,11 @@ fn a_refused_list_is_the_cause_with_its_status() {
     assert_eq!(state, AE_SEND_BLOCKED);
     assert_eq!(code, "sessions_failed");
     assert_eq!(status, 401);
-    assert_eq!(
-        failure,
-        "Latest agent sessions request failed. Status: HTTP 401. Server response: Invalid token."
-    );
+    // RU-19: the full text names the request (this head gives no reason phrase).
+    let text = "Latest agent sessions request failed. Status: HTTP 401. Call: GET http://127.0.0.1:8787/api/v1/agent-sessions/?organization_environment_uid=env-1&created_by_user_uid=user-1&is_archived=false&ordering=-started_at&limit=20. Server response: Invalid token.";
+    assert_eq!(failure, text);
     let snapshot = e.snapshot();
-    assert_eq!(
-        message,
-        "Latest agent sessions request failed. Status: HTTP 401. Server response: Invalid token."
-    );
+    assert_eq!(message, text);
     assert_eq!(snapshot["latestSessionsError"], message.as_str());
     let json = e.readiness_json();
     assert_eq!(json, snapshot["sendReadiness"]);

@@ -85,9 +85,15 @@ fn a_wrong_token_is_the_refused_list() {
         Some(cause.message.as_str()),
         shell.snapshot().latest_sessions_error.as_deref()
     );
-    assert_eq!(
-        cause.message,
-        "Latest agent sessions request failed. Status: HTTP 401. Server response: Authentication credentials were not provided or are not valid."
+    // RU-19: the full text names the request; the server message ends it.
+    let text = &cause.message;
+    assert!(
+        text.starts_with(
+            "Latest agent sessions request failed. Status: HTTP 401 Unauthorized. Call: GET http://127.0.0.1:"
+        ) && text.ends_with(
+            ". Server response: Authentication credentials were not provided or are not valid."
+        ),
+        "{text}"
     );
     shell.shutdown();
 }

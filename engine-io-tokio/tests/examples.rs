@@ -90,7 +90,7 @@ fn a_wrong_token_is_named_with_its_status() {
             "{name}: {stderr}"
         );
         assert!(
-            stderr.contains("the failing read: Session get-or-create failed. Status: HTTP 401."),
+            stderr.contains("the failing read: Session get-or-create failed. Status: HTTP 401 Unauthorized. Call: POST "),
             "{name}: {stderr}"
         );
         assert!(!stderr.contains("timed_out"), "{name}: {stderr}");

@@ -684,7 +684,7 @@ fn ru_31_harness_and_protocol() {
     let s = h.snapshot();
     let detail = s.active_session_detail.expect("a detail");
     assert_eq!(detail.insights_error, None);
-    let empty = serde_json::to_value(&*detail.insights.expect("the empty snapshot")).unwrap();
+    let empty = serde_json::to_value(detail.insights.expect("the empty snapshot")).unwrap();
     assert_eq!(empty["hasInsights"], false);
     assert_eq!(empty["agentSessionId"], "s-1");
     assert_eq!(empty["usage"], Value::Null);
@@ -703,7 +703,12 @@ fn ru_30_the_insights_snapshot() {
         h.reply(id, 200, answer);
         let detail = h.snapshot().active_session_detail.expect("a detail");
         assert_eq!(detail.insights_error, None);
-        serde_json::to_value(&*detail.insights.expect("insights")).unwrap()
+        let insights = detail.insights.expect("insights");
+        // The typed snapshot and the serialized one are the same value.
+        let typed = insights.snapshot();
+        let value = serde_json::to_value(&insights).unwrap();
+        assert_eq!(serde_json::to_value(&typed).unwrap(), value);
+        value
     };
     let tau = shown(json!({
         "agent_session_uid": "s-1", "harness": "tau", "harness_protocol": "tau-session-v1",

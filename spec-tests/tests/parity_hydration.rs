@@ -112,7 +112,7 @@ fn oi26_oi7_return_to_view_rereads_list_detail_and_insights_not_history() {
     assert_eq!(d.status, DetailStatus::Ready);
     assert!(d.insights_loading);
     let shown = d.insights.as_ref().map(|i| {
-        let v = serde_json::to_value(&**i).unwrap();
+        let v = serde_json::to_value(i).unwrap();
         (
             v["hasInsights"].clone(),
             v["agentSessionId"].clone(),

@@ -60,14 +60,14 @@ fn host_inputs_missing_are_named() {
 fn a_refused_list_is_the_cause_with_its_status() {
     let mut h = Harness::visible_in_env();
     let id = h.list_request();
+    let url = h.request(id).request.url();
     h.reply(id, 401, json!({"detail": "Invalid token."}));
     let s = h.snapshot();
-    assert_eq!(
-        s.latest_sessions_error.as_deref(),
-        Some(
-            "Latest agent sessions request failed. Status: HTTP 401. Server response: Invalid token."
-        )
+    // RU-19: the full text, naming the request.
+    let text = format!(
+        "Latest agent sessions request failed. Status: HTTP 401 Unauthorized. Call: GET {url}. Server response: Invalid token."
     );
+    assert_eq!(s.latest_sessions_error.as_deref(), Some(text.as_str()));
     assert_eq!(
         s.active_session_readiness.error.as_deref(),
         Some("Choose or start a session before writing.")
@@ -80,20 +80,17 @@ fn a_refused_list_is_the_cause_with_its_status() {
         s.latest_sessions_error.as_deref()
     );
     assert_eq!(cause.status(), Some(401));
-    assert_eq!(
-        cause.failure,
-        Some(ApiError::Http {
-            operation: Operation::SessionList,
-            status: 401,
-            server_message: Some("Invalid token.".into()),
-        })
-    );
+    assert!(matches!(
+        &cause.failure,
+        Some(ApiError::Http { operation: Operation::SessionList, status: 401, server_message: Some(m), .. })
+            if m == "Invalid token."
+    ));
     assert_eq!(
         serde_json::to_value(readiness(&h)).unwrap(),
         json!({
             "state": "blocked",
             "code": "sessions_failed",
-            "message": "Latest agent sessions request failed. Status: HTTP 401. Server response: Invalid token.",
+            "message": text,
             "failure": {"kind": "http", "operation": "session_list", "status": 401, "server_message": "Invalid token."},
             "noticeCode": null,
         })

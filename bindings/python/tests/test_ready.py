@@ -89,9 +89,14 @@ def test_a_wrong_token_is_the_refused_read_with_its_status(start_sim) -> None:
     shell.input({"input": "is_visible", "value": True})
     e = not_ready(shell)
     assert (e.code, e.status) == ("sessions_failed", 401)
-    assert e.message == (
-        "Latest agent sessions request failed. Status: HTTP 401. Server response: Authentication credentials were not provided or are not valid."
-    )
+    # RU-19: the full text names the request; the server message ends it.
+    assert e.message.startswith(
+        "Latest agent sessions request failed. Status: HTTP 401 Unauthorized. Call: GET "
+        f"{sim.url}/api/v1/agent-sessions/?"
+    ), e.message
+    assert e.message.endswith(
+        ". Server response: Authentication credentials were not provided or are not valid."
+    ), e.message
     assert str(e) == e.message
 
 

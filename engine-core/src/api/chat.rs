@@ -103,13 +103,7 @@ pub(crate) fn refused_text(
     status: u16,
     body: &[u8],
 ) -> String {
-    let reason = line
-        .reason
-        .as_deref()
-        .map(str::trim)
-        .filter(|r| !r.is_empty())
-        .map(|r| format!(" {r}"))
-        .unwrap_or_default();
+    let reason = super::error::reason_suffix(line.reason.as_deref());
     let message =
         super::server_message(content_type, body).unwrap_or_else(|| call.fallback(status));
     format!(

@@ -93,8 +93,11 @@ pub enum ApiError {
         /// Why.
         message: String,
     },
-    /// The platform answered with a non-2xx status.
-    #[error("{}. Status: HTTP {status}.{}", operation.failed_text(), server_message.as_deref().map(|m| format!(" Server response: {m}")).unwrap_or_default())]
+    /// The platform answered with a non-2xx status. With the request it answered, the text is
+    /// RU-19's full one, "{operation}. Status: HTTP {code}[ {reason}]. Call: {METHOD} {url}.
+    /// Server response: {message}" (the last part only when the body gave a message); without,
+    /// "{operation}. Status: HTTP {code}." and the message.
+    #[error("{}", http_text(*operation, *status, server_message.as_deref(), call.as_deref()))]
     Http {
         /// Which call.
         operation: Operation,
@@ -102,6 +105,9 @@ pub enum ApiError {
         status: u16,
         /// The human message read from the error body (section 3), if any.
         server_message: Option<String>,
+        /// The request that was answered, for the text (not serialized: the text carries it).
+        #[serde(skip)]
+        call: Option<Box<FailedCall>>,
     },
     /// No answer: a network failure or a timeout.
     #[error("{message}")]
@@ -161,8 +167,77 @@ impl ApiError {
             operation,
             status,
             server_message: error_message(body),
+            call: None,
         }
     }
+
+    /// The same error with the request it answered (RU-19's full text).
+    pub fn with_call(self, failed: FailedCall) -> ApiError {
+        match self {
+            ApiError::Http {
+                operation,
+                status,
+                server_message,
+                ..
+            } => ApiError::Http {
+                operation,
+                status,
+                server_message,
+                call: Some(Box::new(failed)),
+            },
+            other => other,
+        }
+    }
+}
+
+/// The request a platform failure answered, as RU-19's text names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FailedCall {
+    /// The operation's text when it names more than [`Operation::failed_text`] (P2: "Agent
+    /// session detail request failed for session {id}").
+    pub operation_text: Option<String>,
+    /// `GET`, `POST`, ...
+    pub method: &'static str,
+    /// The address the engine built (before the host's rewrite).
+    pub url: String,
+    /// The status line's reason phrase, when the head had one.
+    pub reason: Option<String>,
+}
+
+/// RU-19's reason phrase after the code: " {reason}", or nothing without one.
+pub(crate) fn reason_suffix(reason: Option<&str>) -> String {
+    reason
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(|r| format!(" {r}"))
+        .unwrap_or_default()
+}
+
+fn http_text(
+    operation: Operation,
+    status: u16,
+    message: Option<&str>,
+    call: Option<&FailedCall>,
+) -> String {
+    let server = message
+        .map(|m| format!(" Server response: {m}"))
+        .unwrap_or_default();
+    let Some(call) = call else {
+        return format!(
+            "{}. Status: HTTP {status}.{server}",
+            operation.failed_text()
+        );
+    };
+    let reason = reason_suffix(call.reason.as_deref());
+    let text = call
+        .operation_text
+        .as_deref()
+        .unwrap_or(operation.failed_text());
+    format!(
+        "{text}. Status: HTTP {status}{reason}. Call: {} {}.{server}",
+        call.method, call.url
+    )
 }
 
 /// The longest message [`error_message`] returns, in characters; longer ones are cut and end

@@ -1,28 +1,34 @@
 //! P10 insights answers: the harness and protocol checked (RU-31) and the snapshot a surface
 //! renders, normalized field by field ([`snapshot`], RU-30).
+//!
+//! The engine holds the answer as received (compact, shared); the normalized snapshot is built
+//! when a host reads it ([`InsightsValue::snapshot`]) or serializes the engine's snapshot, so a
+//! ready engine holds no more than the answer's text and a publish copies a pointer.
 
 pub mod snapshot;
 
 use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::ApiError;
 use super::error::parse_json;
+use crate::Json;
 pub use snapshot::InsightsSnapshot;
 
-/// Session insights as read: the harness and protocol, and the normalized snapshot.
+/// Session insights as read: the harness and protocol, and the answer.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Insights {
-    /// The snapshot's `hasInsights`.
+    /// `hasInsights` as the snapshot reads it (RU-30).
     pub has_insights: bool,
     /// `harness`, when given.
     pub harness: Option<String>,
     /// `harnessProtocol` / `harness_protocol`, when given (RU-31: it must be the harness's own).
     pub harness_protocol: Option<String>,
-    /// The normalized snapshot (RU-30), shared with every snapshot that shows it.
-    pub snapshot: Arc<InsightsSnapshot>,
+    /// The answer, shared with every snapshot that shows it.
+    pub value: InsightsValue,
 }
 
 impl Insights {
@@ -40,9 +46,59 @@ impl Insights {
             has_insights: false,
             harness: None,
             harness_protocol: None,
-            snapshot: Arc::new(snapshot::normalize(&root, None, None)),
+            value: InsightsValue(Arc::new(Json::compact_of(Value::Object(root)))),
         }
     }
+}
+
+/// `activeSessionDetail.insights`: an insights answer (already checked), shown as RU-30's
+/// normalized snapshot. Serializes as [`InsightsSnapshot`]; cheap to clone.
+#[derive(Clone, PartialEq)]
+pub struct InsightsValue(Arc<Json>);
+
+impl InsightsValue {
+    /// The normalized snapshot (RU-30), built from the answer.
+    pub fn snapshot(&self) -> InsightsSnapshot {
+        let value = self.0.value();
+        let empty = Map::new();
+        let root = value.as_object().unwrap_or(&empty);
+        let (harness, protocol) = harness_and_protocol(root);
+        snapshot::normalize(root, harness.as_deref(), protocol)
+    }
+
+    /// The answer as received (compact).
+    pub fn raw(&self) -> &Json {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for InsightsValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("InsightsValue").field(&*self.0).finish()
+    }
+}
+
+impl Serialize for InsightsValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.snapshot().serialize(s)
+    }
+}
+
+/// `harness` and `harnessProtocol` (or `harness_protocol`): the first spelling present, a
+/// non-blank string, trimmed.
+fn harness_and_protocol(root: &Map<String, Value>) -> (Option<String>, Option<String>) {
+    let text = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|key| root.get(*key))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+    };
+    (
+        text(&["harness"]),
+        text(&["harnessProtocol", "harness_protocol"]),
+    )
 }
 
 /// Parses a 2xx insights body (snake_case or camelCase). Not a JSON object: malformed.
@@ -55,16 +111,7 @@ pub fn parse_insights(body: &[u8]) -> Result<Insights, ApiError> {
             message: "The session insights answer is not a JSON object.".to_owned(),
         });
     };
-    let text = |keys: &[&str]| {
-        keys.iter()
-            .find_map(|key| root.get(*key))
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned)
-    };
-    let harness = text(&["harness"]);
-    let harness_protocol = text(&["harnessProtocol", "harness_protocol"]);
+    let (harness, harness_protocol) = harness_and_protocol(&root);
     // RU-31: each known harness speaks one protocol; an answer pairing it with another is
     // refused (the insights error; readiness is untouched).
     if let (Some(harness), Some(protocol)) = (&harness, &harness_protocol)
@@ -77,12 +124,12 @@ pub fn parse_insights(body: &[u8]) -> Result<Insights, ApiError> {
             ),
         });
     }
-    let snapshot = snapshot::normalize(&root, harness.as_deref(), harness_protocol.clone());
+    let has_insights = snapshot::has_insights(&root);
     Ok(Insights {
-        has_insights: snapshot.has_insights,
+        has_insights,
         harness,
         harness_protocol,
-        snapshot: Arc::new(snapshot),
+        value: InsightsValue(Arc::new(Json::compact_of(Value::Object(root)))),
     })
 }
 
@@ -111,7 +158,7 @@ mod tests {
         let insights = parse_insights(INSIGHTS_EXAMPLE.as_bytes()).unwrap();
         assert!(insights.has_insights);
         assert_eq!(insights.harness.as_deref(), Some("tau"));
-        let v = serde_json::to_value(&*insights.snapshot).unwrap();
+        let v = serde_json::to_value(&insights.value).unwrap();
         assert_eq!(v["hasInsights"], true);
         assert_eq!(v["agentSessionId"], "5b0c7e1e-1111-4a6e-9c6f-000000000a01");
         assert_eq!(v["harnessProtocol"], "tau-session-v1");
@@ -148,7 +195,7 @@ mod tests {
     #[test]
     fn pi_without_insights() {
         let body = br#"{"harness": "pi", "harness_protocol": "pi-checkpoint-v1", "has_insights": false, "checkpoint_version": 4, "insights": {}}"#;
-        let v = serde_json::to_value(&*parse_insights(body).unwrap().snapshot).unwrap();
+        let v = serde_json::to_value(&parse_insights(body).unwrap().value).unwrap();
         assert_eq!(v["hasInsights"], false);
         assert_eq!(v["checkpointVersion"], 4);
         assert_eq!(v["bundleHash"], Value::Null);
@@ -161,7 +208,7 @@ mod tests {
         }
         assert!(v.get("entryCount").is_none());
         // The 404 stand-in names the session.
-        let none = serde_json::to_value(&*Insights::none("s-1").snapshot).unwrap();
+        let none = serde_json::to_value(&Insights::none("s-1").value).unwrap();
         assert_eq!(none["hasInsights"], false);
         assert_eq!(none["agentSessionId"], "s-1");
         assert_eq!(none["session"]["agentSessionId"], "s-1");
@@ -197,12 +244,8 @@ mod tests {
                 "info": {"ctx": {"label": " Context ", "source": [{"kind": "pi_doc", "package": "pi-ai", "path": "/a"}, {"kind": "web"}], "children": {"tokens": {"description": "d"}, "bad": 5}}, "junk": []}
             }
         });
-        let v = serde_json::to_value(
-            &*parse_insights(body.to_string().as_bytes())
-                .unwrap()
-                .snapshot,
-        )
-        .unwrap();
+        let v = serde_json::to_value(&parse_insights(body.to_string().as_bytes()).unwrap().value)
+            .unwrap();
         assert_eq!(
             v["harnessVersion"], "",
             "not a string: the known harness's empty version"

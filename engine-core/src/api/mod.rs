@@ -21,13 +21,15 @@ pub use catalog::{
     ModelOption, ProviderOption, Resolved, ThinkingLevel, catalog_signature, missing_model_notice,
     parse_catalog, pick_default_session_model, resolve_selection,
 };
-pub use error::{ApiError, Operation, error_message, model_required_fields, server_message};
+pub use error::{
+    ApiError, FailedCall, Operation, error_message, model_required_fields, server_message,
+};
 pub use history::{History, HistoryStatus, parse_history};
 pub(crate) use icons::icon_address;
 pub use icons::{
     IconRendering, MAX_ICON_URL_BYTES, MAX_PROJECTED_ICONS, ProjectedIcon, parse_icon_projection,
 };
-pub use insights::{Insights, InsightsSnapshot, parse_insights};
+pub use insights::{Insights, InsightsSnapshot, InsightsValue, parse_insights};
 pub(crate) use provenance::id_like;
 pub use provenance::{PROVENANCE_PART_TYPE, normalize_provenance, provenance_metadata};
 pub(crate) use runtime::rpc_url_of;

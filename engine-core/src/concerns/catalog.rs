@@ -129,7 +129,7 @@ impl CatalogStore {
     ) -> Outcome<State> {
         match event {
             CatalogEvent::Answer(a) if a.id == *pending => {
-                let read = a.outcome.ok_body(&a.call).and_then(parse_catalog);
+                let read = a.ok_body().and_then(parse_catalog);
                 match read {
                     Ok(catalog) => {
                         let entry = Entry {

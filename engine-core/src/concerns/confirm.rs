@@ -26,8 +26,7 @@ const CLIENT_WAKE_DEADLINE_MS: u64 = 300_000;
 /// (`platform` resolves a root-relative `rpc_url`).
 pub(crate) fn access_of(answer: &Answer, platform: &str) -> Result<RuntimeAccess, ApiError> {
     answer
-        .outcome
-        .ok_body(&answer.call)
+        .ok_body()
         .and_then(|body| parse_runtime_access(body, platform))
 }
 

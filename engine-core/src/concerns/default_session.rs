@@ -179,8 +179,7 @@ impl DefaultSessionMachine {
                     return Transition(State::idle());
                 }
                 match a
-                    .outcome
-                    .ok_body(&a.call)
+                    .ok_body()
                     .and_then(parse_get_or_create_session)
                     .and_then(|r| {
                         let env = context

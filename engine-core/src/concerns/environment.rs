@@ -139,8 +139,7 @@ impl Environment {
                     .as_deref()
                     .unwrap_or_default();
                 match a
-                    .outcome
-                    .ok_body(&a.call)
+                    .ok_body()
                     .and_then(|body| parse_session_list_in(body, env))
                 {
                     Ok(records) => {

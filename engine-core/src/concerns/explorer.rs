@@ -215,7 +215,7 @@ impl ExplorerRead {
             .environment_uid
             .as_deref()
             .unwrap_or_default();
-        let body = a.outcome.ok_body(&a.call)?;
+        let body = a.ok_body()?;
         let records = match self.kind {
             ReadKind::Search => parse_session_list_in(body, env)?,
             ReadKind::Archived => {

@@ -384,8 +384,7 @@ impl Hydration {
             let env = context.inputs.environment_uid.clone().unwrap_or_default();
             let asked = self.session_uid.clone().unwrap_or_default();
             let read = a
-                .outcome
-                .ok_body(&a.call)
+                .ok_body()
                 .and_then(parse_session_record)
                 .and_then(|r| r.check_for(&env).map(|()| r))
                 .and_then(|r| {
@@ -413,7 +412,7 @@ impl Hydration {
         } else if id == self.history.pending() {
             let read = match &a.outcome {
                 Done::Http { status: 404, .. } => Ok(History::empty()),
-                other => other.ok_body(&a.call).and_then(parse_history),
+                _ => a.ok_body().and_then(parse_history),
             };
             match read {
                 // HYD-11: not applied while the answer streams; read again after it.
@@ -457,7 +456,7 @@ impl Hydration {
                     };
                     Load::Loaded(Insights::none(session_uid))
                 }
-                other => match other.ok_body(&a.call).and_then(parse_insights) {
+                _ => match a.ok_body().and_then(parse_insights) {
                     Ok(i) => Load::Loaded(i),
                     Err(e) => Load::Failed(e),
                 },

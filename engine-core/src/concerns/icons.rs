@@ -165,8 +165,7 @@ impl AgentIcons {
         match event {
             IconsEvent::Answer(a) if a.id == *pending => {
                 let read = a
-                    .outcome
-                    .ok_body(&a.call)
+                    .ok_body()
                     .and_then(|body| parse_icon_projection(body, &context.io.base));
                 match read {
                     Ok(icons) => {

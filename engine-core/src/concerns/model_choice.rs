@@ -249,8 +249,7 @@ impl ModelChoiceMachine {
 fn answered(context: &mut Ctx<'_>, retry: &Retry, a: &Answer) {
     let env = context.inputs.environment_uid.clone().unwrap_or_default();
     let created = a
-        .outcome
-        .ok_body(&a.call)
+        .ok_body()
         .and_then(parse_get_or_create_session)
         .and_then(|r| r.check_created_in(&env).map(|()| r));
     match created {

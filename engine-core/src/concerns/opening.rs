@@ -122,8 +122,7 @@ impl Opening {
             OpenEvent::Answer(a) if a.id == *pending => {
                 let env = context.inputs.environment_uid.clone().unwrap_or_default();
                 let found = a
-                    .outcome
-                    .ok_body(&a.call)
+                    .ok_body()
                     .and_then(|body| parse_session_list_in(body, &env))
                     .map(|rows| rows.into_iter().next());
                 match found {
@@ -162,8 +161,7 @@ impl Opening {
                 }
                 let env = context.inputs.environment_uid.clone().unwrap_or_default();
                 let created = a
-                    .outcome
-                    .ok_body(&a.call)
+                    .ok_body()
                     .and_then(parse_created_session)
                     .and_then(|r| r.check_created_in(&env).map(|()| r));
                 match created {

@@ -164,19 +164,15 @@ impl Picker {
     ) -> Outcome<State> {
         match event {
             PickerEvent::Answer(a) if a.id == *pending => {
-                let stored = a
-                    .outcome
-                    .ok_body(&a.call)
-                    .and_then(parse_session_record)
-                    .and_then(|r| {
-                        if r.uid == *session {
-                            Ok(r)
-                        } else {
-                            Err(crate::api::ApiError::Malformed {
-                                message: "The model change answer names another session.".into(),
-                            })
-                        }
-                    });
+                let stored = a.ok_body().and_then(parse_session_record).and_then(|r| {
+                    if r.uid == *session {
+                        Ok(r)
+                    } else {
+                        Err(crate::api::ApiError::Malformed {
+                            message: "The model change answer names another session.".into(),
+                        })
+                    }
+                });
                 match stored {
                     // CAT-18: later requests carry the stored record.
                     Ok(record) => {

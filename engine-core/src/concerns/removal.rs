@@ -94,7 +94,7 @@ impl Removals {
     /// the explorer follows.
     pub(crate) fn removed(&mut self, ctx: &mut Ctx<'_>, answer: &Answer) -> Option<Follow> {
         let removal = self.removals.remove(&answer.id)?;
-        match answer.outcome.ok_body(&answer.call) {
+        match answer.ok_body() {
             Ok(_) => {
                 if !removal.archived {
                     self.delete_error = None;
@@ -121,8 +121,7 @@ impl Removals {
         self.restorations.remove(&answer.id)?;
         let env = ctx.inputs.environment_uid.clone().unwrap_or_default();
         let record = answer
-            .outcome
-            .ok_body(&answer.call)
+            .ok_body()
             .and_then(crate::api::parse_session_record)
             .and_then(|r| r.check_created_in(&env).map(|()| r));
         match record {

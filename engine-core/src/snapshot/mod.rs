@@ -127,7 +127,7 @@ pub struct DetailSnapshot {
     pub record: Option<Json>,
     /// The insights as loaded, normalized field by field (RU-30; a 404 is the empty snapshot,
     /// `hasInsights` false).
-    pub insights: Option<std::sync::Arc<crate::api::InsightsSnapshot>>,
+    pub insights: Option<crate::api::InsightsValue>,
     /// The insights request is in flight.
     pub insights_loading: bool,
     /// `insightsError` (FAIL-12).

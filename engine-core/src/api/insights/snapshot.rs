@@ -38,21 +38,21 @@ pub struct InsightsSnapshot {
     #[serde(flatten)]
     pub harness_fields: HarnessFields,
     /// The session's configuration, when given.
-    pub config: Option<InsightsConfig>,
+    pub config: Option<Box<InsightsConfig>>,
     /// Which configuration values a person may edit, when given.
-    pub editable: Option<Editable>,
+    pub editable: Option<Box<Editable>>,
     /// Explanations keyed by topic (`{}` when none).
     pub info: BTreeMap<String, InfoNode>,
     /// The context window's use, completed from `config` where the answer leaves gaps.
-    pub context: Option<InsightsContext>,
+    pub context: Option<Box<InsightsContext>>,
     /// The last turn, when given.
-    pub last_turn: Option<LastTurn>,
+    pub last_turn: Option<Box<LastTurn>>,
     /// The model, completed from `config.model` where the answer leaves gaps.
-    pub model: Option<InsightsModel>,
+    pub model: Option<Box<InsightsModel>>,
     /// The session as the harness sees it (always present).
     pub session: InsightsSession,
     /// Message and token counts, when given.
-    pub usage: Option<Usage>,
+    pub usage: Option<Box<Usage>>,
     /// The insights' format version (1 when not a number).
     pub version: Number,
 }
@@ -695,6 +695,18 @@ fn merged_context(
     Some(context)
 }
 
+/// RU-30's `hasInsights`: the answer's boolean, else whether it holds any section.
+pub(super) fn has_insights(root: &Map<String, Value>) -> bool {
+    boolean(read(root, &["hasInsights", "has_insights"])).unwrap_or_else(|| {
+        let candidate = section(read(root, &["insights"])).unwrap_or(root);
+        ["config", "editable", "model", "context", "usage"]
+            .iter()
+            .any(|key| section(read(candidate, &[key])).is_some())
+            || section(read(candidate, &["lastTurn", "last_turn"])).is_some()
+            || !info_tree(read(candidate, &["info"])).is_empty()
+    })
+}
+
 /// RU-30: the snapshot of an insights answer (a JSON object). `harness` and `protocol` are the
 /// answer's, already checked (RU-31).
 pub(super) fn normalize(
@@ -710,14 +722,7 @@ pub(super) fn normalize(
     let info = info_tree(read(candidate, &["info"]));
     let last_turn = section(read(candidate, &["lastTurn", "last_turn"])).map(last_turn);
     let usage = section(read(candidate, &["usage"])).map(usage);
-    let has_content = config.is_some()
-        || editable.is_some()
-        || own_model.is_some()
-        || own_context.is_some()
-        || last_turn.is_some()
-        || usage.is_some()
-        || !info.is_empty();
-    let has_insights = boolean(read(root, &["hasInsights", "has_insights"])).unwrap_or(has_content);
+    let has_insights = has_insights(root);
     let agent_session_id = text_at(
         root,
         &["agentSessionId", "agent_session_id", "agent_session_uid"],
@@ -775,13 +780,14 @@ pub(super) fn normalize(
         harness_protocol: protocol,
         harness_version,
         harness_fields,
-        context: merged_context(own_context, config.as_ref()),
-        model: merged_model(own_model, config.as_ref().and_then(|c| c.model.as_ref())),
-        config,
-        editable,
+        context: merged_context(own_context, config.as_ref()).map(Box::new),
+        model: merged_model(own_model, config.as_ref().and_then(|c| c.model.as_ref()))
+            .map(Box::new),
+        config: config.map(Box::new),
+        editable: editable.map(Box::new),
         info,
-        last_turn,
-        usage,
+        last_turn: last_turn.map(Box::new),
+        usage: usage.map(Box::new),
         version,
     }
 }
