@@ -21,7 +21,10 @@
 // A JSON argument did not parse, or does not have the expected form.
 #define AE_ERR_JSON -2
 
-// The configuration was refused (see the message).
+// The configuration was refused (see the message, e.g. RU-45's "The chat backend connection
+// requires an absolute http(s) platform API base URL."). The C counterpart of Rust's
+// `ConfigError::code`: its one cause today is `config_base_url`, which this status stands for;
+// a new cause gets a status of its own.
 #define AE_ERR_CONFIG -3
 
 // The call panicked inside the library; the engine is poisoned.

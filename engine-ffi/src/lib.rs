@@ -59,7 +59,10 @@ pub const AE_NONE: i32 = 1;
 pub const AE_ERR_NULL: i32 = -1;
 /// A JSON argument did not parse, or does not have the expected form.
 pub const AE_ERR_JSON: i32 = -2;
-/// The configuration was refused (see the message).
+/// The configuration was refused (see the message, e.g. RU-45's "The chat backend connection
+/// requires an absolute http(s) platform API base URL."). The C counterpart of Rust's
+/// `ConfigError::code`: its one cause today is `config_base_url`, which this status stands for;
+/// a new cause gets a status of its own.
 pub const AE_ERR_CONFIG: i32 = -3;
 /// The call panicked inside the library; the engine is poisoned.
 pub const AE_ERR_PANIC: i32 = -4;
@@ -893,6 +896,26 @@ mod tests {
         let (requests, found) = authorizations(br#"{"platformBaseUrl": "http://127.0.0.1:8787"}"#);
         assert_eq!(found.len(), requests);
         assert!(found.iter().all(|v| v == "Bearer t-secret"));
+    }
+
+    /// RU-45: a refused base URL is `AE_ERR_CONFIG` with the reference's text.
+    #[test]
+    fn a_refused_base_url_is_the_config_status_with_its_text() {
+        let config = br#"{"platformBaseUrl": "/api"}"#;
+        let mut e = std::ptr::null_mut();
+        assert_eq!(
+            unsafe { ae_engine_new(config.as_ptr(), config.len(), 0, &mut e) },
+            AE_ERR_CONFIG
+        );
+        assert!(e.is_null());
+        assert_eq!(
+            last_error(),
+            (
+                AE_ERR_CONFIG,
+                "The chat backend connection requires an absolute http(s) platform API base URL."
+                    .to_owned()
+            )
+        );
     }
 
     fn empty_str() -> AeStr {

@@ -5,7 +5,10 @@ from typing import Iterable, Literal, Optional, Union
 __version__: str
 
 class EngineError(Exception):
-    """A value the engine refused: malformed JSON, a bad configuration, no current intent."""
+    """A value the engine refused: malformed JSON, a bad configuration, no current intent.
+    A refused configuration carries its stable code as ``code`` (``"config_base_url"``)."""
+
+    code: str
 
 _Http = tuple[str, int, str, str, list[tuple[str, str]], Optional[bytes], bool, str]
 _Abort = tuple[str, int]

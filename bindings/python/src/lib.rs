@@ -32,6 +32,18 @@ create_exception!(
 
 const PANICKED: &str = "The engine panicked; it is poisoned and takes no more calls.";
 
+/// A refused configuration: its text, and its stable code as the error's `code` attribute
+/// (`"config_base_url"`).
+fn config_refused(e: engine_core::ConfigError) -> PyErr {
+    let err = refused("The configuration", &e);
+    Python::attach(|py| {
+        // Setting an attribute on a fresh exception cannot fail but for memory; the text
+        // stands alone then.
+        let _ = err.value(py).setattr("code", e.code());
+    });
+    err
+}
+
 fn refused(what: &str, e: impl std::fmt::Display) -> PyErr {
     EngineError::new_err(format!("{what}: {e}"))
 }
@@ -256,7 +268,7 @@ impl NativeEngine {
         let form: engine_core::HostConfig = parse(config, "The configuration")?;
         let engine = catch_unwind(AssertUnwindSafe(|| form.engine(Time::from_micros(now_us))))
             .map_err(|_| EnginePoisoned::new_err(PANICKED))?
-            .map_err(|e| refused("The configuration", e))?;
+            .map_err(config_refused)?;
         Ok(NativeEngine {
             engine,
             intent: None,

@@ -74,8 +74,14 @@ def test_the_same_inputs_give_the_same_intents() -> None:
 
 
 def test_refused_values_raise_engine_error() -> None:
-    with pytest.raises(EngineError):
+    # RU-45: a refused base URL gives the reference's text and the stable code.
+    with pytest.raises(EngineError) as refused:
         Engine("not a url", 0)
+    assert refused.value.code == "config_base_url"
+    assert str(refused.value) == (
+        "The configuration: The chat backend connection requires an absolute http(s) platform "
+        "API base URL."
+    )
     engine = Engine(BASE, 0)
     with pytest.raises(EngineError):
         engine.handle_input({"input": "no_such_input"}, 1)
