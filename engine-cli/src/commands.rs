@@ -81,8 +81,6 @@ fn print_rows<'a>(
     uids
 }
 
-/// A session as a listing shows it: its title, then its uid unless the title already names it
-/// (an unnamed session's title is "Agent session {uid}", the reference's own).
 /// How long `/agents` waits for the icons (ADR 090) before it lists what it has.
 const ICONS_WAIT: Duration = Duration::from_secs(3);
 
@@ -158,6 +156,8 @@ async fn agents(handle: &Handle, screen: &Screen) {
     }
 }
 
+/// A session as a listing shows it: its title, then its uid unless the title already names it
+/// (an unnamed session's title is "Agent session {uid}", the reference's own).
 fn named(title: &str, uid: &str) -> String {
     let (title, uid) = (line(title), line(uid));
     if title.contains(&uid) {

@@ -124,14 +124,19 @@ impl Answer {
     /// one, naming the request.
     pub(crate) fn ok_body(&self) -> Result<&[u8], ApiError> {
         self.outcome.ok_body(&self.call).map_err(|e| {
-            let operation_text = match &self.call {
-                ApiCall::GetSessionDetail { session_uid, .. } => Some(format!(
-                    "Agent session detail request failed for session {session_uid}"
-                )),
-                _ => None,
+            // RU-19 pins P2's operation and its fallback message.
+            let (operation_text, fallback) = match (&self.call, e.status()) {
+                (ApiCall::GetSessionDetail { session_uid, .. }, Some(status)) => (
+                    Some(format!(
+                        "Agent session detail request failed for session {session_uid}"
+                    )),
+                    Some(format!("Session detail failed with status {status}.")),
+                ),
+                _ => (None, None),
             };
             e.with_call(crate::api::FailedCall {
                 operation_text,
+                fallback,
                 method: self.line.method.as_str(),
                 url: self.line.url.clone(),
                 reason: self.line.reason.clone(),
@@ -529,7 +534,12 @@ impl Io {
     fn finish(&mut self, id: RequestId, result: Result<(), ApiError>) -> Option<Answer> {
         let p = self.in_flight.remove(&id)?;
         let content_type = p.head.as_ref().and_then(|h| h.content_type.clone());
-        let etag = p.head.as_ref().and_then(|h| h.etag.clone());
+        // A blank ETag (a head given as JSON skips `with_etag`) is none.
+        let etag = p
+            .head
+            .as_ref()
+            .and_then(|h| h.etag.clone())
+            .filter(|e| !e.trim().is_empty());
         let mut line = p.line;
         line.reason = p.head.as_ref().and_then(|h| h.reason.clone());
         let outcome = match (result, p.head) {

@@ -137,6 +137,7 @@ impl Drive for Ffi {
             },
             streamed: 0,
             header_count: 0,
+            target: 0,
         };
         while unsafe { ae_poll_intent(self.0, &mut v) } == AE_OK {
             if v.kind == AE_INTENT_HTTP {

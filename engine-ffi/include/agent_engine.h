@@ -48,6 +48,16 @@
 // [`AeIntentView::kind`]: a storage request (read its JSON with [`ae_intent_json`]).
 #define AE_INTENT_STORAGE 3
 
+// [`AeIntentView::target`]: the platform API (with `"platformSender": true`, the host's own
+// sender carries it, RU-47).
+#define AE_TARGET_PLATFORM 0
+
+// [`AeIntentView::target`]: an Agent runtime (always carried directly, RU-49).
+#define AE_TARGET_AGENT_RUNTIME 1
+
+// [`AeIntentView::target`]: a local Agent runtime (ADR 099).
+#define AE_TARGET_LOCAL 2
+
 // [`AeEventView::kind`]: any event but the deltas below (read its JSON with
 // [`ae_event_json`]).
 #define AE_EVENT_OTHER 0
@@ -106,6 +116,9 @@ typedef struct AeIntentView {
   uint8_t streamed;
   // How many headers; read each with [`ae_intent_header`].
   size_t header_count;
+  // Where it goes (HTTP): `AE_TARGET_PLATFORM`, `AE_TARGET_AGENT_RUNTIME` or
+  // `AE_TARGET_LOCAL`.
+  uint32_t target;
 } AeIntentView;
 
 // The event [`ae_poll_event`] took: an answer delta as views, anything else as a kind to read

@@ -80,6 +80,14 @@ pub const AE_INTENT_ABORT: u32 = 2;
 /// [`AeIntentView::kind`]: a storage request (read its JSON with [`ae_intent_json`]).
 pub const AE_INTENT_STORAGE: u32 = 3;
 
+/// [`AeIntentView::target`]: the platform API (with `"platformSender": true`, the host's own
+/// sender carries it, RU-47).
+pub const AE_TARGET_PLATFORM: u32 = 0;
+/// [`AeIntentView::target`]: an Agent runtime (always carried directly, RU-49).
+pub const AE_TARGET_AGENT_RUNTIME: u32 = 1;
+/// [`AeIntentView::target`]: a local Agent runtime (ADR 099).
+pub const AE_TARGET_LOCAL: u32 = 2;
+
 /// [`AeEventView::kind`]: any event but the deltas below (read its JSON with
 /// [`ae_event_json`]).
 pub const AE_EVENT_OTHER: u32 = 0;
@@ -128,6 +136,9 @@ pub struct AeIntentView {
     pub streamed: u8,
     /// How many headers; read each with [`ae_intent_header`].
     pub header_count: usize,
+    /// Where it goes (HTTP): `AE_TARGET_PLATFORM`, `AE_TARGET_AGENT_RUNTIME` or
+    /// `AE_TARGET_LOCAL`.
+    pub target: u32,
 }
 
 /// The event [`ae_poll_event`] took: an answer delta as views, anything else as a kind to read
@@ -529,6 +540,11 @@ pub unsafe extern "C" fn ae_poll_intent(engine: *mut AeEngine, out: *mut AeInten
                     body: view(request.body.as_deref().unwrap_or_default()),
                     streamed: u8::from(request.body_mode == engine_core::BodyMode::Streamed),
                     header_count: request.headers.len(),
+                    target: match request.target {
+                        engine_core::Target::Platform => AE_TARGET_PLATFORM,
+                        engine_core::Target::AgentRuntime => AE_TARGET_AGENT_RUNTIME,
+                        engine_core::Target::Local => AE_TARGET_LOCAL,
+                    },
                 }
             }
             Intent::Abort { id } => AeIntentView {
@@ -554,6 +570,7 @@ fn empty_intent() -> AeIntentView {
         body: view(&[]),
         streamed: 0,
         header_count: 0,
+        target: AE_TARGET_PLATFORM,
     }
 }
 
@@ -873,6 +890,7 @@ mod tests {
                     continue;
                 }
                 requests += 1;
+                assert_eq!(view.target, AE_TARGET_PLATFORM);
                 for index in 0..view.header_count {
                     let (mut name, mut value) = (empty_str(), empty_str());
                     assert_eq!(

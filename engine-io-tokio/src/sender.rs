@@ -77,7 +77,7 @@ impl std::fmt::Debug for SenderRequest {
 }
 
 /// The sender's complete answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SenderResponse {
     /// The HTTP status.
@@ -89,6 +89,19 @@ pub struct SenderResponse {
     pub headers: Vec<(String, String)>,
     /// The whole body.
     pub body: Bytes,
+}
+
+impl std::fmt::Debug for SenderResponse {
+    /// The headers' names and the body's size, not their values (a `Set-Cookie` stays out).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("SenderResponse")
+            .field("status", &self.status)
+            .field("reason", &self.reason)
+            .field("headers", &names)
+            .field("body_bytes", &self.body.len())
+            .finish()
+    }
 }
 
 impl SenderResponse {
@@ -197,7 +210,8 @@ async fn send_through(
     let response = match timeout_at(deadline, sender.send(outgoing)).await {
         Ok(Ok(response)) => response,
         Ok(Err(message)) => {
-            tracing::info!(%message, "the request sender failed");
+            // Not its text: a sender's own words may hold a credential.
+            tracing::info!("the request sender failed");
             out.send(failure(message)).await;
             return;
         }

@@ -171,7 +171,7 @@ fn turn(shared: &Arc<Shared>, req: &Req, agent_uid: &str, drop_after: Option<usi
     if let Some(key) = NEVER_SENT.iter().find(|k| body.contains_key(**k)) {
         return error(400, &format!("Unexpected field: {key}."));
     }
-    let user_text = user_text(&body);
+    let mut user_text = user_text(&body);
     let new_chat = body.get("newChat") == Some(&Value::Bool(true));
     if *shared.shutdown.borrow() {
         return error(503, "The agent runtime is shutting down.");
@@ -187,6 +187,11 @@ fn turn(shared: &Arc<Shared>, req: &Req, agent_uid: &str, drop_after: Option<usi
     let mut frames = Vec::new();
     let session_uid = match text(&body, "runtime_session_uid") {
         None if new_chat => {
+            // Nothing is created for a turn without a message.
+            user_text = match std::mem::replace(&mut user_text, Ok(String::new())) {
+                Ok(text) => Ok(text),
+                Err(response) => return response,
+            };
             if agent.spec.needs_model {
                 return error(
                     400,

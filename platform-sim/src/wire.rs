@@ -461,6 +461,26 @@ mod tests {
         assert_eq!(iso(1_790_928_900_123), "2026-10-02T08:15:00.123Z");
     }
 
+    /// RU-53: the stand-in's texts for a turn it refuses before it starts.
+    #[test]
+    fn a_turn_is_refused_off_the_catalog_or_signed_out() {
+        let mut catalog = crate::types::default_catalog();
+        assert_eq!(turn_refusal(&catalog, "acme-cloud", "acme-large"), None);
+        assert_eq!(
+            turn_refusal(&catalog, "acme-cloud", "gone-model").as_deref(),
+            Some("The model acme-cloud/gone-model is not in the platform's model catalog.")
+        );
+        assert_eq!(
+            turn_refusal(&catalog, "nobody", "x").as_deref(),
+            Some("The model nobody/x is not in the platform's model catalog.")
+        );
+        catalog["providers"][0]["authenticated"] = false.into();
+        assert_eq!(
+            turn_refusal(&catalog, "acme-cloud", "acme-large").as_deref(),
+            Some("Sign in to Acme Cloud before you use Acme Large.")
+        );
+    }
+
     #[test]
     fn default_model_comes_from_the_catalog() {
         let catalog = crate::types::default_catalog();

@@ -151,14 +151,17 @@ async fn ru_50_routing_then_credentials() {
             json!({"status": "ready", "protocol": "ui-message-stream"})
         )
     );
-    let (status, _) = call(
-        Method::GET,
-        &format!("{base}/runtime/no-such-agent/api/chat"),
-        None,
-        None,
-    )
-    .await;
-    assert_eq!(status, 404, "no Agent's runtime: outside");
+    let nowhere = format!("{base}/runtime/no-such-agent/api/chat");
+    assert_eq!(
+        call(Method::GET, &nowhere, None, None).await,
+        (
+            404,
+            detail(&format!(
+                "The stand-in answers the platform API and the Agent's runtime only, not {nowhere}."
+            ))
+        ),
+        "no Agent's runtime: outside"
+    );
     sim.shutdown().await;
 }
 
@@ -275,6 +278,31 @@ async fn ru_52_runtime_refusals() {
         turn(turn_body(&uid, &uid, " ")).await,
         (400, detail("The chat request carries no message."))
     );
+    assert_eq!(
+        turn(turn_body("unknown", "unknown", "")).await,
+        (
+            404,
+            detail("The chat request names no session this Agent knows.")
+        ),
+        "the session before the message"
+    );
+    // A new chat without a message creates nothing.
+    let list = format!(
+        "/api/v1/agent-sessions/?organization_environment_uid={}",
+        "env-demo"
+    );
+    let before = platform(&sim, Method::GET, &list, None).await.1;
+    let mut new_chat = turn_body("", "", "");
+    new_chat["newChat"] = json!(true);
+    new_chat
+        .as_object_mut()
+        .unwrap()
+        .remove("runtime_session_uid");
+    assert_eq!(
+        turn(new_chat).await,
+        (400, detail("The chat request carries no message."))
+    );
+    assert_eq!(platform(&sim, Method::GET, &list, None).await.1, before);
     let cancel = format!("{rpc}/api/chat/session/cancel");
     let stop = |uid: &str| {
         let body = json!({"runtime_session_uid": uid});

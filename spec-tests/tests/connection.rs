@@ -3,7 +3,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use engine_core::{Config, ConfigError, HostConfig, Target, Time, rewrite_on_platform};
+use engine_core::{
+    Config, ConfigError, HostConfig, Input, Intent, Person, Secret, Target, Time,
+    rewrite_on_platform,
+};
 use serde_json::json;
 use spec_tests::fixtures;
 use spec_tests::{BASE, Harness};
@@ -297,6 +300,18 @@ fn ru_48_a_401_from_the_sender_is_final() {
         accesses + 1,
         "called once, not repeated"
     );
+    // The send fails with the refusal, RU-19's text naming the request.
+    let failure = h.snapshot().run_failure.expect("the send failed");
+    assert_eq!(failure.code, engine_core::FailureCode::RuntimeAccessFailed);
+    assert!(
+        failure.message.contains(
+            "Runtime access request failed. Status: HTTP 401 Unauthorized. Call: POST "
+        ) && failure.message.ends_with(
+            "/resolve-runtime-access/. Server response: Authentication credentials were not provided."
+        ),
+        "{}",
+        failure.message
+    );
     assert!(
         h.pending(|c| matches!(c, engine_core::ApiCall::ResolveRuntimeAccess { .. }))
             .is_none(),
@@ -313,8 +328,24 @@ fn ru_47_the_host_form_and_the_trace_carry_the_sender() {
         "platformSender": true
     }))
     .unwrap();
-    let engine = form.engine(Time::ZERO).unwrap();
-    drop(engine);
+    // The engine it starts renders platform requests without the person's token.
+    let mut engine = form.engine(Time::ZERO).unwrap();
+    for input in [
+        Input::Person(Person::new(fixtures::USER, Secret::new("t-secret"))),
+        Input::EnvironmentUid(Some(fixtures::ENV.into())),
+        Input::IsVisible(true),
+    ] {
+        engine.handle_input(input, Time::ZERO);
+    }
+    let mut platform = 0;
+    while let Some(intent) = engine.poll_intent() {
+        if let Intent::Http { request, .. } = intent {
+            assert_eq!(request.target, Target::Platform);
+            assert_eq!(request.header("authorization"), None);
+            platform += 1;
+        }
+    }
+    assert!(platform > 0, "the list and the catalog went out");
     let config = engine_core::trace::TraceConfig::from_config(&with_sender());
     let value = serde_json::to_value(&config).unwrap();
     assert_eq!(value["platformSender"], true);

@@ -197,6 +197,9 @@ pub struct FailedCall {
     /// The operation's text when it names more than [`Operation::failed_text`] (P2: "Agent
     /// session detail request failed for session {id}").
     pub operation_text: Option<String>,
+    /// The server message when the body gives none, where RU-19 pins one (P2: "Session
+    /// detail failed with status {code}.").
+    pub fallback: Option<String>,
     /// `GET`, `POST`, ...
     pub method: &'static str,
     /// The address the engine built (before the host's rewrite).
@@ -220,15 +223,18 @@ fn http_text(
     message: Option<&str>,
     call: Option<&FailedCall>,
 ) -> String {
-    let server = message
-        .map(|m| format!(" Server response: {m}"))
-        .unwrap_or_default();
+    let server = |m: Option<&str>| {
+        m.map(|m| format!(" Server response: {m}"))
+            .unwrap_or_default()
+    };
     let Some(call) = call else {
         return format!(
-            "{}. Status: HTTP {status}.{server}",
-            operation.failed_text()
+            "{}. Status: HTTP {status}.{}",
+            operation.failed_text(),
+            server(message)
         );
     };
+    let server = server(message.or(call.fallback.as_deref()));
     let reason = reason_suffix(call.reason.as_deref());
     let text = call
         .operation_text

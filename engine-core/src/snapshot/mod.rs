@@ -337,7 +337,7 @@ pub struct AgentIcon {
     pub status: IconStatus,
     /// The image, once loaded; kept while it is revalidated and when a revalidation fails.
     /// `None` while a first load runs, after a failed first load, or before the host asked for
-    /// this Agent.
+    /// an Agent with this icon url.
     pub image: Option<IconImage>,
 }
 
@@ -346,7 +346,7 @@ pub struct AgentIcon {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum IconStatus {
-    /// The host has not asked for this Agent's icon.
+    /// The host has not asked for an Agent with this icon url.
     Idle,
     /// The first load runs.
     Loading,
