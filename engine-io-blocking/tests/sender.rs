@@ -116,20 +116,6 @@ fn ru_47_ru_49_a_blocking_sender_gets_every_platform_request() {
         seen.iter()
             .any(|r| r.method == Method::Post && r.url.ends_with("/resolve-runtime-access/"))
     );
-    let log = sim.log();
-    assert!(
-        log.iter()
-            .any(|r| r.method == "POST" && r.path.ends_with("/api/chat"))
-    );
-    assert!(log.iter().all(|r| r.authorized), "{log:#?}");
-    let platform = log
-        .iter()
-        .filter(|r| r.path.starts_with("/api/v1/"))
-        .count();
-    assert_eq!(
-        platform,
-        seen.len(),
-        "the engine sent no platform request itself"
-    );
+    platform_sim::check_sent_by_the_sender(&sim.log(), seen.len()).unwrap();
     sim.shutdown();
 }

@@ -10,6 +10,8 @@
     clippy::indexing_slicing
 )]
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -77,18 +79,7 @@ async fn every_request_is_rewritten_once_and_reaches_the_prefixed_platform() {
     assert_eq!(image.etag.as_deref(), Some(AGENT_ICON_ETAG));
     assert_eq!(image.content_type.as_deref(), Some("image/svg+xml"));
 
-    handle
-        .command(Command::SendMessage {
-            text: "through the proxy".into(),
-        })
-        .unwrap();
-    let s = handle
-        .wait_for(
-            |s| !s.is_agent_working && s.run_status != RunStatus::Idle,
-            WAIT,
-        )
-        .await
-        .unwrap();
+    let s = common::turn(&handle, "through the proxy").await;
     assert_eq!(
         s.run_status,
         RunStatus::Complete,

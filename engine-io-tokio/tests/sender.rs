@@ -101,28 +101,9 @@ async fn ru_47_ru_49_platform_requests_go_to_the_sender_runtime_requests_do_not(
         seen.iter().all(|r| !r.url.contains("/runtime/")),
         "the runtime never goes to it"
     );
-    // The simulator saw the runtime requests directly, with the runtime token, and every
-    // request it saw carried the credential its target takes.
-    let log = sim.log();
-    let runtime: Vec<_> = log
-        .iter()
-        .filter(|r| r.path.starts_with("/runtime/"))
-        .collect();
-    assert!(
-        runtime
-            .iter()
-            .any(|r| r.method == "POST" && r.path.ends_with("/api/chat"))
-    );
-    assert!(log.iter().all(|r| r.authorized), "{log:#?}");
-    let platform = log
-        .iter()
-        .filter(|r| r.path.starts_with("/api/v1/"))
-        .count();
-    assert_eq!(
-        platform,
-        seen.len(),
-        "the engine sent no platform request itself"
-    );
+    // The runtime's requests went directly, each request with its target's credential, and
+    // the engine sent no platform request itself.
+    platform_sim::check_sent_by_the_sender(&sim.log(), seen.len()).unwrap();
     sim.shutdown().await;
 }
 

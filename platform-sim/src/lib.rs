@@ -111,6 +111,34 @@ pub fn check_rewritten_once(
     Ok(())
 }
 
+/// For tests of a host's own sender of platform requests (RU-47, RU-49): the simulator saw a
+/// turn (`POST …/api/chat`) on an Agent's runtime, every request it saw carried the credential
+/// its target takes, and it saw exactly `sent` platform requests: those the sender carried, so
+/// the engine sent none itself. Says what is wrong otherwise.
+pub fn check_sent_by_the_sender(log: &[LoggedRequest], sent: usize) -> Result<(), String> {
+    if !log.iter().any(|r| {
+        r.method == "POST" && r.path.starts_with("/runtime/") && r.path.ends_with("/api/chat")
+    }) {
+        return Err("no turn reached an Agent's runtime".into());
+    }
+    if let Some(r) = log.iter().find(|r| !r.authorized) {
+        return Err(format!(
+            "{} {} came without its credential",
+            r.method, r.path
+        ));
+    }
+    let platform = log
+        .iter()
+        .filter(|r| r.path.starts_with("/api/v1/"))
+        .count();
+    if platform != sent {
+        return Err(format!(
+            "{platform} platform requests arrived, the sender carried {sent}"
+        ));
+    }
+    Ok(())
+}
+
 /// For tests that stop a shell once a default session has started: every read the start
 /// makes has answered (the list, the catalog, the detail, history and insights, runtime access
 /// and its check). Nothing else is under way then (no poll runs once the runtime is ready), so
