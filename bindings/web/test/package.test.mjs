@@ -1,0 +1,72 @@
+// The package as a user gets it (issue 28, "Done when"): packed, installed into a fresh Node
+// project, and the README's example run there against platform-sim; the README shows the
+// example file as it is; the generated Snapshot type is current and has exactly the fields of
+// a real snapshot.
+
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import { Engine, SNAPSHOT_FIELDS } from "../dist/index.js";
+import { generate } from "../tools/gen-snapshot.mjs";
+import { startSim } from "./support/sim.mjs";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+test("the README shows examples/hello.mjs as it is", () => {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const example = readFileSync(join(root, "examples/hello.mjs"), "utf8");
+  const m = /<!-- example: examples\/hello\.mjs -->\n```js\n([\s\S]*?)```/.exec(readme);
+  assert.ok(m, "the README has the example's block");
+  assert.equal(m[1], example);
+  assert.ok(example.trim().split("\n").length <= 14, "about ten lines");
+});
+
+test("ts/snapshot.ts is what tools/gen-snapshot.mjs writes from snapshot/mod.rs", () => {
+  assert.equal(readFileSync(join(root, "ts/snapshot.ts"), "utf8"), generate());
+});
+
+test("a real snapshot has exactly the generated fields, in order", () => {
+  const engine = new Engine({ platformBaseUrl: "https://platform.example.test" }, 0);
+  assert.deepEqual(Object.keys(engine.snapshot()), [...SNAPSHOT_FIELDS]);
+  engine.close();
+});
+
+test("npm pack, npm install into a fresh project, and the README's example answers", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "agent-chat-engine-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], {
+    cwd: root,
+    encoding: "utf8",
+  }).trim().split("\n").at(-1);
+  const project = join(dir, "fresh");
+  execFileSync("mkdir", ["-p", project]);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "fresh", private: true, type: "module" }));
+  execFileSync("npm", ["install", "--silent", "--no-audit", "--no-fund", join(dir, tarball)], {
+    cwd: project,
+  });
+  writeFileSync(join(project, "hello.mjs"), readFileSync(join(root, "examples/hello.mjs")));
+  const sim = await startSim(t);
+  const child = spawn(process.execPath, ["hello.mjs"], {
+    cwd: project,
+    env: {
+      ...process.env,
+      AGENT_PLATFORM_URL: sim.url,
+      AGENT_CHAT_TOKEN: sim.token,
+      AGENT_USER: sim.person,
+      AGENT_ENVIRONMENT: sim.environment,
+      AGENT_UID: sim.agent,
+    },
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err += d));
+  const code = await new Promise((resolve) => child.on("close", resolve));
+  assert.equal(code, 0, err);
+  assert.equal(out, "You said: Hello");
+});

@@ -1,0 +1,75 @@
+// The store against platform-sim: at every step its thread is the engine's (deltas applied one
+// by one agree with what the engine assembled), and what did not change keeps its identity.
+// Issue 28, point 4; the answer's assembly as ui-message-stream.md and RU-1..RU-12 define it.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { ChatStore, MemoryStorage, Shell, share } from "../dist/index.js";
+import { openDefault, startSim } from "./support/sim.mjs";
+
+const plain = (value) => JSON.parse(JSON.stringify(value));
+
+for (const dialect of ["runtime", "ai-sdk"]) {
+  test(`the store's thread is the engine's at every step (${dialect} dialect)`, async (t) => {
+    const sim = await startSim(t, "--dialect", dialect);
+    const shell = new Shell({
+      platformBaseUrl: sim.url,
+      token: sim.token,
+      userUid: sim.person,
+      storage: new MemoryStorage(),
+    });
+    t.after(() => shell.close());
+    const store = new ChatStore(shell);
+    let checked = 0;
+    let streamingSteps = 0;
+    let previous = store.getSnapshot();
+    store.subscribe(() => {
+      const state = store.getSnapshot();
+      assert.notEqual(state, previous, "a notification brings a new value");
+      assert.deepEqual(plain(state.thread), plain(shell.engine.thread()));
+      if (state.thread.at(-1)?.status === "running") streamingSteps++;
+      // Messages before the last keep their identity while the last one streams.
+      if (previous.thread.length === state.thread.length && state.thread.length > 1) {
+        for (let i = 0; i < state.thread.length - 1; i++) {
+          assert.equal(state.thread[i], previous.thread[i], `message ${i} kept its identity`);
+        }
+      }
+      previous = state;
+      checked++;
+    });
+    openDefault(shell, sim);
+    await shell.waitReady(30_000);
+    shell.command({ command: "send_message", text: "Hello there" });
+    await shell.waitFor((s) => s.runStatus === "complete", 30_000);
+    shell.command({ command: "send_message", text: "Once more" });
+    await shell.waitFor(
+      (s) => s.runStatus === "complete" && s.thread.filter((m) => m.role === "user").length === 2,
+      30_000,
+    );
+    assert.ok(checked > 10, `checked ${checked} steps`);
+    assert.ok(streamingSteps > 3, `${streamingSteps} steps while an answer streamed`);
+    // Deltas were applied in place; the thread was read whole only when it changed otherwise.
+    assert.ok(
+      store.stats.deltasApplied > store.stats.threadReads,
+      JSON.stringify(store.stats),
+    );
+    console.log(dialect, JSON.stringify(store.stats), checked, streamingSteps);
+    const state = store.getSnapshot();
+    assert.equal(state.currentSessionId, shell.snapshot().currentSessionId);
+    assert.equal(state.sendReadiness.state, "ready");
+    store.close();
+  });
+}
+
+test("share keeps what is deep-equal and replaces what is not", () => {
+  const a = { x: [1, { y: 2 }], z: { w: "v" } };
+  const b = { x: [1, { y: 2 }], z: { w: "changed" } };
+  const s = share(a, b);
+  assert.equal(s.x, a.x);
+  assert.notEqual(s.z, a.z);
+  assert.deepEqual(s, b);
+  assert.equal(share(a, plain(a)), a);
+  assert.notEqual(share([1, 2], [1, 2, 3]), [1, 2]);
+  assert.deepEqual(share({ a: 1, b: 2 }, { a: 1 }), { a: 1 });
+});
