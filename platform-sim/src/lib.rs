@@ -54,6 +54,7 @@ mod runtime;
 mod server;
 mod state;
 mod types;
+mod web;
 mod wire;
 
 use std::net::SocketAddr;

@@ -56,6 +56,11 @@ struct Args {
     /// The local runtime cannot list conversations or reload their history (404: live-only).
     #[arg(long, requires = "local")]
     local_live_only: bool,
+    /// Serve the files of this folder under /demo/ (the web package's demo page:
+    /// bindings/web/demo, built by `npm run build:demo` there), with /demo/config.json giving
+    /// the page the demo values, the platform token among them.
+    #[arg(long, value_name = "DIR")]
+    web: Option<std::path::PathBuf>,
 }
 
 /// Examples shown under `--help`.
@@ -67,6 +72,7 @@ Examples:
   platform-sim --waking-checks 3                 an Agent that wakes after three checks
   platform-sim --needs-model                     session creation needs a model
   platform-sim --local --port 8787               also a local Agent runtime (ADR 099)
+  platform-sim --web bindings/web/demo           the web package's demo page at /demo/
   PLATFORM_SIM_TOKEN=my-token platform-sim       another platform token
   RUST_LOG=platform_sim=debug platform-sim       one log line per request on stderr
                                                  (tokens redacted, headers never logged)";
@@ -106,6 +112,7 @@ async fn main() -> ExitCode {
         config.answer_delay_ms = delay;
     }
     config = config.with_dialect(args.dialect);
+    config.web = args.web.clone();
     if args.local {
         config.local = Some(LocalRuntime {
             mode: args.local_mode.clone(),
@@ -182,6 +189,9 @@ async fn main() -> ExitCode {
             "chat with it: cargo run -p engine-cli --bin agent-chat -- --local {}",
             sim.url()
         );
+    }
+    if config.web.is_some() {
+        say!("demo page: {}/demo/", sim.url());
     }
     say!("press Ctrl-C to stop");
     if let Err(e) = tokio::signal::ctrl_c().await {

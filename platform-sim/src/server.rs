@@ -297,6 +297,9 @@ pub(crate) async fn handle(
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
+    if let Some(page) = crate::web::serve(&shared.config, &parts.method, parts.uri.path()) {
+        return page;
+    }
     let body = axum::body::to_bytes(body, BODY_LIMIT)
         .await
         .unwrap_or_default();

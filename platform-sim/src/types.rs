@@ -39,6 +39,10 @@ pub struct SimConfig {
     /// Also play a local Agent runtime at the root (ADR 099, `platform-api.md` section 8; its
     /// conversations belong to the first Agent). Default none.
     pub local: Option<LocalRuntime>,
+    /// Serve the files of this folder under `/demo/` (a page on the platform's origin), with
+    /// `/demo/config.json` giving the page the demo values (the platform token included:
+    /// a development value on loopback). Default none.
+    pub web: Option<std::path::PathBuf>,
 }
 
 /// How the simulated local Agent runtime behaves ([`SimConfig::local`]).
@@ -80,6 +84,7 @@ impl std::fmt::Debug for SimConfig {
             .field("dialect", &self.dialect)
             .field("path_prefix", &self.path_prefix)
             .field("local", &self.local)
+            .field("web", &self.web)
             .finish()
     }
 }
@@ -97,6 +102,7 @@ impl Default for SimConfig {
             dialect: Dialect::Runtime,
             path_prefix: None,
             local: None,
+            web: None,
         }
     }
 }

@@ -1162,3 +1162,62 @@ fn a_taken_port_is_the_systems_error() {
     assert_eq!(e.kind(), std::io::ErrorKind::AddrInUse, "{e}");
     assert!(std::error::Error::source(&e).is_none(), "{e:?}");
 }
+
+/// `--web DIR` (issue 28): the folder's files under /demo/, /demo/config.json with the demo
+/// values, a redirect from / and /demo, 404 for a path that leaves the folder or names no file;
+/// and none of it reaches the platform's request log.
+#[tokio::test]
+async fn the_demo_page_is_served_under_demo() {
+    let dir = std::env::temp_dir().join(format!("sim-web-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("build")).unwrap();
+    std::fs::write(dir.join("index.html"), "<p>demo</p>").unwrap();
+    std::fs::write(dir.join("build/app.js"), "export {};").unwrap();
+    let sim = Sim::start(SimConfig {
+        web: Some(dir.clone()),
+        ..SimConfig::default()
+    })
+    .await
+    .unwrap();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let get = |path: &str| http.get(format!("{}{path}", sim.url())).send();
+
+    let index = get("/demo/").await.unwrap();
+    assert_eq!(index.status(), 200);
+    assert_eq!(index.headers()["content-type"], "text/html; charset=utf-8");
+    assert_eq!(index.text().await.unwrap(), "<p>demo</p>");
+    let script = get("/demo/build/app.js").await.unwrap();
+    assert_eq!(
+        script.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    let config: Value = get("/demo/config.json")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        config,
+        json!({"environmentUid": ENV, "personUid": "user-demo", "token": DEFAULT_PLATFORM_TOKEN,
+               "dialect": "runtime", "agents": [{"uid": AGENT, "name": "Demo Agent"}]})
+    );
+    for path in ["/", "/demo"] {
+        let moved = get(path).await.unwrap();
+        assert_eq!(moved.status(), 302, "{path}");
+        assert_eq!(moved.headers()["location"], "/demo/");
+    }
+    // (A client removes dot segments before sending: the folder's own check is a unit test.)
+    for path in ["/demo/../Cargo.toml", "/demo/%2e%2e/x", "/demo/missing.js"] {
+        assert_eq!(get(path).await.unwrap().status(), 404, "{path}");
+    }
+    // The platform still answers beside it, and the page's files are not in its log.
+    let platform = get("/api/v1/agent-sessions/").await.unwrap();
+    assert_eq!(platform.status(), 401);
+    let logged: Vec<String> = sim.log().into_iter().map(|r| r.path).collect();
+    assert_eq!(logged, ["/Cargo.toml", "/x", "/api/v1/agent-sessions/"]);
+    sim.shutdown().await;
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -10,6 +10,7 @@
 import { Engine, EngineError } from "./engine.js";
 import type { Snapshot } from "./snapshot.js";
 import { BrowserStorage, type StoragePort } from "./storage.js";
+import { Tabs } from "./tabs.js";
 import type {
   Command,
   EngineConfig,
@@ -52,6 +53,9 @@ export interface ShellOptions extends Partial<Omit<EngineConfig, "platformSender
   /** The host's clock in microseconds (default: `performance.now() * 1000`). Tests pass their
    *  own. */
   nowUs?: () => number;
+  /** Keep turns of one session apart across tabs (a Web Lock per session, a BroadcastChannel
+   *  telling the other tabs; `tabs.ts`). Default true. */
+  crossTab?: boolean;
 }
 
 /** `sendReadiness.waitingFor`'s texts, as the engine gives them. */
@@ -122,6 +126,7 @@ export class Shell {
   #snapshot: Snapshot | undefined;
   #seen: Revisions | undefined;
   #visibility: (() => void) | undefined;
+  readonly #tabs: Tabs | undefined;
 
   constructor(options: ShellOptions) {
     const origin = performance.now();
@@ -135,6 +140,7 @@ export class Shell {
       platformSender,
       followPageVisibility,
       nowUs: _,
+      crossTab,
       ...config
     } = options;
     this.engine = new Engine(
@@ -150,6 +156,16 @@ export class Shell {
     this.#rewrite = rewriteRequestUrl;
     this.#sender = platformSender;
     this.#platformOrigin = new URL(options.platformBaseUrl.trim()).origin;
+    this.#tabs =
+      crossTab === false
+        ? undefined
+        : new Tabs(this.#platformOrigin, (notice) => {
+            // Another tab's turn of the session on screen started or ended: read its detail
+            // again (it reports the session working, then idle).
+            if (!this.#closed && notice.session === this.snapshot().currentSessionId) {
+              this.command({ command: "refresh_session_detail" });
+            }
+          });
     if (token !== undefined || userUid !== undefined) {
       this.input({
         input: "person",
@@ -276,6 +292,7 @@ export class Shell {
     for (const controller of this.#requests.values()) controller.abort();
     this.#requests.clear();
     this.#visibility?.();
+    this.#tabs?.close();
     for (const listener of [...this.#listeners]) listener();
     this.engine.close();
   }
@@ -405,6 +422,47 @@ export class Shell {
     const { id } = intent;
     const controller = new AbortController();
     this.#requests.set(id, controller);
+    const live = () => !this.#closed && this.#requests.get(id) === controller;
+    // A turn (the runtime's streamed POST) of the session on screen: other tabs wait for it
+    // and hear of it (tabs.ts).
+    const tabs = this.#tabs;
+    const turn =
+      tabs !== undefined && intent.method === "POST" && intent.streamed && intent.target !== "platform"
+        ? (this.snapshot().currentSessionId ?? undefined)
+        : undefined;
+    void (async () => {
+      let release: (() => void) | undefined;
+      try {
+        if (tabs !== undefined && turn !== undefined) {
+          try {
+            release = await tabs.acquire(turn, controller.signal);
+          } catch {
+            return; // aborted while another tab's turn ran
+          }
+          if (!live()) return;
+        }
+        // Told once the runtime took the turn (its answer's head): a tab that reads the
+        // session's detail then sees it working.
+        await this.#carry(intent, controller, live, () => {
+          if (turn !== undefined) tabs?.announce({ session: turn, phase: "started" });
+        });
+      } finally {
+        if (release !== undefined && turn !== undefined) {
+          release();
+          tabs?.announce({ session: turn, phase: "ended" });
+        }
+      }
+    })();
+  }
+
+  /** Sends the request and hands its head, pieces, end or failure to the engine. */
+  async #carry(
+    intent: HttpIntent,
+    controller: AbortController,
+    live: () => boolean,
+    onHead: () => void,
+  ): Promise<void> {
+    const { id } = intent;
     const secrets = intent.headers.map(([, value]) => value.trim()).filter((v) => v !== "");
     const scrub = (e: unknown): string => {
       // A transport's message can quote a header: never pass a credential on.
@@ -412,73 +470,71 @@ export class Shell {
       for (const secret of secrets) message = message.split(secret).join("[redacted]");
       return message;
     };
-    const live = () => !this.#closed && this.#requests.get(id) === controller;
-    void (async () => {
-      let response: Response;
-      try {
-        const headers = new Headers(intent.headers);
-        const init: RequestInit = {
-          method: intent.method,
-          headers,
-          signal: controller.signal,
-          ...(intent.body !== null ? { body: intent.body as BodyInit } : {}),
-        };
-        if (this.#sender !== undefined && intent.target === "platform") {
-          // RU-47, RU-48: the application's sender; its answer is final.
-          headers.delete("authorization");
-          response = await this.#sender(new Request(this.#address(intent), init));
-        } else {
-          response = await this.#fetch(this.#address(intent), init);
-        }
-      } catch (e) {
-        if (live()) {
-          const message = scrub(e);
-          this.#requests.delete(id);
-          this.#step(() => this.engine.handleFailure(id, "no_answer", message, this.#now()));
-        }
-        return;
-      }
-      if (!live()) {
-        void response.body?.cancel().catch(() => undefined);
-        return;
-      }
-      this.#step(() =>
-        this.engine.handleResponse(
-          id,
-          {
-            status: response.status,
-            contentType: response.headers.get("content-type"),
-            agentSessionUid: response.headers.get("x-agent-session-uid"),
-            reason: response.statusText,
-            etag: response.headers.get("etag"),
-          },
-          this.#now(),
-        ),
-      );
-      const reader = response.body?.getReader();
-      try {
-        if (reader !== undefined) {
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done || !live()) break;
-            this.#step(() => this.engine.feedBodyChunks(id, value, this.#now()));
-          }
-        }
-      } catch (e) {
-        if (live()) {
-          const message = scrub(e);
-          this.#requests.delete(id);
-          this.#step(() => this.engine.handleFailure(id, "broken", message, this.#now()));
-        }
-        return;
-      }
-      if (live()) {
-        this.#requests.delete(id);
-        this.#step(() => this.engine.handleBodyEnd(id, this.#now()));
+    let response: Response;
+    try {
+      const headers = new Headers(intent.headers);
+      const init: RequestInit = {
+        method: intent.method,
+        headers,
+        signal: controller.signal,
+        ...(intent.body !== null ? { body: intent.body as BodyInit } : {}),
+      };
+      if (this.#sender !== undefined && intent.target === "platform") {
+        // RU-47, RU-48: the application's sender; its answer is final.
+        headers.delete("authorization");
+        response = await this.#sender(new Request(this.#address(intent), init));
       } else {
-        void reader?.cancel().catch(() => undefined);
+        response = await this.#fetch(this.#address(intent), init);
       }
-    })();
+    } catch (e) {
+      if (live()) {
+        const message = scrub(e);
+        this.#requests.delete(id);
+        this.#step(() => this.engine.handleFailure(id, "no_answer", message, this.#now()));
+      }
+      return;
+    }
+    if (!live()) {
+      void response.body?.cancel().catch(() => undefined);
+      return;
+    }
+    this.#step(() =>
+      this.engine.handleResponse(
+        id,
+        {
+          status: response.status,
+          contentType: response.headers.get("content-type"),
+          agentSessionUid: response.headers.get("x-agent-session-uid"),
+          reason: response.statusText,
+          etag: response.headers.get("etag"),
+        },
+        this.#now(),
+      ),
+    );
+    if (response.ok) onHead();
+    const reader = response.body?.getReader();
+    try {
+      if (reader !== undefined) {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done || !live()) break;
+          this.#step(() => this.engine.feedBodyChunks(id, value, this.#now()));
+        }
+      }
+    } catch (e) {
+      if (live()) {
+        const message = scrub(e);
+        this.#requests.delete(id);
+        this.#step(() => this.engine.handleFailure(id, "broken", message, this.#now()));
+      }
+      return;
+    }
+    if (live()) {
+      this.#requests.delete(id);
+      this.#step(() => this.engine.handleBodyEnd(id, this.#now()));
+    } else {
+      void reader?.cancel().catch(() => undefined);
+    }
   }
 }
 

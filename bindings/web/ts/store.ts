@@ -84,6 +84,8 @@ export class ChatStore {
   #thread: Message[];
   #seen: Revisions;
   #reload = false;
+  #index = new Map<string, number>();
+  #indexed: readonly Message[] | undefined;
   #changed = false;
   readonly #listeners = new Set<() => void>();
   readonly #stop: (() => void)[];
@@ -110,6 +112,20 @@ export class ChatStore {
 
   /** The state now: the same object until something in it changed. */
   readonly getSnapshot = (): ChatState => this.#state;
+
+  /** The message with this id in the state now (by an index kept with the thread: no scan). */
+  messageById(id: string): Message | undefined {
+    const thread = this.#state.thread;
+    const at = this.#index.get(id);
+    const found = at === undefined ? undefined : thread[at];
+    if (found?.id === id) return found;
+    // The messages moved (a read of the thread, a new id): index them again, once.
+    if (this.#indexed === thread) return undefined;
+    this.#index = new Map(thread.map((m, i) => [m.id, i]));
+    this.#indexed = thread;
+    const again = this.#index.get(id);
+    return again === undefined ? undefined : thread[again];
+  }
 
   /** Stops following the shell. */
   close(): void {
