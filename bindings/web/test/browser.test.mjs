@@ -6,43 +6,22 @@
 // tests are skipped, except under CI, where that is a failure.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { chromium } from "playwright-core";
-
+import { DEMO, launch, missing as missingFor } from "./support/browser.mjs";
 import { startSim } from "./support/sim.mjs";
 
-const CHROMIUM = process.env.AE_CHROMIUM ?? "/usr/bin/chromium";
-const DEMO = fileURLToPath(new URL("../demo", import.meta.url));
 const ARTIFACTS = fileURLToPath(new URL("../test-artifacts", import.meta.url));
-const missing = !existsSync(CHROMIUM)
-  ? `no Chromium at ${CHROMIUM} (apt-get install chromium, or set AE_CHROMIUM)`
-  : !existsSync(`${DEMO}/build/app.js`)
-    ? "the demo page is not built (npm run build:demo)"
-    : undefined;
-if (missing && process.env.CI) throw new Error(missing);
+const missing = missingFor({ demo: true });
 const skip = missing ? { skip: missing } : {};
 
 let browser;
 before(async () => {
   if (missing) return;
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // As the machine's notes say: no sandbox as root, and no background connections (the
-    // closed network refuses them).
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launch();
 });
 after(async () => {
   await browser?.close();

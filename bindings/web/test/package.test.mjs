@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 
 import { Engine, SNAPSHOT_FIELDS } from "../dist/index.js";
 import { generate } from "../tools/gen-snapshot.mjs";
+import { launch, missing } from "./support/browser.mjs";
 import { startSim } from "./support/sim.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -36,7 +37,7 @@ test("a real snapshot has exactly the generated fields, in order", () => {
   engine.close();
 });
 
-test("npm pack, npm install into a fresh project, and the README's example answers", async (t) => {
+test("npm pack, npm install into a fresh project: the README's example answers in Node and in a page", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "agent-chat-engine-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], {
@@ -69,4 +70,30 @@ test("npm pack, npm install into a fresh project, and the README's example answe
   const code = await new Promise((resolve) => child.on("close", resolve));
   assert.equal(code, 0, err);
   assert.equal(out, "You said: Hello");
+
+  // The page: the installed package as plain ES modules, no bundler, served by platform-sim
+  // from the project's folder on the platform's origin.
+  const why = missing();
+  if (why) return t.skip(why);
+  writeFileSync(join(project, "hello.html"), readFileSync(join(root, "examples/hello.html")));
+  const site = await startSim(t, "--web", project);
+  const browser = await launch();
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(`${site.url}/demo/hello.html`);
+  await page.waitForFunction(() => document.getElementById("out")?.textContent === "You said: Hello", null, {
+    timeout: 30_000,
+  });
+  assert.deepEqual(errors, []);
+});
+
+test("the page example is the README's, and is about ten lines", () => {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const example = readFileSync(join(root, "examples/hello.html"), "utf8");
+  const m = /<!-- example: examples\/hello\.html -->\n```html\n([\s\S]*?)```/.exec(readme);
+  assert.ok(m, "the README has the page example's block");
+  assert.equal(m[1], example);
+  assert.ok(example.trim().split("\n").length <= 16);
 });
