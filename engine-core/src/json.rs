@@ -226,6 +226,26 @@ impl<'de> Deserialize<'de> for Json {
     }
 }
 
+/// A small sorted map as a JSON object, also when it is empty (`litemap` writes an empty map
+/// as a list): `#[serde(serialize_with = "crate::json::object")]`.
+pub(crate) fn object<K: Serialize, V: Serialize, S: Serializer>(
+    map: &litemap::LiteMap<K, V>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(map.iter())
+}
+
+/// [`object`] for an optional map: `null` when absent.
+pub(crate) fn option_object<K: Serialize, V: Serialize, S: Serializer>(
+    map: &Option<litemap::LiteMap<K, V>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match map {
+        Some(map) => object(map, s),
+        None => s.serialize_none(),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {

@@ -4,7 +4,6 @@
 use crate::deadline::{Deadline, TimeoutReason};
 use crate::time::Time;
 use litemap::LiteMap;
-use std::collections::BTreeMap;
 
 use statig::blocking::InitializedStateMachine;
 use statig::prelude::*;
@@ -132,7 +131,7 @@ pub(crate) struct Works {
     /// `Work` is over 1 KiB inline, and the vector's spare capacity holds pointers.
     by_session: LiteMap<String, Box<Work>>,
     scope: Option<ScopeKey>,
-    parked: BTreeMap<ScopeKey, LiteMap<String, Box<Work>>>,
+    parked: LiteMap<ScopeKey, LiteMap<String, Box<Work>>>,
     /// SND-25: the next read of the detail while another writer works, and that such a watch
     /// runs for this session.
     pub writer_watch: Option<(String, Time)>,

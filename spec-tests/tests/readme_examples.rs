@@ -69,7 +69,7 @@ fn mismatch(excerpt: &[String], file: &str) -> Option<String> {
 }
 
 /// Issue 25, points 2 and 4: every marked README block is an excerpt of its example file, and
-/// the README marks one example per host (Rust async and blocking, C, Python).
+/// the README marks one example per host (Rust async and blocking, C, Python, JavaScript).
 #[test]
 fn readme_examples_are_the_files_ci_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -83,6 +83,7 @@ fn readme_examples_are_the_files_ci_runs() {
             "engine-io-blocking/examples/hello.rs",
             "engine-ffi/examples/c/hello.c",
             "bindings/python/examples/hello.py",
+            "bindings/web/examples/hello.mjs",
         ]
     );
     for (path, code) in &blocks {

@@ -30,7 +30,7 @@ def python_type(rust: str) -> str:
         return python_type(m.group(1))
     if re.fullmatch(r"Vec<.+>", rust):
         return "list[dict[str, Any]]"
-    if m := re.fullmatch(r"BTreeMap<String, (.+)>", rust):
+    if m := re.fullmatch(r"(?:BTreeMap|LiteMap)<String, (.+)>", rust):
         inner = m.group(1)
         return "dict[str, int]" if inner in ("usize", "u64") else "dict[str, dict[str, Any]]"
     if rust == "bool":

@@ -54,26 +54,36 @@ function chunksOf(text) {
   return out;
 }
 
-/** The runtime dialect's frames for an AI SDK chunk (as ms-tau-sdk writes them). */
-function toRuntime(chunk) {
-  switch (chunk.type) {
-    case "start":
-      return [];
-    case "text-delta":
-      return [{ type: "text-delta", id: chunk.id, textDelta: chunk.delta }];
-    case "tool-input-start":
-      return [{ type: "tool-call-start", toolCallId: chunk.toolCallId, toolName: chunk.toolName }];
-    case "tool-input-delta":
-      return [{ type: "tool-call-delta", toolCallId: chunk.toolCallId, argsText: chunk.inputTextDelta }];
-    case "tool-input-available":
-      return [{ type: "tool-call-end", toolCallId: chunk.toolCallId }];
-    case "tool-output-available":
-      return [{ type: "tool-result", toolCallId: chunk.toolCallId, result: chunk.output, isError: false }];
-    case "message-metadata":
-      return [];
-    default:
-      return [chunk];
+/** The runtime dialect's frames for an AI SDK answer, as the platform's Agents (ms-tau-sdk)
+ *  write them: no `start`, text in `textDelta`, a tool call as `tool-call-start`, one
+ *  `tool-call-delta` with the whole arguments as compact JSON, `tool-call-end`, then
+ *  `tool-result`; no `message-metadata`. */
+function toRuntime(chunks) {
+  const out = [];
+  for (const chunk of chunks) {
+    switch (chunk.type) {
+      case "start":
+      case "message-metadata":
+      case "tool-input-delta":
+        break;
+      case "text-delta":
+        out.push({ type: "text-delta", id: chunk.id, textDelta: chunk.delta });
+        break;
+      case "tool-input-start":
+        out.push({ type: "tool-call-start", toolCallId: chunk.toolCallId, toolName: chunk.toolName });
+        break;
+      case "tool-input-available":
+        out.push({ type: "tool-call-delta", toolCallId: chunk.toolCallId, argsText: JSON.stringify(chunk.input) });
+        out.push({ type: "tool-call-end", toolCallId: chunk.toolCallId });
+        break;
+      case "tool-output-available":
+        out.push({ type: "tool-result", toolCallId: chunk.toolCallId, result: chunk.output, isError: false });
+        break;
+      default:
+        out.push(chunk);
+    }
   }
+  return out;
 }
 
 /** `json.dumps(frame, separators=(",", ":"))`: every non-ASCII character escaped. */
@@ -92,8 +102,8 @@ function load(name) {
 const tokens = load("tokens-10k");
 const agent = load("mixed-10k");
 const shapes = {
-  tokens: { aisdk: sse(tokens), runtime: sse(tokens.flatMap(toRuntime), pyJson) },
-  agent: { aisdk: sse(agent), runtime: sse(agent.flatMap(toRuntime), pyJson) },
+  tokens: { aisdk: sse(tokens), runtime: sse(toRuntime(tokens), pyJson) },
+  agent: { aisdk: sse(agent), runtime: sse(toRuntime(agent), pyJson) },
 };
 shapes.runtime = { aisdk: null, runtime: shapes.agent.runtime };
 

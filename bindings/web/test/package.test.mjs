@@ -10,6 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+
+import { build } from "esbuild";
 
 import { Engine, SNAPSHOT_FIELDS } from "../dist/index.js";
 import { generate } from "../tools/gen-snapshot.mjs";
@@ -96,4 +99,20 @@ test("the page example is the README's, and is about ten lines", () => {
   assert.ok(m, "the README has the page example's block");
   assert.equal(m[1], example);
   assert.ok(example.trim().split("\n").length <= 16);
+});
+
+test("what a page downloads stays within 350 KiB gzipped (issue 28, point 7)", async () => {
+  // The main entry bundled and minified, and the wasm, each gzipped at level 9: the figure
+  // docs/benchmarks.md gives ("The WebAssembly package").
+  const bundle = await build({
+    entryPoints: [join(root, "dist/index.js")],
+    bundle: true,
+    minify: true,
+    format: "esm",
+    write: false,
+    logLevel: "silent",
+  });
+  const js = gzipSync(bundle.outputFiles[0].contents, { level: 9 }).length;
+  const wasm = gzipSync(readFileSync(join(root, "wasm/agent_engine_web_bg.wasm")), { level: 9 }).length;
+  assert.ok(js + wasm <= 350 * 1024, `${js} B of JS + ${wasm} B of wasm = ${js + wasm} B`);
 });

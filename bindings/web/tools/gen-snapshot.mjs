@@ -28,7 +28,7 @@ function tsType(rust) {
     const inner = tsType(m[1]);
     return inner.includes(" ") ? `(${inner})[]` : `${inner}[]`;
   }
-  if ((m = /^BTreeMap<String, (.+)>$/.exec(rust))) {
+  if ((m = /^(?:BTreeMap|LiteMap)<String, (.+)>$/.exec(rust))) {
     const inner = ["usize", "u64"].includes(m[1]) ? "number" : tsType(m[1]);
     return `Record<string, ${inner}>`;
   }

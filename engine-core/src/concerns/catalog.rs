@@ -3,7 +3,7 @@
 //! pending), one request in flight shared by every reader, two retries after 1 s and 2 s.
 
 use crate::deadline::{Deadline, TimeoutReason};
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,9 +45,9 @@ pub(crate) struct Demand {
 /// Shared storage.
 #[derive(Debug, Default)]
 pub(crate) struct CatalogStore {
-    entries: BTreeMap<String, Entry>,
+    entries: LiteMap<String, Entry>,
     /// `availableModelsError` per person: a final failure with no data held (OI-10).
-    errors: BTreeMap<String, String>,
+    errors: LiteMap<String, String>,
     /// The demand last served; `None` while the catalog is not wanted.
     last_demand: Option<Demand>,
 }

@@ -3,7 +3,8 @@
 //! the host's inputs, and [`WorkCtx`] (a session's run and cancel) only how the runtime is
 //! reached ([`Reach`]) and the person's credential.
 
-use std::collections::{BTreeSet, VecDeque};
+use litemap::LiteMap;
+use std::collections::VecDeque;
 
 use crate::api::ApiError;
 use crate::event::Event;
@@ -29,7 +30,7 @@ pub(crate) struct Memory {
     pub confirmations: Confirmations,
     /// Runtime bases whose `rpc_url` came root-relative: their requests are marked so, and
     /// shells do not pass them through the host's URL rewrite.
-    root_relative_bases: BTreeSet<String>,
+    root_relative_bases: LiteMap<String, ()>,
 }
 
 impl Memory {
@@ -56,7 +57,7 @@ impl Memory {
         if self.root_relative_bases.len() >= MAX_ROOT_RELATIVE_BASES {
             self.root_relative_bases.clear();
         }
-        self.root_relative_bases.insert(base);
+        self.root_relative_bases.insert(base, ());
     }
 
     /// Whether a runtime call goes to a base that came root-relative.
@@ -64,7 +65,7 @@ impl Memory {
         match call {
             ApiCall::ConfirmAgent { rpc_url, .. }
             | ApiCall::SendMessage { rpc_url, .. }
-            | ApiCall::CancelRun { rpc_url, .. } => self.root_relative_bases.contains(rpc_url),
+            | ApiCall::CancelRun { rpc_url, .. } => self.root_relative_bases.contains_key(rpc_url),
             _ => false,
         }
     }

@@ -1,8 +1,7 @@
 //! DEF: the default session, asked for once per person, Environment, Agent and handle
 //! (DEF-10, DEF-12), with retry (DEF-13) and cancellation on a change of combination (ENV-4).
 
-use std::collections::{BTreeMap, BTreeSet};
-
+use litemap::LiteMap;
 use statig::prelude::*;
 
 use super::Signal;
@@ -17,12 +16,12 @@ use crate::io::{Answer, Owner};
 #[derive(Debug, Default)]
 pub(crate) struct DefaultSessionMachine {
     /// Combinations asked for (the once-per-key guard).
-    asked: BTreeSet<DefaultKey>,
+    asked: LiteMap<DefaultKey, ()>,
     /// The session each combination's get-or-create returned.
-    opened: BTreeMap<DefaultKey, String>,
+    opened: LiteMap<DefaultKey, String>,
     /// The failure message of each combination's last get-or-create, and the failed call's
     /// typed error when a call failed (`SendReadiness`'s cause).
-    failed: BTreeMap<DefaultKey, (String, Option<ApiError>)>,
+    failed: LiteMap<DefaultKey, (String, Option<ApiError>)>,
 }
 
 pub(crate) enum DefaultEvent<'a> {
@@ -87,8 +86,8 @@ impl DefaultSessionMachine {
                 may_request: true,
                 name,
                 ..
-            } if !self.asked.contains(*key) => {
-                self.asked.insert((*key).clone());
+            } if !self.asked.contains_key(*key) => {
+                self.asked.insert((*key).clone(), ());
                 let call = ApiCall::GetOrCreateSession {
                     agent_uid: key.agent_uid.clone(),
                     body: GetOrCreateBody {

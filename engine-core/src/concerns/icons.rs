@@ -11,7 +11,9 @@
 //! image held has a handle (the reference's object URL) that changes exactly when it is
 //! replaced.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+
+use litemap::LiteMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -80,11 +82,11 @@ struct ImageEntry {
 pub(crate) struct AgentIcons {
     projection: Option<Projection>,
     /// Agents the host asked icons for, in this person's and Environment's scope.
-    wanted: BTreeSet<String>,
+    wanted: LiteMap<String, ()>,
     /// Bytes per icon url.
-    images: BTreeMap<String, ImageEntry>,
+    images: LiteMap<String, ImageEntry>,
     /// P14 requests in flight and their url.
-    fetching: BTreeMap<RequestId, String>,
+    fetching: LiteMap<RequestId, String>,
     /// The handle the next new image gets.
     next_handle: u64,
     /// `Snapshot::agent_icons`, rebuilt when the projection or the bytes change: a snapshot
@@ -114,7 +116,7 @@ impl AgentIcons {
     fn any(&mut self, context: &mut Ctx<'_>, event: &IconsEvent<'_>) -> Outcome<State> {
         match event {
             IconsEvent::Reset => {
-                for id in std::mem::take(&mut self.fetching).into_keys() {
+                for (id, _) in std::mem::take(&mut self.fetching) {
                     context.io.abort(id);
                 }
                 self.projection = None;
@@ -179,7 +181,7 @@ impl AgentIcons {
                             loaded_at: context.now,
                         });
                         self.rebuild_view();
-                        let wanted: Vec<String> = self.wanted.iter().cloned().collect();
+                        let wanted: Vec<String> = self.wanted.keys().cloned().collect();
                         self.fetch_images(context, wanted.iter());
                         Transition(State::idle())
                     }
@@ -217,9 +219,10 @@ impl AgentIcons {
     fn want(&mut self, agents: &[String]) {
         for agent in agents {
             let agent = agent.trim();
-            if !agent.is_empty() && (self.wanted.len() < MAX_WANTED || self.wanted.contains(agent))
+            if !agent.is_empty()
+                && (self.wanted.len() < MAX_WANTED || self.wanted.contains_key(agent))
             {
-                self.wanted.insert(agent.to_owned());
+                self.wanted.insert(agent.to_owned(), ());
             }
         }
     }
@@ -248,7 +251,7 @@ impl AgentIcons {
         let mut sent = false;
         for agent in agents {
             let agent = agent.trim();
-            if !self.wanted.contains(agent) {
+            if !self.wanted.contains_key(agent) {
                 continue;
             }
             let Some(icon) = icons.get(agent) else {
@@ -323,7 +326,7 @@ impl AgentIcons {
 
     /// `Snapshot::agent_icons` from the projection and the bytes held.
     fn rebuild_view(&mut self) {
-        let loading: BTreeSet<&str> = self.fetching.values().map(String::as_str).collect();
+        let loading: Vec<&str> = self.fetching.values().map(String::as_str).collect();
         let view = self.projection.as_ref().map(|projection| {
             projection
                 .icons
@@ -338,7 +341,7 @@ impl AgentIcons {
                     });
                     let status = match (&image, entry) {
                         (Some(_), _) => IconStatus::Ready,
-                        _ if loading.contains(icon.url.as_str()) => IconStatus::Loading,
+                        _ if loading.contains(&icon.url.as_str()) => IconStatus::Loading,
                         (None, Some(_)) => IconStatus::Error,
                         (None, None) => IconStatus::Idle,
                     };

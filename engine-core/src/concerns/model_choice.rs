@@ -2,7 +2,7 @@
 //! choice (`sessionModelSelectionRequest`), then is retried once with it: the default session on
 //! its own handle (MOD-10), every other path through get-or-create with a fresh handle (MOD-11).
 
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 
 use statig::prelude::*;
 
@@ -56,7 +56,7 @@ pub(crate) struct ModelChoiceMachine {
     last_id: u64,
     /// Retries in flight. They are not choices (SHR-6): a newer refusal never cancels one
     /// (OI-27 replaces only a pending choice).
-    retries: BTreeMap<RequestId, Retry>,
+    retries: LiteMap<RequestId, Retry>,
 }
 
 pub(crate) enum ChoiceEvent<'a> {

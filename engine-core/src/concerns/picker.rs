@@ -3,8 +3,7 @@
 //! choice and catalog (never with a PATCH), and turns a person's change on a ready session into
 //! a PATCH that is shown at once and undone when refused.
 
-use std::collections::BTreeSet;
-
+use litemap::LiteMap;
 use statig::prelude::*;
 
 use super::Signal;
@@ -45,7 +44,7 @@ pub(crate) struct Picker {
     /// The combination last applied (CAT-12, OI-22).
     applied: Option<String>,
     /// The combinations already notified about a missing model (CAT-14).
-    notified: BTreeSet<String>,
+    notified: LiteMap<String, ()>,
     /// The model-choice request and catalog its first offer was made for (MOD-6).
     offered: Option<(u64, String)>,
     /// The composer's values while a model choice borrows the picker; they come back when the
@@ -306,7 +305,7 @@ impl Picker {
             model: resolved.model,
             thinking: resolved.thinking,
         });
-        if resolved.model_missing && self.notified.insert(signature.clone()) {
+        if resolved.model_missing && self.notified.insert(signature.clone(), ()).is_none() {
             let (title, description) = missing_model_notice(provider, model);
             context.emit(Event::Notify(Notice {
                 title,

@@ -3,7 +3,7 @@
 //! answers and failures live here; what the explorer shows after them is the caller's
 //! ([`Follow`]).
 
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 
 use crate::concerns::Signal;
 use crate::concerns::ctx::Ctx;
@@ -32,9 +32,9 @@ pub(crate) enum Follow {
 /// The archives, deletes and unarchives in flight, and the last delete failure.
 #[derive(Debug, Default)]
 pub(crate) struct Removals {
-    removals: BTreeMap<RequestId, Removal>,
+    removals: LiteMap<RequestId, Removal>,
     /// Unarchive requests in flight, by session.
-    restorations: BTreeMap<RequestId, String>,
+    restorations: LiteMap<RequestId, String>,
     /// A delete failure, shown as `latestSessionsError` (the reference's choice).
     delete_error: Option<String>,
 }
@@ -144,10 +144,10 @@ impl Removals {
     /// The person or the Environment changed: every request in flight is aborted and the
     /// delete failure cleared (ENV-2).
     pub(crate) fn reset(&mut self, ctx: &mut Ctx<'_>) {
-        for id in std::mem::take(&mut self.removals).into_keys() {
+        for (id, _) in std::mem::take(&mut self.removals) {
             ctx.io.abort(id);
         }
-        for id in std::mem::take(&mut self.restorations).into_keys() {
+        for (id, _) in std::mem::take(&mut self.restorations) {
             ctx.io.abort(id);
         }
         self.delete_error = None;

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use litemap::LiteMap;
+
 use serde::Serialize;
 
 use crate::api::{EffortOption, ModelOption, ProviderOption};
@@ -204,7 +206,8 @@ pub struct Snapshot {
     /// Why the selected session's queue is held, when it is (OI-20).
     pub message_queue_hold: Option<Hold>,
     /// `queuedMessageCountBySessionId`.
-    pub queued_message_count_by_session_id: BTreeMap<String, usize>,
+    #[serde(serialize_with = "crate::json::object")]
+    pub queued_message_count_by_session_id: LiteMap<String, usize>,
     /// OI-4: the Agent's wake is 30 s past its deadline: the surface shows "This is taking longer
     /// than expected." with a "Check again" action (`refreshActiveSessionRuntimeAccess()`). Never
     /// changes admission or the runtime notice (SHR-12).

@@ -16,7 +16,7 @@ pub mod partial_json;
 pub mod sse;
 pub mod surrogates;
 
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 
 use serde::Serialize;
 
@@ -61,7 +61,8 @@ pub struct StreamStats {
     /// Skipped frames by `type` (unknown and invalid ones; payloads that are not frames under
     /// `""`), for the first [`MAX_SKIPPED_TYPES`] types seen; all are counted in
     /// `unknown_chunks`, `invalid_chunks` and `dropped_payloads`.
-    pub skipped_types: BTreeMap<String, u64>,
+    #[serde(serialize_with = "crate::json::object")]
+    pub skipped_types: LiteMap<String, u64>,
 }
 
 /// How many distinct skipped frame types [`StreamStats::skipped_types`] names (a hostile

@@ -1,7 +1,7 @@
 //! [`TraceRecorder`]: writes a trace from the calls a shell makes, with credentials redacted.
 
 use crate::time::Time;
-use std::collections::{BTreeMap, BTreeSet};
+use litemap::LiteMap;
 
 use crate::config::Config;
 use crate::input::Input;
@@ -60,9 +60,9 @@ pub struct TraceRecorder {
     last: Offset,
     out: String,
     /// Resolve-runtime-access requests: their answers are redacted.
-    runtime_access: BTreeSet<RequestId>,
+    runtime_access: LiteMap<RequestId, ()>,
     /// The redaction state of each runtime-access answer under way.
-    redactors: BTreeMap<RequestId, Redactor>,
+    redactors: LiteMap<RequestId, Redactor>,
     /// Fingerprints (not the values) of the platform tokens seen, in order: a token is written
     /// as `[redacted-N]`, so a replay still sees when it changed.
     tokens: Vec<u64>,
@@ -82,8 +82,8 @@ impl TraceRecorder {
             start,
             last: Offset::ZERO,
             out: String::new(),
-            runtime_access: BTreeSet::new(),
-            redactors: BTreeMap::new(),
+            runtime_access: LiteMap::new(),
+            redactors: LiteMap::new(),
             tokens: Vec::new(),
         };
         recorder.push(&Record::Header(header));
@@ -157,7 +157,7 @@ impl TraceRecorder {
             ..
         } = intent
         {
-            self.runtime_access.insert(*id);
+            self.runtime_access.insert(*id, ());
         }
     }
 
@@ -174,7 +174,7 @@ impl TraceRecorder {
 
     /// A piece of a body; redacted when it belongs to a runtime-access answer.
     pub fn chunk(&mut self, id: RequestId, chunk: &[u8], now: Time) {
-        let bytes = if self.runtime_access.contains(&id) {
+        let bytes = if self.runtime_access.contains_key(&id) {
             self.redactors.entry(id).or_default().feed(chunk)
         } else {
             chunk.to_vec()

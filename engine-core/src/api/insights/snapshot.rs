@@ -7,7 +7,7 @@
 //! The sections are read from the answer's `insights` object when it is a non-empty object,
 //! else from the answer itself; the rest from the answer's top level.
 
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 
 use serde::Serialize;
 use serde_json::{Map, Number, Value};
@@ -42,7 +42,8 @@ pub struct InsightsSnapshot {
     /// Which configuration values a person may edit, when given.
     pub editable: Option<Box<Editable>>,
     /// Explanations keyed by topic (`{}` when none).
-    pub info: BTreeMap<String, InfoNode>,
+    #[serde(serialize_with = "crate::json::object")]
+    pub info: LiteMap<String, InfoNode>,
     /// The context window's use, completed from `config` where the answer leaves gaps.
     pub context: Option<Box<InsightsContext>>,
     /// The last turn, when given.
@@ -72,7 +73,8 @@ pub enum HarnessFields {
         /// `active_branch_entry_count`.
         active_branch_entry_count: Option<Number>,
         /// `entry_type_counts`, the entries that are numbers.
-        entry_type_counts: BTreeMap<String, Number>,
+        #[serde(serialize_with = "crate::json::object")]
+        entry_type_counts: LiteMap<String, Number>,
         /// `title`.
         title: Option<String>,
     },
@@ -265,9 +267,11 @@ pub struct Editable {
 #[non_exhaustive]
 pub struct EditableConfig {
     /// The compaction settings' fields, when a non-empty object.
-    pub compaction: Option<BTreeMap<&'static str, Option<EditableField>>>,
+    #[serde(serialize_with = "crate::json::option_object")]
+    pub compaction: Option<LiteMap<&'static str, Option<EditableField>>>,
     /// The model settings' fields, when a non-empty object.
-    pub model: Option<BTreeMap<&'static str, Option<EditableField>>>,
+    #[serde(serialize_with = "crate::json::option_object")]
+    pub model: Option<LiteMap<&'static str, Option<EditableField>>>,
 }
 
 /// One editable value: whether a person may change it, and its kind; `null` when the answer's
@@ -314,7 +318,8 @@ pub struct InfoNode {
     /// `source`: the documents it comes from (entries of another kind are left out).
     pub source: Vec<InfoSource>,
     /// Sub-topics.
-    pub children: BTreeMap<String, InfoNode>,
+    #[serde(serialize_with = "crate::json::object")]
+    pub children: LiteMap<String, InfoNode>,
 }
 
 /// Where an `info` topic comes from.
@@ -507,7 +512,7 @@ fn editable_field(value: Option<&Value>) -> Option<EditableField> {
 fn editable_group(
     value: Option<&Value>,
     fields: &[(&'static str, &'static str)],
-) -> Option<BTreeMap<&'static str, Option<EditableField>>> {
+) -> Option<LiteMap<&'static str, Option<EditableField>>> {
     let m = section(value)?;
     Some(
         fields
@@ -575,7 +580,7 @@ fn info_node(value: &Value) -> Option<InfoNode> {
     })
 }
 
-fn info_tree(value: Option<&Value>) -> BTreeMap<String, InfoNode> {
+fn info_tree(value: Option<&Value>) -> LiteMap<String, InfoNode> {
     object(value)
         .map(|m| {
             m.iter()

@@ -6,7 +6,7 @@
 //! one it does not know yet (a new conversation), to be `PUT` once the runtime names a model
 //! for it. The configured option (`local::configured`) stands for the runtime's own model.
 
-use std::collections::{BTreeMap, BTreeSet};
+use litemap::LiteMap;
 
 use statig::prelude::*;
 
@@ -89,12 +89,12 @@ pub(crate) struct LocalModel {
     shown: Option<String>,
     /// Conversations the runtime knows (it named a model for them, listed or reloaded them, or
     /// named them in an answer); a choice for one is `PUT` at once.
-    known: BTreeSet<String>,
+    known: LiteMap<String, ()>,
     /// Choices kept for conversations the runtime does not know yet.
-    pending: BTreeMap<String, PickerValues>,
+    pending: LiteMap<String, PickerValues>,
     /// Changes on their way, each for its own conversation (another conversation shown
     /// meanwhile is read at once).
-    puts: BTreeMap<RequestId, Put>,
+    puts: LiteMap<RequestId, Put>,
     /// The conversation and turn count last read for: read again after every turn.
     read_for: Option<(String, u64)>,
     /// Turns ended so far.
@@ -160,7 +160,7 @@ impl LocalModel {
                 Handled
             }
             ModelEvent::Known(uid) => {
-                self.known.insert((*uid).to_owned());
+                self.known.insert((*uid).to_owned(), ());
                 Handled
             }
             ModelEvent::TurnEnded => {
@@ -168,11 +168,11 @@ impl LocalModel {
                 Handled
             }
             ModelEvent::Rekey { from, to } => {
-                self.known.insert((*to).to_owned());
+                self.known.insert((*to).to_owned(), ());
                 if let Some(choice) = self.pending.remove(*from) {
                     self.pending.insert((*to).to_owned(), choice);
                 }
-                for put in self.puts.values_mut().filter(|p| p.session == *from) {
+                for (_, put) in self.puts.iter_mut().filter(|(_, p)| p.session == *from) {
                     put.session = (*to).to_owned();
                 }
                 if let Some((uid, _)) = self.read_for.as_mut()
@@ -192,7 +192,7 @@ impl LocalModel {
                 Handled
             }
             ModelEvent::Reset => {
-                for id in std::mem::take(&mut self.puts).into_keys() {
+                for (id, _) in std::mem::take(&mut self.puts) {
                     context.io.abort(id);
                 }
                 *self = LocalModel::default();
@@ -247,7 +247,7 @@ impl LocalModel {
                     Err(()) => return Transition(State::idle()),
                 };
                 if held.is_some() {
-                    self.known.insert(session.clone());
+                    self.known.insert(session.clone(), ());
                 }
                 match (held, self.pending.remove(session)) {
                     // A kept choice goes out now; a refusal falls back to the runtime's.
@@ -348,7 +348,7 @@ impl LocalModel {
             return;
         };
         let choice = self.values.clone();
-        let known = listed || self.known.contains(uid);
+        let known = listed || self.known.contains_key(uid);
         let configured = choice.provider.as_deref() == Some(CONFIGURED_PROVIDER)
             && choice.model.as_deref() == Some(CONFIGURED_MODEL);
         if configured || choice.provider.is_none() || choice.model.is_none() {

@@ -3,7 +3,6 @@
 
 use crate::config::ConfigError;
 use crate::time::Time;
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::Arc;
 

@@ -3,13 +3,14 @@
 use super::expect::{intent_mismatch, intent_value, matches_optional, shown};
 use super::timeline::step_summary;
 use super::*;
+use litemap::LiteMap;
 
 /// The engine under replay and what has been seen.
 pub(super) struct Run {
     pub(super) engine: Engine,
     pub(super) start: Time,
     pub(super) last: Offset,
-    pub(super) issued: BTreeSet<u64>,
+    pub(super) issued: LiteMap<u64, ()>,
     /// The top-level snapshot fields as of the last record, as compact JSON, when entries list
     /// the changes ([`ReplayOptions::changes`]).
     pub(super) fields: Option<Fields>,
@@ -31,7 +32,7 @@ impl Run {
             start,
             engine,
             last: Offset::ZERO,
-            issued: BTreeSet::new(),
+            issued: LiteMap::new(),
             fields,
             window_intents: Vec::new(),
             window_events: Vec::new(),
@@ -59,7 +60,7 @@ impl Run {
         if !self.keep_entries {
             while let Some(intent) = self.engine.poll_intent() {
                 if let Intent::Http { id, .. } = &intent {
-                    self.issued.insert(id.0);
+                    self.issued.insert(id.0, ());
                 }
                 self.window_intents.push(intent);
             }
@@ -71,7 +72,7 @@ impl Run {
         let mut entry = self.entry(line, kind, what);
         while let Some(intent) = self.engine.poll_intent() {
             if let Intent::Http { id, .. } = &intent {
-                self.issued.insert(id.0);
+                self.issued.insert(id.0, ());
             }
             entry.intents.push(intent);
         }
@@ -100,12 +101,15 @@ impl Run {
         | Step::Chunk { id, .. }
         | Step::End { id }
         | Step::Failure { id, .. } = &step
-            && !self.issued.contains(&id.0)
+            && !self.issued.contains_key(&id.0)
         {
             return Err(ReplayError::UnknownRequest {
                 line,
                 id: id.0,
-                issued: match (self.issued.first(), self.issued.last()) {
+                issued: match (
+                    self.issued.first().map(|(k, _)| k),
+                    self.issued.last().map(|(k, _)| k),
+                ) {
                     (Some(a), Some(b)) if a == b => format!("#{a}"),
                     (Some(a), Some(b)) => format!("#{a}..#{b}"),
                     _ => "none".to_owned(),
