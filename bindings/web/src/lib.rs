@@ -6,7 +6,8 @@
 //!
 //! Times are microseconds on the host's clock and request ids are numbers: both are `f64` on
 //! the JavaScript side (exact to 2^53, which a counter and `performance.now() * 1000` never
-//! reach). A negative or non-finite time reads as zero.
+//! reach). A negative or non-finite time reads as zero; an id that is not a whole number the
+//! engine issued names no request (its answer is ignored).
 //!
 //! The hot path is [`WasmEngine::feed_body_chunks`]: the pieces of a streamed body go in, and
 //! the answer's text, reasoning and tool-input deltas come out as plain objects made by one
@@ -75,12 +76,22 @@ fn json<T: serde::Serialize>(value: &T, what: &str) -> Result<String, JsValue> {
 
 /// The host's time in microseconds; a negative or non-finite one reads as zero.
 fn time(now_us: f64) -> Time {
-    // `as` saturates: NaN and negatives give 0, +inf gives u64::MAX.
-    Time::from_micros(now_us as u64)
+    if now_us.is_finite() {
+        // `as` saturates: negatives give 0.
+        Time::from_micros(now_us as u64)
+    } else {
+        Time::from_micros(0)
+    }
 }
 
+/// A request id as the engine issued it; anything else (negative, fractional, not finite) is
+/// an id the engine never issued, whose answer it ignores.
 fn request(id: f64) -> RequestId {
-    RequestId(id as u64)
+    if id.is_finite() && id >= 0.0 && id.fract() == 0.0 {
+        RequestId(id as u64)
+    } else {
+        RequestId(u64::MAX)
+    }
 }
 
 /// `platform`, `agent_runtime` or `local`.

@@ -21,7 +21,7 @@ import {
 } from "react";
 
 import { Shell, type PlatformSender, type ShellOptions, type UrlRewrite } from "./shell.js";
-import { ChatStore, type ChatState } from "./store.js";
+import type { ChatStore, ChatState } from "./store.js";
 import type {
   AgentRecord,
   Command,
@@ -180,6 +180,26 @@ function useInput(shell: Shell | undefined, input: Input): void {
   }, [shell, input.input, json]);
 }
 
+/** The level inputs the props give, in the order the engine takes them (the person first). */
+function inputsOf(props: ChatEngineProviderProps): Input[] {
+  const { auth } = props;
+  return [
+    {
+      input: "person",
+      value: { userUid: auth.userUid, token: auth.token ?? null, tokenType: auth.tokenType ?? null },
+    },
+    { input: "source", value: props.source ?? null },
+    { input: "environment_uid", value: props.environmentUid },
+    { input: "view_context", value: props.viewContext ?? null },
+    { input: "requested_session_id", value: props.requestedSessionId ?? null },
+    { input: "avoid_implicit_session_selection", value: props.avoidImplicitSessionSelection ?? false },
+    { input: "default_session", value: props.defaultSession ?? null },
+    { input: "shows_default_session", value: props.showsDefaultSession ?? false },
+    { input: "launch_target", value: props.launchTarget ?? null },
+    { input: "is_visible", value: props.isVisible },
+  ];
+}
+
 /** Runs one shell for its children, with the reference's inputs as props. */
 export function ChatEngineProvider(props: ChatEngineProviderProps): ReactNode {
   const [context, setContext] = useState<Context | null>(null);
@@ -208,11 +228,12 @@ export function ChatEngineProvider(props: ChatEngineProviderProps): ReactNode {
         p.onRequestedSessionRemoved?.(event.session_uid);
       }
     });
-    const store = new ChatStore(shell);
-    setContext({ shell, store, actions: actionsOf(shell) });
+    // The inputs as they are now, before any child's effect can send a command (React runs
+    // the children's effects first in the commit that renders them).
+    for (const input of inputsOf(callbacks.current)) shell.input(input);
+    setContext({ shell, store: shell.store, actions: actionsOf(shell) });
     return () => {
       stop();
-      store.close();
       shell.close();
       setContext(null);
     };
@@ -220,23 +241,11 @@ export function ChatEngineProvider(props: ChatEngineProviderProps): ReactNode {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
   const shell = context?.shell;
-  const { auth } = props;
-  useInput(shell, {
-    input: "person",
-    value: { userUid: auth.userUid, token: auth.token ?? null, tokenType: auth.tokenType ?? null },
-  });
-  useInput(shell, { input: "source", value: props.source ?? null });
-  useInput(shell, { input: "environment_uid", value: props.environmentUid });
-  useInput(shell, { input: "view_context", value: props.viewContext ?? null });
-  useInput(shell, { input: "requested_session_id", value: props.requestedSessionId ?? null });
-  useInput(shell, {
-    input: "avoid_implicit_session_selection",
-    value: props.avoidImplicitSessionSelection ?? false,
-  });
-  useInput(shell, { input: "default_session", value: props.defaultSession ?? null });
-  useInput(shell, { input: "shows_default_session", value: props.showsDefaultSession ?? false });
-  useInput(shell, { input: "launch_target", value: props.launchTarget ?? null });
-  useInput(shell, { input: "is_visible", value: props.isVisible });
+  for (const input of inputsOf(props)) {
+    // One hook per input, always in the same order (the list has a fixed length).
+    // eslint-disable-next-line react-hooks/rules-of-hooks
+    useInput(shell, input);
+  }
   if (context === null) return null;
   return createElement(ChatEngineContext.Provider, { value: context }, props.children);
 }

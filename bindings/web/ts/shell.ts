@@ -10,6 +10,7 @@
 import { Engine, EngineError } from "./engine.js";
 import type { Snapshot } from "./snapshot.js";
 import { BrowserStorage, type StoragePort } from "./storage.js";
+import { ChatStore } from "./store.js";
 import { Tabs } from "./tabs.js";
 import type {
   Command,
@@ -17,7 +18,6 @@ import type {
   Event,
   HttpIntent,
   Input,
-  Revisions,
   StorageRequest,
   Target,
 } from "./types.js";
@@ -94,13 +94,6 @@ export class NotReadyError extends Error {
 type Listener = () => void;
 type EventListener = (event: Event) => void;
 
-const same = (a: Revisions | undefined, b: Revisions): boolean =>
-  a !== undefined &&
-  a.state === b.state &&
-  a.run === b.run &&
-  a.thread === b.thread &&
-  a.streaming === b.streaming;
-
 /** Runs one engine against the network until closed. */
 export class Shell {
   /** The engine (read its parts; drive it only through the shell). */
@@ -109,6 +102,9 @@ export class Shell {
   readonly storage: StoragePort;
   /** Inputs the engine refused (malformed values from the host), in order. */
   readonly errors: Error[] = [];
+  /** The snapshot, followed step by step (`ChatStore`): `subscribe` / `getSnapshot` for a
+   *  view layer. */
+  readonly store: ChatStore;
 
   readonly #fetch: typeof fetch;
   readonly #rewrite: UrlRewrite | undefined;
@@ -123,8 +119,6 @@ export class Shell {
   #closed = false;
   #stepping = false;
   readonly #later: (() => void)[] = [];
-  #snapshot: Snapshot | undefined;
-  #seen: Revisions | undefined;
   #visibility: (() => void) | undefined;
   readonly #tabs: Tabs | undefined;
 
@@ -151,6 +145,7 @@ export class Shell {
       },
       this.#now(),
     );
+    this.store = new ChatStore(this);
     this.storage = storage ?? new BrowserStorage();
     this.#fetch = fetchFn ?? globalThis.fetch.bind(globalThis);
     this.#rewrite = rewriteRequestUrl;
@@ -195,15 +190,10 @@ export class Shell {
     this.input({ input: "command", value: command });
   }
 
-  /** The snapshot after the last input the engine took (read again only when the engine's
-   *  revisions moved). */
+  /** The snapshot as of the last step (the shell's `store`: parts read again only when their
+   *  revisions moved, a streamed answer applied delta by delta). */
   snapshot(): Snapshot {
-    const revisions = this.engine.revisions();
-    if (this.#snapshot === undefined || !same(this.#seen, revisions)) {
-      this.#seen = revisions;
-      this.#snapshot = this.engine.snapshot();
-    }
-    return this.#snapshot;
+    return this.store.getSnapshot();
   }
 
   /** Calls `listener` after every step that may have changed the snapshot; returns the
@@ -321,7 +311,7 @@ export class Shell {
         this.errors.push(e);
       }
       if (events) for (const event of events) this.#emit(event);
-      this.#drain();
+      if (!this.#closed) this.#drain();
     } finally {
       this.#stepping = false;
     }
@@ -332,25 +322,27 @@ export class Shell {
 
   #drain(): void {
     const engine = this.engine;
-    for (let intent = engine.pollIntent(); intent !== undefined; intent = engine.pollIntent()) {
+    for (let intent = engine.pollIntent(); intent !== undefined && !this.#closed; intent = engine.pollIntent()) {
       if (intent.kind === "http") this.#request(intent);
       else if (intent.kind === "abort") {
         this.#requests.get(intent.id)?.abort();
         this.#requests.delete(intent.id);
       } else this.#storage(intent);
     }
-    for (let event = engine.pollEvent(); event !== undefined; event = engine.pollEvent()) {
+    while (!this.#closed) {
+      const event = engine.pollEvent();
+      if (event === undefined) break;
       this.#emit(event);
     }
-    this.#setTimer();
+    if (!this.#closed) this.#setTimer();
   }
 
   #emit(event: Event): void {
-    for (const listener of this.#eventListeners) listener(event);
+    for (const listener of this.#eventListeners) guarded(() => listener(event));
   }
 
   #notify(): void {
-    for (const listener of this.#listeners) listener();
+    for (const listener of [...this.#listeners]) guarded(listener);
   }
 
   #setTimer(): void {
@@ -360,7 +352,9 @@ export class Shell {
     this.#timer = undefined;
     this.#timerAt = at;
     if (at === undefined) return;
-    const wait = Math.max(0, (at - this.#now()) / 1000);
+    // setTimeout takes at most 2^31 - 1 ms; a later deadline is waited for in steps (a tick
+    // before the deadline changes nothing).
+    const wait = Math.min(2 ** 31 - 1, Math.max(0, (at - this.#now()) / 1000));
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#timerAt = undefined;
@@ -437,7 +431,9 @@ export class Shell {
           try {
             release = await tabs.acquire(turn, controller.signal);
           } catch {
-            return; // aborted while another tab's turn ran
+            // Aborted while another tab's turn ran: nothing to send. Refused (a sandboxed
+            // frame has no locks): the turn goes without one.
+            if (controller.signal.aborted) return;
           }
           if (!live()) return;
         }
@@ -463,7 +459,12 @@ export class Shell {
     onHead: () => void,
   ): Promise<void> {
     const { id } = intent;
-    const secrets = intent.headers.map(([, value]) => value.trim()).filter((v) => v !== "");
+    // The credential, whole and without its scheme (`Bearer ...`).
+    const secrets = intent.headers
+      .filter(([name]) => name.toLowerCase() === "authorization")
+      .flatMap(([, value]) => [value.trim(), value.trim().split(/\s+/).slice(1).join(" ")])
+      .filter((v) => v !== "")
+      .sort((a, b) => b.length - a.length);
     const scrub = (e: unknown): string => {
       // A transport's message can quote a header: never pass a credential on.
       let message = describe(e);
@@ -513,21 +514,21 @@ export class Shell {
     );
     if (response.ok) onHead();
     const reader = response.body?.getReader();
-    try {
-      if (reader !== undefined) {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done || !live()) break;
-          this.#step(() => this.engine.feedBodyChunks(id, value, this.#now()));
+    while (reader !== undefined) {
+      let piece: ReadableStreamReadResult<Uint8Array>;
+      try {
+        piece = await reader.read();
+      } catch (e) {
+        if (live()) {
+          const message = scrub(e);
+          this.#requests.delete(id);
+          this.#step(() => this.engine.handleFailure(id, "broken", message, this.#now()));
         }
+        return;
       }
-    } catch (e) {
-      if (live()) {
-        const message = scrub(e);
-        this.#requests.delete(id);
-        this.#step(() => this.engine.handleFailure(id, "broken", message, this.#now()));
-      }
-      return;
+      if (piece.done || !live()) break;
+      const chunk = piece.value;
+      this.#step(() => this.engine.feedBodyChunks(id, chunk, this.#now()));
     }
     if (live()) {
       this.#requests.delete(id);
@@ -535,6 +536,22 @@ export class Shell {
     } else {
       void reader?.cancel().catch(() => undefined);
     }
+  }
+}
+
+/** Runs a host's listener; what it throws is reported (`reportError`, else an uncaught error
+ *  on a later task) and never reaches the engine's loop: a listener's defect must not break a
+ *  turn. */
+function guarded(listener: () => void): void {
+  try {
+    listener();
+  } catch (e) {
+    const report = (globalThis as { reportError?: (e: unknown) => void }).reportError;
+    if (report !== undefined) report(e);
+    else
+      setTimeout(() => {
+        throw e;
+      });
   }
 }
 

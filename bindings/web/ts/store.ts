@@ -1,15 +1,21 @@
 // A framework-free store over a shell: `subscribe` / `getSnapshot`, as React's
 // `useSyncExternalStore` (or any other view layer) wants them. The value keeps the identity of
 // everything that did not change: a message whose parts did not change is the same object, and
-// so is a part, a list, any value of the snapshot equal to the last one. A streamed answer is
-// applied delta by delta to the one part it changes (a new part, a new message holding it, a
-// new thread array: work proportional to the change, never a copy of the texts or a re-read of
-// the thread); the thread is read again only when the engine says it changed.
+// so is a part, a list, any value of the snapshot equal to the last one.
+//
+// A streamed answer is applied delta by delta to the parts it changes: the events of one step of
+// the shell are gathered, then applied at its end, with one new thread array, one new message
+// and one new parts array for the message they change, and a new object for each part they
+// change (work proportional to the change: never a copy of the texts, never a re-read of the
+// thread). The thread is read whole when the engine's `thread` revision moved (a message added,
+// an answer started or ended), and whenever the deltas of a step cannot be applied as they are
+// (a part the mirror lacks, an answer of another session, the `streaming` revision moving with
+// no answer event seen): the mirror is never left behind.
 
 import { parsePartialJson } from "./engine.js";
 import type { Shell } from "./shell.js";
 import type { Snapshot } from "./snapshot.js";
-import type { AnswerDelta, Event, Message, Part, Revisions, StreamDelta } from "./types.js";
+import type { Event, Message, Part, Revisions, StreamDelta } from "./types.js";
 
 /** What the store gives: the snapshot, its thread mirrored with stable identities. */
 export type ChatState = Snapshot;
@@ -74,19 +80,21 @@ function toolPart(prev: Record<string, unknown>, raw: string, isText: boolean): 
   return part as Part;
 }
 
-/** The store of one shell. */
+/** An answer event of one step, kept until the step ends. */
+type Pending = { session: string; event: Event };
+
+/** The store of one shell. `shell.store` is the shell's own; another one can follow the same
+ *  shell. */
 export class ChatStore {
   readonly shell: Shell;
   /** How often the thread was read whole, and how many deltas were applied to it in place
    *  (the tests check that a streamed answer is applied, not read again). */
   readonly stats = { threadReads: 0, deltasApplied: 0 };
   #state: ChatState;
-  #thread: Message[];
   #seen: Revisions;
-  #reload = false;
+  #pending: Pending[] = [];
   #index = new Map<string, number>();
   #indexed: readonly Message[] | undefined;
-  #changed = false;
   readonly #listeners = new Set<() => void>();
   readonly #stop: (() => void)[];
 
@@ -94,10 +102,15 @@ export class ChatStore {
     this.shell = shell;
     const engine = shell.engine;
     this.#seen = engine.revisions();
-    this.#thread = engine.thread();
-    this.#state = { ...engine.snapshotWithoutThread(), thread: this.#thread };
+    this.#state = { ...engine.snapshotWithoutThread(), thread: engine.thread() };
     this.#stop = [
-      shell.onEvent((event) => this.#event(event)),
+      shell.onEvent((event) => {
+        if ("type" in event && event.type === "delta") {
+          this.#pending.push({ session: event.sessionUid, event });
+        } else if ("event" in event && event.event === "answer") {
+          this.#pending.push({ session: event.session_uid, event });
+        }
+      }),
       shell.subscribe(() => this.#step()),
     ];
   }
@@ -133,127 +146,113 @@ export class ChatStore {
     this.#listeners.clear();
   }
 
-  #event(event: Event): void {
-    if ("type" in event && event.type === "delta") {
-      this.#delta(event);
-    } else if ("event" in event && event.event === "answer") {
-      if (event.session_uid === this.#state.currentSessionId) this.#answer(event.delta);
-    }
-  }
-
-  /** The message an answer's deltas change: the thread's last, while it runs. */
-  #streaming(): number {
-    const last = this.#thread.length - 1;
-    const message = this.#thread[last];
-    return message !== undefined && message.role === "assistant" && message.status === "running"
-      ? last
-      : -1;
-  }
-
-  #replacePart(at: number, index: number, part: Part | undefined, truncate?: number): void {
-    const message = this.#thread[at];
-    if (message === undefined) return;
-    const parts = message.parts.slice(0, truncate ?? message.parts.length);
-    if (part !== undefined) parts[index] = part;
-    const thread = this.#thread.slice();
-    thread[at] = { ...message, parts };
-    this.#thread = thread;
-    this.#changed = true;
-  }
-
-  #delta(delta: AnswerDelta): void {
-    if (delta.sessionUid !== this.#state.currentSessionId) return;
-    const at = this.#streaming();
-    const part = this.#thread[at]?.parts[delta.index] as Record<string, unknown> | undefined;
-    if (part === undefined) {
-      this.#reload = true;
-      return;
-    }
-    this.stats.deltasApplied++;
-    if (delta.kind === "text" || delta.kind === "reasoning") {
-      this.#replacePart(at, delta.index, { ...part, text: `${part["text"] ?? ""}${delta.text}` } as Part);
-    } else {
-      const raw = `${typeof part["rawInput"] === "string" ? part["rawInput"] : ""}${delta.text}`;
-      this.#replacePart(at, delta.index, toolPart(part, raw, delta.kind === "tool_input_text"));
-    }
-  }
-
-  #answer(delta: StreamDelta): void {
-    const at = this.#streaming();
-    switch (delta.type) {
-      case "partAdded":
-      case "partUpdated":
-        if (at < 0) this.#reload = true;
-        else this.#replacePart(at, delta.index, delta.part);
-        return;
-      case "partsRemoved":
-        if (at < 0) this.#reload = true;
-        else this.#replacePart(at, 0, undefined, delta.from);
-        return;
-      case "started":
-      case "metadata":
-        if (at < 0) this.#reload = true;
-        else this.#replaceMessage(at, delta.type === "started" ? { id: delta.messageId } : { metadata: delta.metadata });
-        return;
-      case "ended":
-        // The end settles the message's parts and status: read it once, as the engine has it.
-        this.#reload = true;
-        return;
-      default:
-        // Nothing of the message changes (a tool's status line, a skipped frame, transient
-        // data, the Agent's id, a new session), or the thread's next read shows it.
-        return;
-    }
-  }
-
-  #replaceMessage(at: number, fields: Partial<Message>): void {
-    const message = this.#thread[at];
-    if (message === undefined) return;
-    const thread = this.#thread.slice();
-    thread[at] = { ...message, ...fields };
-    this.#thread = thread;
-    this.#changed = true;
-  }
-
-  /** After every step of the shell: read what the revisions say moved. */
+  /** After every step of the shell: read what the revisions say moved, apply the step's
+   *  answer events, tell the listeners when something changed. */
   #step(): void {
     const engine = this.shell.engine;
+    const pending = this.#pending;
+    this.#pending = [];
     if (this.shell.closed) return;
     const now = engine.revisions();
     const seen = this.#seen;
     this.#seen = now;
     let state = this.#state;
     if (now.state !== seen.state) {
-      const next = engine.snapshotWithoutThread() as unknown as Record<string, unknown>;
-      delete next["thread"];
-      const shared = share(state, { ...next, thread: state.thread } as ChatState);
-      state = shared;
+      const next = engine.snapshotWithoutThread();
+      state = share(state, { ...next, thread: state.thread });
     } else if (now.run !== seen.run) {
       const run = engine.runStatus();
-      let changed = false;
-      const next = { ...state } as Record<string, unknown>;
+      let next: Record<string, unknown> | undefined;
       for (const field of RUN_FIELDS) {
-        const value = share(next[field], run[field]);
-        if (value !== next[field]) {
+        const value = share(state[field], run[field]);
+        if (value !== state[field]) {
+          next ??= { ...state };
           next[field] = value;
-          changed = true;
         }
       }
-      if (changed) state = next as unknown as ChatState;
+      if (next !== undefined) state = next as unknown as ChatState;
     }
-    if (now.thread !== seen.thread || this.#reload) {
-      this.#reload = false;
-      this.#thread = share(this.#thread, engine.thread());
+    let thread = state.thread;
+    const shown = state.currentSessionId;
+    const answers = pending.filter((p) => p.session === shown);
+    // Answers of another session are a background run's, unless the session on screen
+    // changed in this step (a re-keyed session): then the thread is read.
+    const dropped = answers.length < pending.length && now.state !== seen.state;
+    let reload = now.thread !== seen.thread || dropped;
+    if (!reload && now.streaming !== seen.streaming && answers.length === 0) reload = true;
+    if (!reload && answers.length > 0) {
+      const applied = this.#apply(thread, answers);
+      if (applied === undefined) reload = true;
+      else thread = applied;
+    }
+    if (reload) {
+      thread = share(thread, engine.thread());
       this.stats.threadReads++;
-      this.#changed = true;
     }
-    if (this.#changed || state.thread !== this.#thread) {
-      this.#changed = false;
-      state = { ...state, thread: this.#thread };
-    }
+    if (thread !== state.thread) state = { ...state, thread };
     if (state !== this.#state) {
       this.#state = state;
       for (const listener of [...this.#listeners]) listener();
+    }
+  }
+
+  /** The thread with the step's answer events applied to its streaming message, or
+   *  `undefined` when they cannot be applied as they are (the thread is then read whole). */
+  #apply(thread: readonly Message[], answers: Pending[]): Message[] | undefined {
+    const at = thread.length - 1;
+    const message = thread[at];
+    if (message === undefined || message.role !== "assistant" || message.status !== "running") {
+      return undefined;
+    }
+    // One copy of the message and of its parts for the whole step.
+    const draft: Message = { ...message, parts: message.parts.slice() };
+    const parts = draft.parts;
+    for (const { event } of answers) {
+      if ("type" in event && event.type === "delta") {
+        const part = parts[event.index] as Record<string, unknown> | undefined;
+        if (part === undefined) return undefined;
+        this.stats.deltasApplied++;
+        if (event.kind === "text" || event.kind === "reasoning") {
+          parts[event.index] = { ...part, text: `${part["text"] ?? ""}${event.text}` } as Part;
+        } else {
+          const raw = `${typeof part["rawInput"] === "string" ? part["rawInput"] : ""}${event.text}`;
+          parts[event.index] = toolPart(part, raw, event.kind === "tool_input_text");
+        }
+      } else if ("event" in event && event.event === "answer") {
+        if (!this.#answer(draft, event.delta)) return undefined;
+      }
+    }
+    const next = thread.slice();
+    next[at] = draft;
+    return next;
+  }
+
+  /** Applies one change of the answer to the draft; false when the thread must be read. */
+  #answer(draft: Message, delta: StreamDelta): boolean {
+    const parts = draft.parts;
+    switch (delta.type) {
+      case "partAdded":
+      case "partUpdated":
+        // An index past the end would leave a hole: the engine appends there.
+        if (delta.index > parts.length) return false;
+        parts[delta.index] = delta.part;
+        return true;
+      case "partsRemoved":
+        parts.length = Math.min(parts.length, delta.from);
+        return true;
+      case "started":
+        draft.id = delta.messageId;
+        return true;
+      case "metadata":
+        draft.metadata = delta.metadata;
+        return true;
+      case "ended":
+        // The end settles the message's parts and status: read it as the engine has it.
+        return false;
+      default:
+        // Nothing of the message changes: a tool's status line, a skipped frame, transient
+        // data, the Agent's id, a new session, an error or finish reported in the stream.
+        return true;
     }
   }
 }

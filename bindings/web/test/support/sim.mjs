@@ -25,7 +25,9 @@ export async function startSim(t, ...args) {
     env: { ...process.env, PLATFORM_SIM_TOKEN: TOKEN },
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const sim = { token: TOKEN, stop: () => child.kill() };
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  // stop() resolves once the process is gone (its port closed).
+  const sim = { token: TOKEN, stop: () => (child.kill(), exited) };
   t?.after(() => child.kill());
   const lines = createInterface({ input: child.stdout });
   for await (const line of lines) {
