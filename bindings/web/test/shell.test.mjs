@@ -152,3 +152,69 @@ test("a turn goes out when the page's locks refuse (a sandboxed frame)", async (
   const done = await shell.waitFor((s) => s.runStatus === "complete", 30_000);
   assert.equal(done.thread.length, 2);
 });
+
+test("the timer drives the wake: an idle Agent is checked again until it serves (RTA-3)", async (t) => {
+  const sim = await startSim(t, "--waking-checks", "2");
+  const shell = shellFor(sim);
+  t.after(() => shell.close());
+  openDefault(shell, sim);
+  // The snapshot says the Agent is waking before it is ready: the re-checks are the timer's.
+  const waking = await shell.waitFor((s) => s.composerState.status === "waking", 30_000);
+  assert.equal(waking.composerState.reason, "Demo Agent is waking up");
+  assert.equal(waking.isAssistantRuntimeStarting, true);
+  const ready = await shell.waitReady(60_000);
+  assert.equal(ready.isAssistantRuntimeStarting, false);
+});
+
+test("a stored queue is read back through the storage port, held as away (SND-24, ADR 087)", async (t) => {
+  const sim = await startSim(t);
+  // Learn the default session's uid first, then start a shell whose storage holds a row.
+  const first = shellFor(sim);
+  openDefault(first, sim);
+  const { currentSessionId: session } = await first.waitReady(30_000);
+  first.close();
+  const storage = new MemoryStorage();
+  storage.save(`main_sequence_ai.message_queue.${session}`, [
+    { id: "row-1", text: "written before the reload", createdAt: "2026-12-04T10:00:00Z" },
+  ]);
+  const shell = shellFor(sim, { storage });
+  t.after(() => shell.close());
+  openDefault(shell, sim);
+  const held = await shell.waitFor((s) => s.messageQueue.length === 1, 30_000);
+  assert.equal(held.messageQueue[0].text, "written before the reload");
+  assert.equal(held.messageQueue[0].status, "held");
+  assert.equal(held.messageQueue[0].holdMessage, "Held while you were away.");
+  // Released by the person, it is sent once and leaves the queue and the storage.
+  await shell.waitReady(30_000);
+  shell.command({ command: "send_next_queued_message" });
+  const sent = await shell.waitFor((s) => s.runStatus === "complete" && s.messageQueue.length === 0, 30_000);
+  assert.deepEqual(
+    sent.thread.filter((m) => m.role === "user").map((m) => m.parts[0].text),
+    ["written before the reload"],
+  );
+  assert.equal(storage.load(`main_sequence_ai.message_queue.${session}`), undefined);
+});
+
+test("close() aborts the requests in flight and the engine takes nothing after", async (t) => {
+  const sim = await startSim(t);
+  const signals = [];
+  const shell = shellFor(sim, {
+    // Every request hangs until it is aborted.
+    fetch: (_url, init) =>
+      new Promise((_, reject) => {
+        signals.push(init.signal);
+        init.signal.addEventListener("abort", () => reject(init.signal.reason));
+      }),
+  });
+  openDefault(shell, sim);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.ok(signals.length > 0, "requests went out");
+  assert.ok(signals.every((s) => !s.aborted));
+  shell.close();
+  assert.ok(signals.every((s) => s.aborted), "every request aborted");
+  assert.equal(shell.closed, true);
+  // Inputs after close are dropped, not thrown.
+  shell.command({ command: "send_message", text: "too late" });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(shell.errors, []);
+});
