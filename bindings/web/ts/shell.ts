@@ -10,6 +10,7 @@
 import { Engine, EngineError } from "./engine.js";
 import type { Snapshot } from "./snapshot.js";
 import { BrowserStorage, type StoragePort } from "./storage.js";
+import { guarded } from "./report.js";
 import { ChatStore } from "./store.js";
 import { Tabs } from "./tabs.js";
 import type {
@@ -536,22 +537,6 @@ export class Shell {
     } else {
       void reader?.cancel().catch(() => undefined);
     }
-  }
-}
-
-/** Runs a host's listener; what it throws is reported (`reportError`, else an uncaught error
- *  on a later task) and never reaches the engine's loop: a listener's defect must not break a
- *  turn. */
-function guarded(listener: () => void): void {
-  try {
-    listener();
-  } catch (e) {
-    const report = (globalThis as { reportError?: (e: unknown) => void }).reportError;
-    if (report !== undefined) report(e);
-    else
-      setTimeout(() => {
-        throw e;
-      });
   }
 }
 

@@ -13,6 +13,7 @@
 // no answer event seen): the mirror is never left behind.
 
 import { parsePartialJson } from "./engine.js";
+import { guarded } from "./report.js";
 import type { Shell } from "./shell.js";
 import type { Snapshot } from "./snapshot.js";
 import type { Event, Message, Part, Revisions, StreamDelta } from "./types.js";
@@ -192,7 +193,7 @@ export class ChatStore {
     if (thread !== state.thread) state = { ...state, thread };
     if (state !== this.#state) {
       this.#state = state;
-      for (const listener of [...this.#listeners]) listener();
+      for (const listener of [...this.#listeners]) guarded(listener);
     }
   }
 
