@@ -234,6 +234,17 @@ function Notices() {
   );
 }
 
+// `?probe=1`: a child that sends a command as soon as it mounts (the browser test checks, in the
+// recorded trace, that the provider's inputs reached the engine first).
+const params = new URLSearchParams(location.search);
+function ProbeOnMount() {
+  const { requestAvailableModels } = useChatActions();
+  useEffect(() => {
+    requestAvailableModels();
+  }, [requestAvailableModels]);
+  return null;
+}
+
 function App({ config }) {
   // null: the default session; a uid: that session; undefined: whatever the engine selects.
   const [requested, setRequested] = useState(null);
@@ -257,7 +268,9 @@ function App({ config }) {
         window.__notices.push(n);
         window.__pushNotice?.(n);
       }}
+      shellOptions={{ record: params.has("record") }}
     >
+      {params.has("probe") ? <ProbeOnMount /> : null}
       <Sessions onPick={setRequested} />
       <main>
         <ExposeShell />

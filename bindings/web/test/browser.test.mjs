@@ -58,6 +58,30 @@ const waitText = (page, id, expected, timeout = 30_000) =>
     { timeout },
   );
 
+test("the provider's inputs reach the engine before a child's mount effect (issue 28, point 4)", skip, async (t) => {
+  const sim = await startSim(t, "--web", DEMO);
+  const context = await browser.newContext();
+  t.after(() => context.close());
+  const page = await context.newPage();
+  await page.goto(`${sim.url}/demo/?record=1&probe=1`);
+  await page.waitForFunction(() => window.__shell?.engine.trace()?.includes('"command"'));
+  const inputs = await page.evaluate(() =>
+    window.__shell.engine
+      .trace()
+      .split("\n")
+      .filter((line) => line.includes('"input":{'))
+      .map((line) => JSON.parse(line).input),
+  );
+  const names = inputs.map((i) => (i.input === "command" ? i.value.command : i.input));
+  const first = names.indexOf("request_available_models");
+  assert.ok(first > 0, JSON.stringify(names));
+  for (const input of ["person", "environment_uid", "default_session", "is_visible"]) {
+    const at = names.indexOf(input);
+    assert.ok(at >= 0 && at < first, `${input} before the child's command: ${JSON.stringify(names)}`);
+  }
+  assert.ok(!JSON.stringify(inputs).includes(await (await fetch(`${sim.url}/demo/config.json`)).json().then((c) => c.token)));
+});
+
 test("send: the answer streams in with reasoning, a tool call and text (DEF-1, RU-1)", skip, async (t) => {
   const sim = await startSim(t, "--web", DEMO, "--answer-delay-ms", "30");
   const context = await browser.newContext();
