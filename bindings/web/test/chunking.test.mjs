@@ -1,0 +1,129 @@
+// The store against the engine on a long answer cut into pieces of every size (issue 28,
+// point 4; the chunking invariance of ui-message-stream.md): a seeded answer with reasoning,
+// text, tool inputs streamed in small pieces, outputs, data parts and metadata, served by a
+// local runtime in memory in seeded random slices. At every step the store's thread is the
+// engine's; at the end it is the same whatever the slicing, and deltas were applied in place.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { MemoryStorage, Shell } from "../dist/index.js";
+
+/** mulberry32: the anchor harness's seeded generator. */
+function random(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = ["the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog; ", "é ", "日本 ", "🙂 "];
+
+function answer(rand) {
+  const pick = () => WORDS[Math.floor(rand() * WORDS.length)];
+  const chunks = [{ type: "start", messageId: "m-1", messageMetadata: { model: "bench" } }];
+  for (let step = 0; step < 6; step++) {
+    chunks.push({ type: "start-step" });
+    chunks.push({ type: "reasoning-start", id: `r${step}` });
+    for (let i = 0; i < 30; i++) chunks.push({ type: "reasoning-delta", id: `r${step}`, delta: pick() });
+    chunks.push({ type: "reasoning-end", id: `r${step}` });
+    chunks.push({ type: "text-start", id: `t${step}` });
+    for (let i = 0; i < 60; i++) chunks.push({ type: "text-delta", id: `t${step}`, delta: pick() });
+    chunks.push({ type: "text-end", id: `t${step}` });
+    const toolCallId = `call-${step}`;
+    const input = { path: `src/${step}.rs`, content: Array.from({ length: 40 }, pick).join("") };
+    chunks.push({ type: "tool-input-start", toolCallId, toolName: "write_file" });
+    const json = JSON.stringify(input);
+    for (let i = 0; i < json.length; i += 4) {
+      chunks.push({ type: "tool-input-delta", toolCallId, inputTextDelta: json.slice(i, i + 4) });
+    }
+    chunks.push({ type: "tool-input-available", toolCallId, toolName: "write_file", input });
+    chunks.push({ type: "data-status", id: "status", data: { step } });
+    chunks.push({ type: "tool-output-available", toolCallId, output: { written: json.length } });
+    chunks.push({ type: "message-metadata", messageMetadata: { usage: { step } } });
+    chunks.push({ type: "finish-step" });
+  }
+  chunks.push({ type: "finish", finishReason: "stop" });
+  const body = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n";
+  return new TextEncoder().encode(body);
+}
+
+const BASE = "http://127.0.0.1:8787";
+
+/** A local runtime in memory answering the turn with `bytes` in slices `sizes()` long. */
+function runtime(bytes, sizes) {
+  const json = (value, status = 200) =>
+    new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
+  return async (url, init) => {
+    const path = new URL(url).pathname;
+    const method = init?.method ?? "GET";
+    if (path === "/ready" || path === "/health") return json({ ok: true, mode: "local" });
+    if (path === "/api/chat" && method === "GET") return json({ ok: true });
+    if (path === "/api/chat" && method === "POST") {
+      let offset = 0;
+      const body = new ReadableStream({
+        pull(controller) {
+          if (offset >= bytes.length) return controller.close();
+          const end = Math.min(bytes.length, offset + sizes());
+          controller.enqueue(bytes.slice(offset, end));
+          offset = end;
+        },
+      });
+      return new Response(body, {
+        headers: { "content-type": "text/event-stream", "x-agent-session-uid": "local-1" },
+      });
+    }
+    return json({ detail: "Not found." }, 404);
+  };
+}
+
+const plain = (value) => JSON.parse(JSON.stringify(value));
+
+async function run(bytes, sizes) {
+  const shell = new Shell({
+    platformBaseUrl: BASE,
+    storage: new MemoryStorage(),
+    fetch: runtime(bytes, sizes),
+    crossTab: false,
+    seed: 7,
+    startUnixMs: 1_767_225_600_000,
+  });
+  const failures = [];
+  let steps = 0;
+  shell.subscribe(() => {
+    try {
+      assert.deepEqual(plain(shell.store.getSnapshot().thread), plain(shell.engine.thread()));
+      steps++;
+    } catch (e) {
+      failures.push(e);
+    }
+  });
+  shell.input({ input: "source", value: { baseUrl: BASE, displayName: "Local" } });
+  shell.input({ input: "is_visible", value: true });
+  await shell.waitReady(10_000);
+  shell.command({ command: "send_message", text: "go" });
+  const done = await shell.waitFor((s) => s.runStatus === "complete" || s.runStatus === "error", 20_000);
+  const stats = { ...shell.store.stats };
+  shell.close();
+  assert.deepEqual(failures, []);
+  return { answer: plain(done.thread.at(-1)), steps, stats };
+}
+
+test("any slicing gives the same message, the store agreeing with the engine at every step", async () => {
+  const bytes = answer(random(1));
+  const whole = await run(bytes, () => bytes.length);
+  assert.equal(whole.answer.status, "complete");
+  assert.equal(whole.answer.parts.filter((p) => p.type === "dynamic-tool" || p.type.startsWith("tool-")).length, 6);
+  for (const seed of [2, 3, 4, 5]) {
+    const rand = random(seed);
+    // Pieces of 1 to 64 bytes: UTF-8 sequences and frames cut anywhere.
+    const cut = await run(bytes, () => 1 + Math.floor(rand() * 64));
+    assert.deepEqual(cut.answer, whole.answer, `seed ${seed}`);
+    assert.ok(cut.steps > 100, `seed ${seed}: ${cut.steps} steps`);
+    assert.ok(cut.stats.deltasApplied > 10 * cut.stats.threadReads, JSON.stringify(cut.stats));
+  }
+});
