@@ -16,8 +16,9 @@ import { build } from "esbuild";
 
 import { Engine, SNAPSHOT_FIELDS } from "../dist/index.js";
 import { generate } from "../tools/gen-snapshot.mjs";
+import { MemoryStorage, Shell } from "../dist/index.js";
 import { launch, missing } from "./support/browser.mjs";
-import { startSim } from "./support/sim.mjs";
+import { openDefault, startSim } from "./support/sim.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -32,6 +33,42 @@ test("the README shows examples/hello.mjs as it is", () => {
 
 test("ts/snapshot.ts is what tools/gen-snapshot.mjs writes from snapshot/mod.rs", () => {
   assert.equal(readFileSync(join(root, "ts/snapshot.ts"), "utf8"), generate());
+});
+
+test("real snapshots type-check against the generated Snapshot and its nested types", async (t) => {
+  const sim = await startSim(t);
+  const snapshots = [];
+  // Blocked (a refused token): sendReadiness with its code, message and failure.
+  const refused = new Shell({ platformBaseUrl: sim.url, token: "wrong", userUid: sim.person, storage: new MemoryStorage() });
+  openDefault(refused, sim);
+  await refused.waitFor((s) => s.sendReadiness.state === "blocked", 30_000);
+  snapshots.push(refused.engine.snapshot());
+  refused.close();
+  // After a turn, with a queued row, the picker's catalog and an Agent's icon.
+  const shell = new Shell({ platformBaseUrl: sim.url, token: sim.token, userUid: sim.person, storage: new MemoryStorage() });
+  t.after(() => shell.close());
+  openDefault(shell, sim);
+  await shell.waitReady(30_000);
+  shell.command({ command: "send_message", text: "Hello" });
+  await shell.waitFor((s) => s.runStatus === "complete", 30_000);
+  shell.command({ command: "enqueue_message", text: "later" });
+  shell.command({ command: "request_agent_icons", agent_uids: [sim.agent] });
+  await shell.waitFor((s) => s.agentIcons[sim.agent]?.status === "ready" && s.availableModels.length > 0, 30_000);
+  snapshots.push(shell.engine.snapshot());
+  const values = snapshots.map((s) => JSON.stringify(s)).join(",\n");
+  // Object literals: TypeScript refuses a field the types do not name, and a missing one.
+  const dir = mkdtempSync(join(root, "test-artifacts-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, "check.ts");
+  writeFileSync(
+    file,
+    `import type { Snapshot } from "../ts/snapshot.js";\nexport const checked: Snapshot[] = [\n${values}\n];\n`,
+  );
+  const tsc = join(root, "node_modules/typescript/bin/tsc");
+  execFileSync(process.execPath, [tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--skipLibCheck", file], { cwd: root, encoding: "utf8" });
+  for (const key of ["activeSessionDetail", "activeRuntimeInteraction", "agentIcons", "messageQueue", "availableModels"]) {
+    assert.notEqual(JSON.stringify(snapshots[1][key]), "null", `${key} was filled in the checked snapshot`);
+  }
 });
 
 test("a real snapshot has exactly the generated fields, in order", () => {

@@ -268,3 +268,178 @@ export interface Message {
   createdAt?: string;
   provenance?: unknown;
 }
+
+// The snapshot's nested values (the Rust types of the same names, as serde writes them).
+// `test/package.test.mjs` type-checks a real snapshot against them.
+
+/** `activeSessionReadiness`. */
+export interface Readiness {
+  sessionId: string | null;
+  status: "idle" | "loading" | "ready" | "error" | "not_found";
+  detailReady: boolean;
+  historyReady: boolean;
+  insightsReady: boolean;
+  error: string | null;
+}
+
+/** `activeSessionDetail`. */
+export interface DetailSnapshot {
+  sessionId: string;
+  status: "idle" | "loading" | "ready" | "error" | "not_found";
+  error: string | null;
+  /** The session's record, as the platform gives it. */
+  record: Record<string, unknown> | null;
+  /** The insights, normalized (RU-30). */
+  insights: Record<string, unknown> | null;
+  insightsLoading: boolean;
+  insightsError: string | null;
+}
+
+/** A session of a list (`agentSessions`, `sessionSearchResults`). */
+export interface SessionSummary {
+  uid: string;
+  agentUid: string | null;
+  agentName: string | null;
+  title: string;
+  status: string | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  handleUniqueId: string | null;
+  llmProvider: string | null;
+  llmModel: string | null;
+}
+
+/** A row of `archivedSessions`. */
+export interface ArchivedSession {
+  session: SessionSummary;
+  archivedAt: string | null;
+}
+
+/** A runtime notice. */
+export interface RuntimeNotice {
+  code: string;
+  severity: string;
+  title: string;
+  message: string;
+}
+
+/** `activeRuntimeInteraction`: the admission decision. */
+export interface RuntimeInteraction {
+  state: string;
+  canSubmit: boolean;
+  notice: RuntimeNotice | null;
+  supportReference: string | null;
+  retryAfterMs: number | null;
+}
+
+/** `activeRuntimePresence`: diagnostic progress. */
+export interface RuntimePresence {
+  phase: string;
+  detail: string;
+  desiredReplicas: number | null;
+  actualReplicas: number | null;
+  observedAt: string | null;
+  wake: Record<string, unknown> | null;
+}
+
+/** `sendReadiness`: whether a message can be sent now, else what the engine waits for or why
+ *  it cannot. */
+export type SendReadiness =
+  | { state: "ready" }
+  | { state: "waiting"; waitingFor: string }
+  | {
+      state: "blocked";
+      code: string;
+      message: string;
+      failure?: Record<string, unknown> | null;
+      noticeCode?: string | null;
+    };
+
+/** `composerState` (RU-38). */
+export interface ComposerState {
+  status: string;
+  canSend: boolean;
+  queues: boolean;
+  canWrite: boolean;
+  reason: string | null;
+  supportReference?: string;
+}
+
+/** A row of `messageQueue`. */
+export interface QueueRow {
+  id: string;
+  text: string;
+  createdAt: string;
+  status: "queued" | "held";
+  holdReason?: string;
+  holdMessage?: string;
+}
+
+/** `messageQueueHold`. */
+export interface Hold {
+  reason: string;
+  message?: string;
+}
+
+/** `messageQueueTexts`: the strip's and the composer's texts (ADR 087). */
+export interface QueueTexts {
+  summary: string | null;
+  hold: string | null;
+  composerPlaceholder: string | null;
+  composerAction: string | null;
+}
+
+/** A provider of the picker. */
+export interface ProviderOption {
+  label: string;
+  value: string;
+}
+
+/** A thinking level of the picker. */
+export interface EffortOption {
+  label: string;
+  value: string;
+}
+
+/** A model of the picker (`id` is `"{provider}::{model}"`). */
+export interface ModelOption {
+  id: string;
+  provider: string;
+  model: string;
+  label: string;
+  selectable: boolean;
+  needsSignIn: boolean;
+  reasoningOptions: EffortOption[];
+  defaultReasoning?: string | null;
+}
+
+/** `sessionModelSelectionRequest`: a creation waits for a model choice. */
+export interface SessionModelSelectionRequest {
+  id: number;
+  agentLabel: string | null;
+  agentUid: string | null;
+  missing: { provider: boolean; model: boolean };
+}
+
+/** An entry of `sessionModelLastUsed`. */
+export interface LastUsedModel {
+  provider: string;
+  model: string;
+}
+
+/** `capabilities` (ADR 099): all true for the platform. */
+export interface Capabilities {
+  archiveSessions: boolean;
+  searchSessions: boolean;
+  sessionHistory: boolean;
+  sessionInsights: boolean;
+  modelProviderSettings: boolean;
+}
+
+/** An Agent's icon (`agentIcons`, RU-32 to RU-37). */
+export interface AgentIcon {
+  rendering: string;
+  url: string;
+  status: "idle" | "loading" | "ready" | "error";
+  image: { handle: number; contentType: string | null; etag: string | null; bytes: string } | null;
+}
