@@ -115,12 +115,19 @@ test("a listener that throws does not break the turn; what it threw is reported"
   });
   const shell = shellFor(sim);
   t.after(() => shell.close());
-  let thrown = 0;
+  let thrown = false;
+  let again = false;
   shell.onEvent((e) => {
-    if (e.type === "delta" && thrown++ === 0) throw new Error("a host's defect");
+    if (e.type === "delta" && !thrown) {
+      thrown = true;
+      throw new Error("a host's defect");
+    }
   });
   shell.subscribe(() => {
-    if (thrown === 1) throw new Error("another");
+    if (thrown && !again) {
+      again = true;
+      throw new Error("another");
+    }
   });
   openDefault(shell, sim);
   await shell.waitReady(30_000);
@@ -144,6 +151,16 @@ test("a turn goes out when the page's locks refuse (a sandboxed frame)", async (
     if (had) Object.defineProperty(globalThis, "navigator", had);
     else delete globalThis.navigator;
   });
+  // What the other tabs hear: the turn's start and its end.
+  const heard = [];
+  const channel = new BroadcastChannel(`agent-chat-engine:${new URL(sim.url).origin}:turns`);
+  const ended = new Promise((resolve) => {
+    channel.onmessage = (e) => {
+      heard.push(e.data.phase);
+      if (e.data.phase === "ended") resolve();
+    };
+  });
+  t.after(() => channel.close());
   const shell = shellFor(sim);
   t.after(() => shell.close());
   openDefault(shell, sim);
@@ -151,6 +168,23 @@ test("a turn goes out when the page's locks refuse (a sandboxed frame)", async (
   shell.command({ command: "send_message", text: "Hello" });
   const done = await shell.waitFor((s) => s.runStatus === "complete", 30_000);
   assert.equal(done.thread.length, 2);
+  await ended; // the channel delivers on a later task
+  assert.deepEqual(heard, ["started", "ended"]);
+});
+
+test("a storage port that closes the shell mid-step: the call returns, nothing throws", async (t) => {
+  const sim = await startSim(t);
+  let shell;
+  const storage = new MemoryStorage();
+  const load = storage.load.bind(storage);
+  storage.load = (key) => {
+    shell.close();
+    return load(key);
+  };
+  shell = shellFor(sim, { storage });
+  openDefault(shell, sim);
+  assert.equal(shell.closed, true);
+  assert.deepEqual(shell.errors, []);
 });
 
 test("the timer drives the wake: an idle Agent is checked again until it serves (RTA-3)", async (t) => {

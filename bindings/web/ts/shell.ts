@@ -191,8 +191,10 @@ export class Shell {
     this.input({ input: "command", value: command });
   }
 
-  /** The snapshot as of the last step (the shell's `store`: parts read again only when their
-   *  revisions moved, a streamed answer applied delta by delta). */
+  /** The snapshot as of the end of the last step (the shell's `store`: parts read again only
+   *  when their revisions moved, a streamed answer applied delta by delta). Inside an event
+   *  listener, while a step runs, it is the value before that step; the engine's own
+   *  `engine.snapshot()` is always current. */
   snapshot(): Snapshot {
     return this.store.getSnapshot();
   }
@@ -284,7 +286,7 @@ export class Shell {
     this.#requests.clear();
     this.#visibility?.();
     this.#tabs?.close();
-    for (const listener of [...this.#listeners]) listener();
+    for (const listener of [...this.#listeners]) guarded(listener);
     this.engine.close();
   }
 
@@ -323,7 +325,11 @@ export class Shell {
 
   #drain(): void {
     const engine = this.engine;
-    for (let intent = engine.pollIntent(); intent !== undefined && !this.#closed; intent = engine.pollIntent()) {
+    // Host code runs inside this loop (storage, fetch, the rewrite, the sender): it may close
+    // the shell, after which the engine takes no more calls.
+    while (!this.#closed) {
+      const intent = engine.pollIntent();
+      if (intent === undefined) break;
       if (intent.kind === "http") this.#request(intent);
       else if (intent.kind === "abort") {
         this.#requests.get(intent.id)?.abort();
@@ -421,9 +427,11 @@ export class Shell {
     // A turn (the runtime's streamed POST) of the session on screen: other tabs wait for it
     // and hear of it (tabs.ts).
     const tabs = this.#tabs;
+    // The session on screen now, read from the engine (the store's value is as of the last
+    // step's end): once per turn.
     const turn =
       tabs !== undefined && intent.method === "POST" && intent.streamed && intent.target !== "platform"
-        ? (this.snapshot().currentSessionId ?? undefined)
+        ? (this.engine.snapshotWithoutThread().currentSessionId ?? undefined)
         : undefined;
     void (async () => {
       let release: (() => void) | undefined;
@@ -433,8 +441,9 @@ export class Shell {
             release = await tabs.acquire(turn, controller.signal);
           } catch {
             // Aborted while another tab's turn ran: nothing to send. Refused (a sandboxed
-            // frame has no locks): the turn goes without one.
+            // frame has no locks): the turn goes without one, and its end is still told.
             if (controller.signal.aborted) return;
+            release = () => undefined;
           }
           if (!live()) return;
         }

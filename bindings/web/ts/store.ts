@@ -208,11 +208,12 @@ export class ChatStore {
     // One copy of the message and of its parts for the whole step.
     const draft: Message = { ...message, parts: message.parts.slice() };
     const parts = draft.parts;
+    let deltas = 0;
     for (const { event } of answers) {
       if ("type" in event && event.type === "delta") {
         const part = parts[event.index] as Record<string, unknown> | undefined;
         if (part === undefined) return undefined;
-        this.stats.deltasApplied++;
+        deltas++;
         if (event.kind === "text" || event.kind === "reasoning") {
           parts[event.index] = { ...part, text: `${part["text"] ?? ""}${event.text}` } as Part;
         } else {
@@ -225,6 +226,7 @@ export class ChatStore {
     }
     const next = thread.slice();
     next[at] = draft;
+    this.stats.deltasApplied += deltas;
     return next;
   }
 

@@ -359,7 +359,7 @@ impl Backend {
     pub(crate) fn is_new_conversation(&self, uid: &str) -> bool {
         self.local
             .as_deref()
-            .is_some_and(|l| l.selection.inner().fresh.contains(uid))
+            .is_some_and(|l| l.selection.inner().fresh.contains_key(uid))
     }
 
     /// The local runtime lists the conversation as working (a turn this engine did not start,

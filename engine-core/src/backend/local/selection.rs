@@ -5,7 +5,7 @@
 
 use statig::prelude::*;
 
-use std::collections::BTreeSet;
+use litemap::LiteMap;
 
 use crate::concerns::ctx::Ctx;
 use crate::intent::{Intent, StorageRequest};
@@ -21,7 +21,7 @@ pub(crate) struct LocalSelection {
     pub origin: Option<Origin>,
     /// Conversations started here that the runtime has not named yet (issue 14): no
     /// transcript is read for them, and their first turn must bring the runtime's id.
-    pub fresh: BTreeSet<String>,
+    pub fresh: LiteMap<String, ()>,
     /// What was last written to storage.
     written: Option<String>,
 }
@@ -106,7 +106,7 @@ impl LocalSelection {
                 Handled
             }
             LocalSelEvent::Created(id) => {
-                self.fresh.insert((*id).to_owned());
+                self.fresh.insert((*id).to_owned(), ());
                 self.show(context, id, Origin::Created);
                 Handled
             }

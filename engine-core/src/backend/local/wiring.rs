@@ -120,7 +120,7 @@ impl Local {
         let may_read = visible && self.admission.inner().ready;
         self.sessions
             .handle_with_context(&SessionsEvent::Evaluate { may_read }, ctx);
-        let fresh = selected.is_some_and(|s| self.selection.inner().fresh.contains(s));
+        let fresh = selected.is_some_and(|s| self.selection.inner().fresh.contains_key(s));
         let event = HistoryEvent::Evaluate {
             selected,
             may_read,
