@@ -340,10 +340,17 @@ fn a_switch_during_an_answer_at(cols: u16) {
             );
         }
     }
-    // Kept for when its session is shown.
+    // Kept for when its session is shown. The list's rows come after its command's echo: wait
+    // for the row itself (under load the prompt can be back before the rows are printed).
     t.send_line("/sessions");
     t.until("the list again", |t| {
-        t.text().matches("> /sessions").count() == asked + 1 && t.prompt_is("")
+        let text = t.text();
+        text.matches("> /sessions").count() == asked + 1
+            && text
+                .rsplit("> /sessions")
+                .next()
+                .is_some_and(|l| l.contains(&new_uid))
+            && t.prompt_is("")
     });
     let text = t.text();
     let last = text.rsplit("> /sessions").next().unwrap();
