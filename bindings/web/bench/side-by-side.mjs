@@ -2,7 +2,8 @@
 // process, on the anchor harness's streams (../../../../shared/bench, `node gen.mjs`):
 //
 //   engine          agent-chat-engine: a Shell (fetch with a streamed body, the WebAssembly
-//                   engine decoding and assembling) and its ChatStore applying every delta to
+//                   engine decoding and assembling) and its store (`shell.store`, what the
+//                   React provider reads) applying every delta to
 //                   the message a view reads
 //   assistant-stream  the reference's decoder + accumulator (0.3.57): UIMessageStreamDecoder
 //                   piped into AssistantMessageAccumulator, to its last message
@@ -28,7 +29,8 @@ import { fileURLToPath } from "node:url";
 import { readdirSync, statSync } from "node:fs";
 
 import { build } from "esbuild";
-import { ChatStore, MemoryStorage, Shell } from "agent-chat-engine";
+import { MemoryStorage, Shell } from "agent-chat-engine";
+import { localRuntime, sliced } from "../test/support/runtime.mjs";
 import { AssistantMessageAccumulator, UIMessageStreamDecoder } from "assistant-stream";
 import { DefaultChatTransport, readUIMessageStream } from "ai";
 
@@ -120,39 +122,11 @@ function eventStarts(bytes) {
 }
 
 /** A body of 16 KiB slices; `marks` gets the time each slice was asked for. */
-function body(bytes, marks) {
-  let offset = 0;
-  return new ReadableStream({
-    pull(controller) {
-      marks?.push(performance.now());
-      if (offset >= bytes.length) return controller.close();
-      controller.enqueue(bytes.subarray(offset, Math.min(offset + SLICE, bytes.length)));
-      offset += SLICE;
-    },
-  });
-}
+const body = (bytes, marks) => sliced(bytes, () => SLICE, marks);
 
 // --- the pipelines -----------------------------------------------------------------------
 
 const BASE = "http://127.0.0.1:8787";
-
-/** A local Agent runtime in memory: ready, and answering a turn with `bytes`. */
-function localRuntime(bytes, marks) {
-  const json = (value, status = 200) =>
-    new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
-  return async (url, init) => {
-    const path = new URL(url).pathname;
-    const method = init?.method ?? "GET";
-    if (path === "/ready" || path === "/health") return json({ ok: true, mode: "local" });
-    if (path === "/api/chat" && method === "GET") return json({ ok: true });
-    if (path === "/api/chat" && method === "POST") {
-      return new Response(body(bytes, marks), {
-        headers: { "content-type": "text/event-stream", "x-agent-session-uid": "local-default" },
-      });
-    }
-    return json({ detail: "Not found." }, 404);
-  };
-}
 
 /** The package: a shell on a local runtime, ready, then one turn answered by `bytes`;
  *  resolves with the store's last assistant message once the run is over. */
@@ -160,9 +134,9 @@ async function engine(bytes, marks) {
   const shell = new Shell({
     platformBaseUrl: BASE,
     storage: new MemoryStorage(),
-    fetch: localRuntime(bytes, marks),
+    fetch: localRuntime(bytes, { sizes: () => SLICE, marks, sessionUid: "local-default" }),
   });
-  const store = new ChatStore(shell);
+  const store = shell.store;
   shell.input({ input: "source", value: { baseUrl: BASE, displayName: "Bench" } });
   shell.input({ input: "is_visible", value: true });
   await shell.waitReady(10_000);
@@ -181,7 +155,6 @@ async function engine(bytes, marks) {
   const ms = performance.now() - t0;
   const message = store.getSnapshot().thread.at(-1);
   const stats = store.stats;
-  store.close();
   shell.close();
   return { ms, message, stats };
 }

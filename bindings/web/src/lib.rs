@@ -30,6 +30,11 @@ export function answerDelta(kind, index, sessionUid, text) {
 export function httpIntent(id, method, url, headers, body, streamed, target, rootRelative) {
   return { kind: 'http', id, method, url, headers, body, streamed, target, rootRelative };
 }
+export function withText(json, text) {
+  const event = JSON.parse(json);
+  event.delta.part.text = text;
+  return event;
+}
 export function refusal(message, code) {
   const error = new Error(message);
   error.name = 'EngineError';
@@ -54,6 +59,10 @@ extern "C" {
         target: &str,
         root_relative: bool,
     ) -> JsValue;
+    /// The event of `json` (a text or reasoning part's update, its text left empty) with the
+    /// part's text put back.
+    #[wasm_bindgen(js_name = withText)]
+    fn with_text(json: &str, text: &str) -> JsValue;
     /// An `Error` named `EngineError`, with a stable `code` when given.
     fn refusal(message: &str, code: Option<String>) -> JsValue;
 }
@@ -147,6 +156,28 @@ impl Pending {
     }
 }
 
+/// An event that is not a delta, as JSON text; a text or reasoning part's update (its end,
+/// which carries the whole text) as an object whose text crosses as a string, not as JSON to
+/// escape here and scan there.
+fn other_value(mut event: Event) -> Result<JsValue, JsValue> {
+    use engine_core::message::Part;
+    if let Event::Answer {
+        delta: StreamDelta::PartUpdated { part, .. },
+        ..
+    } = &mut event
+    {
+        let text = match part {
+            Part::Text(p) => Some(std::mem::take(&mut p.text)),
+            Part::Reasoning(p) => Some(std::mem::take(&mut p.text)),
+            _ => None,
+        };
+        if let Some(text) = text {
+            return Ok(with_text(&json(&event, "The event")?, &text));
+        }
+    }
+    Ok(JsValue::from_str(&json(&event, "The event")?))
+}
+
 /// One engine, driven from one JavaScript thread (a page's, a worker's, Node's).
 ///
 /// A panic inside the engine (a defect) traps: the call throws a `WebAssembly.RuntimeError`,
@@ -189,7 +220,7 @@ impl WasmEngine {
     fn event_value(&mut self, event: Event) -> Result<JsValue, JsValue> {
         match Pending::from_event(event) {
             Ok(delta) => Ok(self.delta_value(delta)),
-            Err(other) => Ok(JsValue::from_str(&json(&other, "The event")?)),
+            Err(other) => other_value(other),
         }
     }
 
@@ -206,7 +237,7 @@ impl WasmEngine {
                 }
                 (Err(other), _) => {
                     self.flush(pending, out);
-                    out.push(&JsValue::from_str(&json(&other, "The event")?));
+                    out.push(&other_value(other)?);
                 }
             }
         }

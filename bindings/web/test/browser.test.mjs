@@ -148,7 +148,7 @@ test("stop: the run ends cancelled, the composer takes messages again (SND-16, S
   assert.equal(await page.isDisabled($("composer")), false);
 });
 
-test("queue: a message written while the Agent works waits, then sends (SND-18, SND-24)", skip, async (t) => {
+test("queue: a message written while the Agent works waits, then sends (SND-18, SND-19)", skip, async (t) => {
   const sim = await startSim(t, "--web", DEMO, "--answer-delay-ms", "150");
   const context = await browser.newContext();
   t.after(() => context.close());
@@ -196,7 +196,7 @@ test("sessions: a new session, then back to the first with its thread (SEL-1)", 
   assert.notEqual(second, first);
 });
 
-test("wake: the composer says the Agent is waking, then takes a message (RTA-3, SHR-5)", skip, async (t) => {
+test("wake: the composer says the Agent is waking, then takes a message (RTA-7, RTA-8, SHR-5)", skip, async (t) => {
   const sim = await startSim(t, "--web", DEMO, "--waking-checks", "2");
   const context = await browser.newContext();
   t.after(() => context.close());
@@ -209,7 +209,7 @@ test("wake: the composer says the Agent is waking, then takes a message (RTA-3, 
   await waitText(page, "run-status", "complete");
 });
 
-test("two tabs on one session: every queued row is sent once, none lost (SND-24, SND-25)", skip, async (t) => {
+test("two tabs on one session: every queued row is sent once, none lost (SND-18, SND-25, ADR 087)", skip, async (t) => {
   const sim = await startSim(t, "--web", DEMO, "--answer-delay-ms", "150");
   const context = await browser.newContext();
   t.after(() => context.close());

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { MemoryStorage, Shell } from "../dist/index.js";
+import { localRuntime } from "./support/runtime.mjs";
 
 /** mulberry32: the anchor harness's seeded generator. */
 function random(seed) {
@@ -54,40 +55,13 @@ function answer(rand) {
 
 const BASE = "http://127.0.0.1:8787";
 
-/** A local runtime in memory answering the turn with `bytes` in slices `sizes()` long. */
-function runtime(bytes, sizes) {
-  const json = (value, status = 200) =>
-    new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
-  return async (url, init) => {
-    const path = new URL(url).pathname;
-    const method = init?.method ?? "GET";
-    if (path === "/ready" || path === "/health") return json({ ok: true, mode: "local" });
-    if (path === "/api/chat" && method === "GET") return json({ ok: true });
-    if (path === "/api/chat" && method === "POST") {
-      let offset = 0;
-      const body = new ReadableStream({
-        pull(controller) {
-          if (offset >= bytes.length) return controller.close();
-          const end = Math.min(bytes.length, offset + sizes());
-          controller.enqueue(bytes.slice(offset, end));
-          offset = end;
-        },
-      });
-      return new Response(body, {
-        headers: { "content-type": "text/event-stream", "x-agent-session-uid": "local-1" },
-      });
-    }
-    return json({ detail: "Not found." }, 404);
-  };
-}
-
 const plain = (value) => JSON.parse(JSON.stringify(value));
 
 async function run(bytes, sizes) {
   const shell = new Shell({
     platformBaseUrl: BASE,
     storage: new MemoryStorage(),
-    fetch: runtime(bytes, sizes),
+    fetch: localRuntime(bytes, { sizes }),
     crossTab: false,
     seed: 7,
     startUnixMs: 1_767_225_600_000,

@@ -187,7 +187,7 @@ test("a storage port that closes the shell mid-step: the call returns, nothing t
   assert.deepEqual(shell.errors, []);
 });
 
-test("the timer drives the wake: an idle Agent is checked again until it serves (RTA-3)", async (t) => {
+test("the timer drives the wake: an idle Agent is checked again until it serves (RTA-9, RTA-11, SHR-5)", async (t) => {
   const sim = await startSim(t, "--waking-checks", "2");
   const shell = shellFor(sim);
   t.after(() => shell.close());
@@ -200,7 +200,7 @@ test("the timer drives the wake: an idle Agent is checked again until it serves 
   assert.equal(ready.isAssistantRuntimeStarting, false);
 });
 
-test("a stored queue is read back through the storage port, held as away (SND-24, ADR 087)", async (t) => {
+test("a stored queue is read back through the storage port, held as away (OI-20, ADR 087)", async (t) => {
   const sim = await startSim(t);
   // Learn the default session's uid first, then start a shell whose storage holds a row.
   const first = shellFor(sim);

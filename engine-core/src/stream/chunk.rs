@@ -16,6 +16,7 @@ use crate::Json;
 use crate::message::OtherPart;
 
 mod fields;
+mod plain;
 
 use fields::Fields;
 
@@ -429,6 +430,7 @@ pub enum DeltaChunk<'a> {
 
 /// The plain shape of a delta chunk: no other field, each string well formed.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(deny_unknown_fields)]
 struct PlainDelta<'a> {
     #[serde(rename = "type", borrow)]
@@ -454,7 +456,11 @@ struct PlainDelta<'a> {
 /// a lone surrogate (which serde_json refuses here) gives `None`, so the two paths agree on
 /// every payload.
 pub fn parse_delta(payload: &str) -> Option<(Option<String>, DeltaChunk<'_>)> {
-    let plain: PlainDelta<'_> = serde_json::from_str(payload).ok()?;
+    // Read by hand when it is the common shape; serde decides everything else.
+    let plain = match plain::scan(payload) {
+        Some(plain) => plain,
+        None => serde_json::from_str::<PlainDelta<'_>>(payload).ok()?,
+    };
     // A field of another chunk type is left to the general path.
     let chunk = match (
         &*plain.chunk_type,

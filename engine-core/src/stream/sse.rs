@@ -272,16 +272,25 @@ impl SseDecoder {
         }
     }
 
+    /// A line's bytes as text: invalid UTF-8 replaced (U+FFFD) and counted. Valid text (the
+    /// rule) is checked by `from_utf8`'s word-at-a-time pass, not the replacing one.
+    fn text<'b>(&mut self, bytes: &'b [u8]) -> std::borrow::Cow<'b, str> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => {
+                self.invalid_utf8_lines += 1;
+                String::from_utf8_lossy(bytes)
+            }
+        }
+    }
+
     /// Copies the held data into the event's buffer: the slice it lies in is going away, or
     /// another line joins it.
     fn release(&mut self, input: &[u8], held: &mut Held) {
         let Some(range) = held.take() else {
             return;
         };
-        let text = String::from_utf8_lossy(input.get(range).unwrap_or_default());
-        if matches!(text, std::borrow::Cow::Owned(_)) {
-            self.invalid_utf8_lines += 1;
-        }
+        let text = self.text(input.get(range).unwrap_or_default());
         if text.len() > self.max_event_bytes {
             self.drop_data();
         } else {
@@ -299,10 +308,7 @@ impl SseDecoder {
         if self.oversized {
             return;
         }
-        let text = String::from_utf8_lossy(value);
-        if matches!(text, std::borrow::Cow::Owned(_)) {
-            self.invalid_utf8_lines += 1;
-        }
+        let text = self.text(value);
         if self.data.len() + separator + text.len() > self.max_event_bytes {
             self.drop_data();
             return;
@@ -322,10 +328,7 @@ impl SseDecoder {
     fn dispatch(&mut self, input: &[u8], held: &mut Held, on_event: &mut impl FnMut(SseEvent<'_>)) {
         if let Some(range) = held.take() {
             // A single-line event lying whole in the slice: lent from there, never copied.
-            let text = String::from_utf8_lossy(input.get(range).unwrap_or_default());
-            if matches!(text, std::borrow::Cow::Owned(_)) {
-                self.invalid_utf8_lines += 1;
-            }
+            let text = self.text(input.get(range).unwrap_or_default());
             if text.len() > self.max_event_bytes {
                 on_event(SseEvent::Oversized {
                     bytes: self.event_bytes,
