@@ -96,6 +96,12 @@ pub struct ThreadView<'a> {
     pub local: &'a [std::sync::Arc<crate::message::Message>],
     /// The answer streaming now, as far as it has come.
     pub streaming: Option<&'a crate::message::Message>,
+    /// The last answer of the session's run, when it ended exactly as its stream left it: the
+    /// message its deltas built, with the status of its `ended` delta, nothing settled or
+    /// marked after (a clean end). It is in `local` (compare by `Arc::ptr_eq`) until the message
+    /// changes or the next answer starts; a host that applied every delta of that answer to a
+    /// mirror already has this message and need not read it again.
+    pub settled: Option<&'a std::sync::Arc<crate::message::Message>>,
 }
 
 impl<'a> ThreadView<'a> {

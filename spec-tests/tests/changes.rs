@@ -99,6 +99,8 @@ struct Follower {
     streaming: Option<MessageMirror>,
     /// Events handled so far.
     events: usize,
+    /// How often the thread offered a settled answer this follower had mirrored.
+    settled_checked: usize,
 }
 
 impl Follower {
@@ -111,6 +113,7 @@ impl Follower {
             finished: thread.history.iter().chain(thread.local).cloned().collect(),
             streaming: thread.streaming.cloned().map(MessageMirror::of),
             events,
+            settled_checked: 0,
         }
     }
 
@@ -136,6 +139,20 @@ impl Follower {
         }
         if now.thread != self.seen.thread {
             let thread = engine.thread();
+            // `ThreadView::settled`: the answer that ended as its stream left it is what a
+            // mirror of its deltas built, so a host that mirrored it need not read it again.
+            if let (Some(settled), Some(mirror)) = (thread.settled, self.streaming.as_ref())
+                && mirror.message().id == settled.id
+                && !self.finished.iter().any(|m| Arc::ptr_eq(m, settled))
+            {
+                assert!(thread.local.iter().any(|m| Arc::ptr_eq(m, settled)));
+                assert_eq!(
+                    mirror.message(),
+                    &**settled,
+                    "the settled answer is the mirror's"
+                );
+                self.settled_checked += 1;
+            }
             self.finished = thread.history.iter().chain(thread.local).cloned().collect();
             self.streaming = thread.streaming.cloned().map(MessageMirror::of);
         }
@@ -397,10 +414,37 @@ fn following_a_whole_answer_reads_no_snapshot_per_piece() {
     let last = s.thread.last().unwrap();
     assert_eq!(last.id, "answer-1");
     assert_eq!(s.run_status, engine_core::RunStatus::Complete);
+    // The clean end settled the answer as streamed, and the follower's mirror was it.
+    let settled = model.h.engine().thread().settled.cloned();
+    assert!(settled.is_some_and(|m| Arc::ptr_eq(&m, last)));
+    assert_eq!(model.follower.settled_checked, 1);
     model.apply(&Op::Send);
     model.apply(&Op::Advance(20));
     model.apply(&Op::Head);
     model.apply(&Op::Chunk(100));
+}
+
+/// `ThreadView::settled` names only an answer that ended as it streamed: a stopped one is
+/// settled again by the engine (nothing in it streams on, SND-16), so a mirror of its deltas is
+/// not it, and no answer is offered as settled.
+#[test]
+fn a_stopped_answer_is_not_settled_as_streamed() {
+    let mut model = Model::new();
+    model.apply(&Op::Send);
+    model.apply(&Op::Advance(20));
+    model.apply(&Op::Head);
+    model.apply(&Op::Chunk(120));
+    model.apply(&Op::Stop);
+    model.apply(&Op::Advance(20));
+    model.apply(&Op::End);
+    model.apply(&Op::Advance(20));
+    let engine = model.h.engine();
+    let thread = engine.thread();
+    let last = thread.local.last().expect("the stopped answer is kept");
+    assert_eq!(last.id, "answer-1");
+    assert_eq!(last.status, engine_core::message::MessageStatus::Cancelled);
+    assert!(thread.settled.is_none());
+    assert_eq!(model.follower.settled_checked, 0);
 }
 
 /// Issue 12, SHR-12, OI-4: `isRuntimeWakeOverdue` follows the clock. A piece of a session's

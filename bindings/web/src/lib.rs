@@ -19,6 +19,8 @@ use engine_core::{
     Engine, Event, HostConfig, Input, Intent, RequestId, ResponseHead, StreamDelta, Time,
     TransportFailure,
 };
+use std::sync::Arc;
+
 use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
@@ -367,10 +369,17 @@ impl WasmEngine {
         message: &str,
         now_us: f64,
     ) -> Result<(), JsValue> {
-        let failure: TransportFailure = parse(
-            &serde_json::json!({"kind": kind, "message": message}).to_string(),
-            "The failure",
-        )?;
+        let kind = match kind {
+            "no_answer" => engine_core::FailureKind::NoAnswer,
+            "broken" => engine_core::FailureKind::Broken,
+            _ => {
+                return Err(refusal(
+                    "The failure: `kind` must be `no_answer` or `broken`.",
+                    None,
+                ));
+            }
+        };
+        let failure = TransportFailure::new(kind, message);
         self.engine
             .handle_failure(request(id), failure, time(now_us));
         Ok(())
@@ -480,14 +489,45 @@ impl WasmEngine {
         json(&snapshot, "The snapshot")
     }
 
-    /// The thread alone, one JSON text per message (a host keeps the objects of the messages
-    /// whose text did not change).
-    #[wasm_bindgen(js_name = threadMessages)]
-    pub fn thread_messages(&self) -> Result<Array, JsValue> {
+    /// The thread as it changed for one reader: one entry per message, `null` for a finished
+    /// message that is the one `cursor` was given at the same place by the last call (the
+    /// reader keeps that object), `true` for the answer that streamed at this place at the last
+    /// call and ended as it streamed (`ThreadView::settled`) when the reader says it applied
+    /// every delta of the session's answer since, to the message it was given there (`mirrored`:
+    /// it has that message already), else the message's
+    /// JSON text. The streaming message is always given. The work is one pointer comparison
+    /// per message and the JSON of those that changed, not the JSON of the whole thread.
+    #[wasm_bindgen(js_name = threadChanges)]
+    pub fn thread_changes(
+        &self,
+        cursor: &mut ThreadCursor,
+        mirrored: bool,
+    ) -> Result<Array, JsValue> {
+        let view = self.engine.thread();
         let out = Array::new();
-        for message in self.engine.thread().iter() {
+        let finished = view.history.iter().chain(view.local.iter());
+        let mut count = 0;
+        for (i, message) in finished.enumerate() {
+            count = i + 1;
+            if cursor.given.get(i).is_some_and(|g| Arc::ptr_eq(g, message)) {
+                out.push(&JsValue::NULL);
+            } else if mirrored
+                && cursor.streaming_at == Some(i)
+                && view.settled.is_some_and(|s| Arc::ptr_eq(s, message))
+            {
+                out.push(&JsValue::TRUE);
+            } else {
+                out.push(&JsValue::from_str(&json(&**message, "The thread")?));
+            }
+        }
+        if let Some(message) = view.streaming {
             out.push(&JsValue::from_str(&json(message, "The thread")?));
         }
+        cursor.given.clear();
+        cursor
+            .given
+            .extend(view.history.iter().chain(view.local.iter()).cloned());
+        cursor.streaming_at = view.streaming.map(|_| count);
         Ok(out)
     }
 
@@ -511,6 +551,26 @@ impl WasmEngine {
     /// The recorded trace (credentials redacted), when recording.
     pub fn trace(&self) -> Option<String> {
         self.engine.trace().map(str::to_owned)
+    }
+}
+
+/// What one reader of the thread was last given by [`WasmEngine::thread_changes`]: the finished
+/// messages, shared with the engine (a message the engine changes is a new one, so an unchanged
+/// message is known by its address, and holding it keeps the address from being reused).
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct ThreadCursor {
+    given: Vec<Arc<engine_core::message::Message>>,
+    /// Where the streaming message was.
+    streaming_at: Option<usize>,
+}
+
+#[wasm_bindgen]
+impl ThreadCursor {
+    /// A reader that was given nothing yet.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> ThreadCursor {
+        ThreadCursor::default()
     }
 }
 

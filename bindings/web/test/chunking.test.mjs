@@ -91,6 +91,8 @@ test("any slicing gives the same message, the store agreeing with the engine at 
   const bytes = answer(random(1));
   const whole = await run(bytes, () => bytes.length);
   assert.equal(whole.answer.status, "complete");
+  // The ended answer was kept as the deltas built it, not read again (ThreadView::settled).
+  assert.equal(whole.stats.answersKept, 1, JSON.stringify(whole.stats));
   assert.equal(whole.answer.parts.filter((p) => p.type === "dynamic-tool" || p.type.startsWith("tool-")).length, 6);
   for (const seed of [2, 3, 4, 5]) {
     const rand = random(seed);
@@ -99,5 +101,6 @@ test("any slicing gives the same message, the store agreeing with the engine at 
     assert.deepEqual(cut.answer, whole.answer, `seed ${seed}`);
     assert.ok(cut.steps > 100, `seed ${seed}: ${cut.steps} steps`);
     assert.ok(cut.stats.deltasApplied > 10 * cut.stats.threadReads, JSON.stringify(cut.stats));
+    assert.equal(cut.stats.answersKept, 1, JSON.stringify(cut.stats));
   }
 });

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ChatStore, MemoryStorage, Shell, share } from "../dist/index.js";
+import { ChatStore, MemoryStorage, Shell, ThreadCursor, share } from "../dist/index.js";
 import { openDefault, startSim } from "./support/sim.mjs";
 
 const plain = (value) => JSON.parse(JSON.stringify(value));
@@ -70,6 +70,44 @@ for (const dialect of ["runtime", "ai-sdk"]) {
     store.close();
   });
 }
+
+test("a thread read gives only the messages that changed since the cursor's last read", async (t) => {
+  const sim = await startSim(t);
+  const shell = new Shell({
+    platformBaseUrl: sim.url,
+    token: sim.token,
+    userUid: sim.person,
+    storage: new MemoryStorage(),
+  });
+  t.after(() => shell.close());
+  openDefault(shell, sim);
+  await shell.waitReady(30_000);
+  shell.command({ command: "send_message", text: "one" });
+  await shell.waitFor((s) => s.runStatus === "complete", 30_000);
+  const cursor = new ThreadCursor();
+  t.after(() => cursor.close());
+  const first = shell.engine.threadChanges(cursor);
+  assert.ok(first.length >= 2, `${first.length} messages`);
+  assert.deepEqual(plain(first), plain(shell.engine.thread()));
+  // Nothing changed: no message is written again.
+  assert.deepEqual(shell.engine.threadChanges(cursor), first.map(() => null));
+  shell.command({ command: "send_message", text: "two" });
+  await shell.waitFor(
+    (s) => s.runStatus === "complete" && s.thread.filter((m) => m.role === "user").length === 2,
+    30_000,
+  );
+  const next = shell.engine.threadChanges(cursor);
+  const thread = plain(shell.engine.thread());
+  assert.equal(next.length, thread.length);
+  // The first turn's messages are the ones the cursor has; the second turn's are given.
+  assert.deepEqual(next.slice(0, first.length), first.map(() => null));
+  assert.deepEqual(plain(next.slice(first.length)), thread.slice(first.length));
+  assert.ok(next.length > first.length);
+  // Another reader's cursor is its own: it is given everything.
+  const other = new ThreadCursor();
+  assert.deepEqual(plain(shell.engine.threadChanges(other)), thread);
+  other.close();
+});
 
 test("share keeps what is deep-equal and replaces what is not", () => {
   const a = { x: [1, { y: 2 }], z: { w: "v" } };

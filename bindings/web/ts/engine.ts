@@ -5,7 +5,7 @@
 // After every `handle*` call, drain `pollIntent()` and `pollEvent()` (or `drainEvents()`)
 // until they give `undefined`, then read `pollTimeout()`.
 
-import { WasmEngine, parsePartialJson as wasmParsePartialJson } from "./wasm.js";
+import { ThreadCursor as WasmThreadCursor, WasmEngine, parsePartialJson as wasmParsePartialJson } from "./wasm.js";
 import type { Snapshot } from "./snapshot.js";
 import type {
   Command,
@@ -188,15 +188,32 @@ export class Engine {
     return JSON.parse(call(() => this.#engine.snapshotWithoutThread())) as Snapshot;
   }
 
-  /** The thread, one JSON text per message: a host compares the texts to keep the objects of
-   *  the messages that did not change. */
-  threadTexts(): string[] {
-    return call(() => this.#engine.threadMessages()) as string[];
+  /** The thread alone (every message read; `threadChanges` reads only what changed). */
+  thread(): Message[] {
+    const cursor = new ThreadCursor();
+    try {
+      return this.threadChanges(cursor) as Message[];
+    } finally {
+      cursor.close();
+    }
   }
 
-  /** The thread alone. */
-  thread(): Message[] {
-    return this.threadTexts().map((m) => JSON.parse(m) as Message);
+  /** The thread as it changed since `cursor` was last given it: one entry per message, `null`
+   *  for a finished message that is the one the cursor's reader got at the same place last
+   *  time (keep that object); `"mirrored"` for the answer that was streaming at that place
+   *  then and ended exactly as it streamed, when `mirrored` says the reader applied every
+   *  answer delta since (its mirror of the answer is the message: keep it); else the message.
+   *  The streaming message is always given. The work is the JSON of the messages that
+   *  changed, not of the whole thread. */
+  threadChanges(cursor: ThreadCursor, mirrored = false): ThreadChange[] {
+    const raw = call(() => this.#engine.threadChanges(cursor.native, mirrored)) as (string | null | true)[];
+    const out = raw as unknown as ThreadChange[];
+    for (let i = 0; i < raw.length; i++) {
+      const item = raw[i];
+      if (typeof item === "string") out[i] = JSON.parse(item) as Message;
+      else if (item === true) out[i] = "mirrored";
+    }
+    return out;
   }
 
   /** The run-status channel alone (cheaper than the snapshot). */
@@ -216,6 +233,31 @@ export class Engine {
   }
 
   /** Frees the engine's memory; later calls throw. */
+  close(): void {
+    this.#native?.free();
+    this.#native = undefined;
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/** One message of `Engine.threadChanges`: the message, `null` (the one the reader was given
+ *  at this place last time), or `"mirrored"` (the answer the reader mirrored from its deltas). */
+export type ThreadChange = Message | null | "mirrored";
+
+/** What one reader of the thread was last given by `Engine.threadChanges`. One per reader
+ *  (a store); `close()` (or `using`) lets go of the messages it holds. */
+export class ThreadCursor {
+  #native: WasmThreadCursor | undefined = new WasmThreadCursor();
+
+  /** @internal */
+  get native(): WasmThreadCursor {
+    if (this.#native === undefined) throw new EngineError("The thread cursor is closed.");
+    return this.#native;
+  }
+
   close(): void {
     this.#native?.free();
     this.#native = undefined;

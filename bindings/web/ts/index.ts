@@ -2,8 +2,8 @@
 // shell on web standards (`fetch`, `AbortController`, web storage, page visibility) and a
 // framework-free store. Runs in browsers and in Node 20 and later.
 
-export { Engine, EngineError, EnginePoisoned, isPoisoned, parsePartialJson } from "./engine.js";
-export type { ResponseHead } from "./engine.js";
+export { Engine, EngineError, EnginePoisoned, ThreadCursor, isPoisoned, parsePartialJson } from "./engine.js";
+export type { ResponseHead, ThreadChange } from "./engine.js";
 export { Shell, NotReadyError, WAITING_TEXTS } from "./shell.js";
 export type { ShellOptions, UrlRewrite, PlatformSender } from "./shell.js";
 export {

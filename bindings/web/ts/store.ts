@@ -7,12 +7,13 @@
 // the shell are gathered, then applied at its end, with one new thread array, one new message
 // and one new parts array for the message they change, and a new object for each part they
 // change (work proportional to the change: never a copy of the texts, never a re-read of the
-// thread). The thread is read whole when the engine's `thread` revision moved (a message added,
+// thread). The thread is read again when the engine's `thread` revision moved (a message added,
 // an answer started or ended), and whenever the deltas of a step cannot be applied as they are
 // (a part the mirror lacks, an answer of another session, the `streaming` revision moving with
-// no answer event seen): the mirror is never left behind.
+// no answer event seen): the mirror is never left behind. A read costs the JSON of the messages
+// that changed (`Engine.threadChanges`, by the store's own cursor), not of the whole thread.
 
-import { parsePartialJson } from "./engine.js";
+import { ThreadCursor, parsePartialJson } from "./engine.js";
 import { guarded } from "./report.js";
 import type { Shell } from "./shell.js";
 import type { Snapshot } from "./snapshot.js";
@@ -88,11 +89,18 @@ type Pending = { session: string; event: Event };
  *  shell. */
 export class ChatStore {
   readonly shell: Shell;
-  /** How often the thread was read whole, and how many deltas were applied to it in place
-   *  (the tests check that a streamed answer is applied, not read again). */
-  readonly stats = { threadReads: 0, deltasApplied: 0 };
+  /** How often the thread was read, how many deltas were applied to it in place, and how many
+   *  ended answers were kept as the deltas built them instead of being read again (the tests
+   *  check that a streamed answer is applied, not read again). */
+  readonly stats = { threadReads: 0, deltasApplied: 0, answersKept: 0 };
   #state: ChatState;
   #seen: Revisions;
+  readonly #cursor = new ThreadCursor();
+  /** The messages as the last read of the thread gave them (what `null` in a read refers to:
+   *  the deltas applied since change only the streaming message, which a read always gives). */
+  #given: Message[] = [];
+  /** The session shown at the last read. */
+  #readSession: string | null = null;
   #pending: Pending[] = [];
   #index = new Map<string, number>();
   #indexed: readonly Message[] | undefined;
@@ -103,7 +111,8 @@ export class ChatStore {
     this.shell = shell;
     const engine = shell.engine;
     this.#seen = engine.revisions();
-    this.#state = { ...engine.snapshotWithoutThread(), thread: engine.thread() };
+    this.#state = { ...engine.snapshotWithoutThread(), thread: [] };
+    this.#state = { ...this.#state, thread: this.#read([], this.#state.currentSessionId) };
     this.#stop = [
       shell.onEvent((event) => {
         if ("type" in event && event.type === "delta") {
@@ -145,6 +154,28 @@ export class ChatStore {
   close(): void {
     for (const stop of this.#stop) stop();
     this.#listeners.clear();
+    this.#cursor.close();
+  }
+
+  /** The thread read again: the messages that changed since the last read; the others as the
+   *  last read gave them, and an answer that ended as its deltas built it (`mirrored`: every
+   *  delta since the last read was applied to `thread`) as `thread` has it. */
+  #read(thread: readonly Message[], shown: string | null, mirrored = false): Message[] {
+    const changes = this.shell.engine.threadChanges(this.#cursor, mirrored);
+    this.#readSession = shown;
+    this.stats.threadReads++;
+    const given = this.#given;
+    const next = changes.map((m, i) => {
+      if (m === null) return given[i] as Message;
+      if (m === "mirrored") {
+        this.stats.answersKept++;
+        return thread[i] as Message;
+      }
+      return share(thread[i], m);
+    });
+    this.#given = next;
+    const same = next.length === thread.length && next.every((m, i) => m === thread[i]);
+    return same ? (thread as Message[]) : next;
   }
 
   /** After every step of the shell: read what the revisions say moved, apply the step's
@@ -181,15 +212,20 @@ export class ChatStore {
     const dropped = answers.length < pending.length && now.state !== seen.state;
     let reload = now.thread !== seen.thread || dropped;
     if (!reload && now.streaming !== seen.streaming && answers.length === 0) reload = true;
-    if (!reload && answers.length > 0) {
+    // The step's deltas are applied first, also when the thread is read after them: the read
+    // then need not give again an answer that ended as the deltas built it.
+    let mirrored = false;
+    if (!dropped && answers.length > 0) {
       const applied = this.#apply(thread, answers);
       if (applied === undefined) reload = true;
-      else thread = applied;
+      else {
+        thread = applied;
+        // Every delta since the last read went to the message that read gave, of the same
+        // session.
+        mirrored = shown === this.#readSession;
+      }
     }
-    if (reload) {
-      thread = share(thread, engine.thread());
-      this.stats.threadReads++;
-    }
+    if (reload) thread = this.#read(thread, shown, mirrored);
     if (thread !== state.thread) state = { ...state, thread };
     if (state !== this.#state) {
       this.#state = state;
@@ -250,8 +286,12 @@ export class ChatStore {
         draft.metadata = delta.metadata;
         return true;
       case "ended":
-        // The end settles the message's parts and status: read it as the engine has it.
-        return false;
+        // The status the stream ended with. Whatever the engine settles after (a stop, a
+        // failure) comes with the read of the thread that follows the end.
+        draft.status = delta.status.status;
+        if (delta.status.error === undefined) delete draft.error;
+        else draft.error = delta.status.error;
+        return true;
       default:
         // Nothing of the message changes: a tool's status line, a skipped frame, transient
         // data, the Agent's id, a new session, an error or finish reported in the stream.

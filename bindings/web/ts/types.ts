@@ -205,7 +205,7 @@ export type StreamDelta =
   | { type: "error"; errorText: string }
   | { type: "finished"; finishReason: string | null }
   | { type: "aborted"; reason: string | null }
-  | { type: "ended"; outcome: unknown; status: unknown }
+  | { type: "ended"; outcome: unknown; status: { status: Message["status"]; error?: string } }
   | { type: "agentId"; agentId: string }
   | { type: "newSession"; [key: string]: unknown }
   | { type: "toolStatus"; line: string | null }

@@ -1,7 +1,7 @@
 // Loads the WebAssembly module once, where this file runs: from its URL in a browser (or a
 // bundler's asset), from the file beside this one in Node, which has no fetch for `file:`.
 
-import init, { WasmEngine, parsePartialJson, version } from "../wasm/agent_engine_web.js";
+import init, { ThreadCursor, WasmEngine, parsePartialJson, version } from "../wasm/agent_engine_web.js";
 
 const url = new URL("../wasm/agent_engine_web_bg.wasm", import.meta.url);
 
@@ -14,4 +14,4 @@ async function bytesOf(file: URL): Promise<Uint8Array> {
 
 await init({ module_or_path: url.protocol === "file:" ? await bytesOf(url) : url });
 
-export { WasmEngine, parsePartialJson, version };
+export { ThreadCursor, WasmEngine, parsePartialJson, version };

@@ -92,6 +92,11 @@ pub(crate) struct Run {
     /// The answer being streamed. Boxed: a run is idle far more often than it streams, and the stream is about 1 KiB
     /// inline (issue 12).
     pub answer: Option<Box<AnswerStream>>,
+    /// The last answer, when it ended exactly as its stream left it (its last delta and its
+    /// `Ended` status: a clean end, nothing settled or marked after): a host that applied every
+    /// delta of it already has it ([`crate::ThreadView::settled`]). Shared with `local`, so a
+    /// later change to the message is a new one and no longer this.
+    pub settled: Option<Arc<Message>>,
     /// Moves with every delta of the answer, and when a new answer starts
     /// ([`crate::Revisions::streaming`]).
     pub answer_revision: u64,
@@ -180,11 +185,13 @@ impl Run {
             {
                 self.local
                     .retain(|m| matches!(m.status, MessageStatus::Running));
+                self.settled = None;
             }
             RunEvent::Stopping => self.set_status(RunStatus::Idle, Some(CANCELLED_TEXT)),
             RunEvent::Clear => {
                 self.local.clear();
                 self.answer = None;
+                self.settled = None;
                 self.set_status(RunStatus::Idle, None);
                 self.thinking_summary = None;
                 self.visible_output = false;
@@ -364,6 +371,7 @@ impl Run {
                 }
                 let id = turn.answer_id.clone();
                 self.answer = Some(Box::new(AnswerStream::new(id, context.io.max_event_bytes)));
+                self.settled = None;
                 self.answer_revision = self.answer_revision.wrapping_add(1);
                 // adr-notes 8: the answer's head has come.
                 self.set_status(RunStatus::Queued, Some(THINKING_TEXT));
@@ -631,18 +639,27 @@ impl Run {
     ) -> Outcome<State> {
         if let Some(answer) = self.answer.take() {
             let mut message = (*answer).into_message();
-            match (&end, &message.status) {
+            let as_streamed = match (&end, &message.status) {
                 // SND-16: a cut-short answer is never complete, and nothing in it streams on.
-                (RunEnd::Stopped(_), _) => message.cancel(),
+                (RunEnd::Stopped(_), _) => {
+                    message.cancel();
+                    false
+                }
                 // The answer's error reads as the turn's, labelled (RU-16); nothing in it
                 // streams on (RU-6).
                 (RunEnd::Failed(f), _) => {
                     message.fail(f.message.clone());
+                    false
                 }
-                (_, MessageStatus::Running) => message.status = MessageStatus::Complete,
-                _ => {}
-            }
-            self.local.push(Arc::new(message));
+                (_, MessageStatus::Running) => {
+                    message.status = MessageStatus::Complete;
+                    false
+                }
+                _ => true,
+            };
+            let message = Arc::new(message);
+            self.settled = as_streamed.then(|| Arc::clone(&message));
+            self.local.push(message);
         }
         if !sent {
             let error = end.failure().map(|f| f.message.clone()).unwrap_or_default();

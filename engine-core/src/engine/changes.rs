@@ -53,6 +53,7 @@ impl Engine {
             },
             local: run.map_or(&[], |r| r.local.as_slice()),
             streaming: run.and_then(|r| r.answer.as_ref()).map(|a| a.message()),
+            settled: run.and_then(|r| r.settled.as_ref()),
         }
     }
 

@@ -458,8 +458,9 @@ struct PlainDelta<'a> {
 pub fn parse_delta(payload: &str) -> Option<(Option<String>, DeltaChunk<'_>)> {
     // Read by hand when it is the common shape; serde decides everything else.
     let plain = match plain::scan(payload) {
-        Some(plain) => plain,
-        None => serde_json::from_str::<PlainDelta<'_>>(payload).ok()?,
+        plain::Scan::Plain(plain) => plain,
+        plain::Scan::Not => return None,
+        plain::Scan::Unsure => serde_json::from_str::<PlainDelta<'_>>(payload).ok()?,
     };
     // A field of another chunk type is left to the general path.
     let chunk = match (

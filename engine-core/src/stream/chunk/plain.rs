@@ -4,9 +4,10 @@
 //!
 //! [`scan`] is an exact subset of serde's reading of [`PlainDelta`]: when it gives a value,
 //! serde gives the same one (a test checks it on generated payloads); it gives `None` for
-//! anything it does not read itself (a value that is not a string, an unknown or repeated key,
-//! a lone surrogate escape, a control character in a string, trailing text), and the caller
-//! then asks serde, which decides as before.
+//! anything it does not read itself (a value that is not a string, a key with an escape, a lone
+//! surrogate escape, a control character in a string, trailing text), and the caller then asks
+//! serde. What is surely no plain delta (not an object, an unknown or repeated key, a `type`
+//! that is not a delta's) is said so ([`Scan::Not`]), and goes to the general path at once.
 
 use std::borrow::Cow;
 
@@ -28,12 +29,45 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Reads the payload as a [`PlainDelta`], or `None` (see the module's text).
-pub(super) fn scan(payload: &str) -> Option<PlainDelta<'_>> {
+/// What [`scan`] made of a payload.
+#[cfg_attr(test, derive(Debug, PartialEq))]
+pub(super) enum Scan<'a> {
+    /// The plain shape, read.
+    Plain(PlainDelta<'a>),
+    /// Not a delta chunk of the plain shape, whatever serde would say: a key the shape does not
+    /// have, a key given twice, or a `type` that is not a delta's (serde refuses the first two,
+    /// and the hot path takes none of the third).
+    Not,
+    /// Not read here (see the module's text): serde decides.
+    Unsure,
+}
+
+/// The chunk types the plain shape is read for.
+const DELTA_TYPES: [&str; 3] = ["text-delta", "reasoning-delta", "tool-input-delta"];
+
+/// Reads the payload as a [`PlainDelta`] (see the module's text).
+pub(super) fn scan(payload: &str) -> Scan<'_> {
+    match read(payload) {
+        Ok(plain) => Scan::Plain(plain),
+        Err(Stop::Not) => Scan::Not,
+        Err(Stop::Unsure) => Scan::Unsure,
+    }
+}
+
+/// Why [`read`] stopped.
+enum Stop {
+    Not,
+    Unsure,
+}
+
+fn read(payload: &str) -> Result<PlainDelta<'_>, Stop> {
+    use Stop::Unsure;
     let b = payload.as_bytes();
     let mut i = skip_ws(b, 0);
     if !matches!(b.get(i), Some(b'{')) {
-        return None;
+        // Not an object: no chunk (serde would read an array as the struct's fields in order,
+        // a frame the general path refuses).
+        return Err(Stop::Not);
     }
     let mut chunk_type = None;
     let mut plain = PlainDelta {
@@ -48,39 +82,57 @@ pub(super) fn scan(payload: &str) -> Option<PlainDelta<'_>> {
     let mut agent_id = None;
     i = skip_ws(b, i + 1);
     loop {
-        let (key, next) = string(payload, i)?;
+        let (key, next) = key(b, i).ok_or(Unsure)?;
         i = skip_ws(b, next);
         if !matches!(b.get(i), Some(b':')) {
-            return None;
+            return Err(Unsure);
         }
         i = skip_ws(b, i + 1);
-        let (value, next) = string(payload, i)?;
-        let slot = match &*key {
-            "type" => &mut chunk_type,
-            "id" => &mut plain.id,
-            "delta" => &mut plain.delta,
-            "textDelta" => &mut plain.text_delta,
-            "toolCallId" => &mut plain.tool_call_id,
-            "inputTextDelta" => &mut plain.input_text_delta,
-            "agent_id" => &mut agent_id,
-            _ => return None,
+        let slot = match key {
+            b"type" => &mut chunk_type,
+            b"id" => &mut plain.id,
+            b"delta" => &mut plain.delta,
+            b"textDelta" => &mut plain.text_delta,
+            b"toolCallId" => &mut plain.tool_call_id,
+            b"inputTextDelta" => &mut plain.input_text_delta,
+            b"agent_id" => &mut agent_id,
+            _ => return Err(Stop::Not),
         };
-        if slot.replace(value).is_some() {
-            return None;
+        if slot.is_some() {
+            return Err(Stop::Not);
         }
+        let (value, next) = string(payload, i).ok_or(Unsure)?;
+        if key == b"type" && !DELTA_TYPES.contains(&&*value) {
+            return Err(Stop::Not);
+        }
+        *slot = Some(value);
         i = skip_ws(b, next);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
             Some(b'}') => break,
-            _ => return None,
+            _ => return Err(Unsure),
         }
     }
     if skip_ws(b, i + 1) != b.len() {
+        return Err(Unsure);
+    }
+    plain.chunk_type = chunk_type.ok_or(Unsure)?;
+    plain.agent_id = agent_id.map(|id: Cow<'_, str>| Value::String(id.into_owned()));
+    Ok(plain)
+}
+/// A key's literal opening at `open`, as its bytes, and the index after its closing quote.
+/// A key with an escape is left to serde (`None`), whatever it spells.
+fn key(b: &[u8], open: usize) -> Option<(&[u8], usize)> {
+    if !matches!(b.get(open), Some(b'"')) {
         return None;
     }
-    plain.chunk_type = chunk_type?;
-    plain.agent_id = agent_id.map(|id: Cow<'_, str>| Value::String(id.into_owned()));
-    Some(plain)
+    let start = open + 1;
+    let len = b
+        .get(start..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\')?;
+    let end = start + len;
+    matches!(b.get(end), Some(b'"')).then_some((b.get(start..end)?, end + 1))
 }
 
 /// The string literal opening at `open`: its value (borrowed when it has no escapes) and the
@@ -174,7 +226,12 @@ fn hex4(b: &[u8], at: usize) -> Option<u16> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 mod tests {
     use proptest::prelude::*;
 
@@ -182,6 +239,11 @@ mod tests {
 
     fn serde(payload: &str) -> Option<PlainDelta<'_>> {
         serde_json::from_str(payload).ok()
+    }
+
+    /// What serde's reading leaves the hot path: a delta chunk's plain shape, or nothing.
+    fn serde_delta(payload: &str) -> Option<PlainDelta<'_>> {
+        serde(payload).filter(|p| DELTA_TYPES.contains(&&*p.chunk_type))
     }
 
     #[test]
@@ -192,9 +254,10 @@ mod tests {
             r#" {"type":"reasoning-delta","id":"r","delta":"a\\b\/c\b\f\r\t"} "#,
             r#"{"type":"tool-input-delta","toolCallId":"c","inputTextDelta":"{\"a\":"}"#,
             r#"{"agent_id":" ag ","type":"text-delta","id":"t","delta":""}"#,
-            r#"{"typ\u0065":"text-delta","id":"t","delta":"x"}"#,
         ] {
-            let fast = scan(payload).expect(payload);
+            let Scan::Plain(fast) = scan(payload) else {
+                panic!("{payload}")
+            };
             assert_eq!(Some(fast), serde(payload), "{payload}");
         }
     }
@@ -202,13 +265,14 @@ mod tests {
     #[test]
     fn leaves_the_rest_to_serde() {
         for payload in [
+            // A key with an escape (serde reads it as `type`).
+            r#"{"typ\u0065":"text-delta","id":"t","delta":"x"}"#,
             r#"{"type":"text-delta","id":"t","delta":"a","agent_id":7}"#,
             r#"{"type":"text-delta","id":"t","delta":"a","agent_id":null}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a","textDelta":null}"#,
             r#"{"type":"text-delta","id":"t","delta":"\ud83d"}"#,
             r#"{"type":"text-delta","id":"t","delta":"\ude80"}"#,
             r#"{"type":"text-delta","id":"t","delta":"\ud83d\u0041"}"#,
-            r#"{"type":"text-delta","id":"t","delta":"a","delta":"b"}"#,
-            r#"{"type":"text-delta","id":"t","delta":"a","x":"y"}"#,
             r#"{"type":"text-delta","id":"t","delta":"a"} x"#,
             r#"{"type":"text-delta","id":"t","delta":"a",}"#,
             "{\"type\":\"text-delta\",\"id\":\"t\",\"delta\":\"a\tb\"}",
@@ -216,10 +280,38 @@ mod tests {
             r#"{"type":"text-delta","id":"t","delta":"\u00g1"}"#,
             r#"{"id":"t","delta":"a"}"#,
             r#"{}"#,
-            r#"["text-delta"]"#,
             r#"{"type":"text-delta","id":"t","delta":"a""#,
         ] {
-            assert_eq!(scan(payload), None, "{payload}");
+            assert_eq!(scan(payload), Scan::Unsure, "{payload}");
+        }
+    }
+
+    /// What is surely no plain delta is not handed to serde as one (its refusal would cost an
+    /// error text per frame): the other chunk types, unknown and repeated keys.
+    #[test]
+    fn tells_what_is_no_plain_delta() {
+        for payload in [
+            r#"{"type":"tool-output-available","toolCallId":"c","output":{"ok":true}}"#,
+            r#"{"type":"text-start","id":"t"}"#,
+            r#"{"type":"data-status","data":{"phase":"x"}}"#,
+            r#"{"id":"t","type":"finish","finishReason":"stop"}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a","x":"y"}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a","providerMetadata":{}}"#,
+            r#"{"type":"text-delta","id":"t","delta":"a","delta":"b"}"#,
+        ] {
+            assert_eq!(scan(payload), Scan::Not, "{payload}");
+            assert_eq!(serde_delta(payload), None, "{payload}");
+        }
+        // Not an object: the general path takes no chunk from it, so neither does the hot one
+        // (serde would read an array as the fields in order).
+        for payload in [
+            r#"["text-delta","t","x"]"#,
+            r#"["text-delta"]"#,
+            "1",
+            "\"x\"",
+            "",
+        ] {
+            assert_eq!(scan(payload), Scan::Not, "{payload}");
         }
     }
 
@@ -276,11 +368,14 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 4096, ..ProptestConfig::default() })]
-        /// Whatever the scan reads, serde reads alike.
+        /// Whatever the scan reads, serde reads alike; what it calls no plain delta, serde's
+        /// reading gives the hot path nothing for either.
         #[test]
         fn a_subset_of_serde(payload in payload()) {
-            if let Some(fast) = scan(&payload) {
-                prop_assert_eq!(Some(fast), serde(&payload));
+            match scan(&payload) {
+                Scan::Plain(fast) => prop_assert_eq!(Some(fast), serde(&payload)),
+                Scan::Not => prop_assert_eq!(serde_delta(&payload), None),
+                Scan::Unsure => {}
             }
         }
 
@@ -294,8 +389,8 @@ mod tests {
                 _ => serde_json::json!({"type": "tool-input-delta", "toolCallId": id, "inputTextDelta": delta}),
             }
             .to_string();
-            prop_assert_eq!(scan(&payload), serde(&payload));
-            prop_assert!(scan(&payload).is_some());
+            let expected = serde(&payload).map(Scan::Plain);
+            prop_assert_eq!(Some(scan(&payload)), expected);
         }
     }
 }

@@ -89,6 +89,8 @@ fn delta_chunks_parse_alike_on_both_paths() {
         r#"{"type":"reasoning-delta","id":"r","delta":"a","textDelta":"b"}"#,
         r#"{"type":"text-delta","id":"t","textDelta":1,"delta":"b"}"#,
         r#"["text-delta"]"#,
+        // An array is no chunk on the general path, so not on the hot one either.
+        r#"["text-delta","t","x"]"#,
     ];
     for payload in general {
         assert_eq!(parse_delta(payload), None, "{payload}");
