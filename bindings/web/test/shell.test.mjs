@@ -4,19 +4,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { MemoryStorage, NotReadyError, Shell } from "../dist/index.js";
-import { openDefault, startSim } from "./support/sim.mjs";
+import { MemoryStorage, NotReadyError } from "../dist/index.js";
+import { openDefault, shellFor, startSim } from "./support/sim.mjs";
 
-function shellFor(sim, options = {}) {
-  return new Shell({
-    platformBaseUrl: sim.url,
-    token: sim.token,
-    userUid: sim.person,
-    seed: 1,
-    storage: new MemoryStorage(),
-    ...options,
-  });
-}
 
 test("a message sent streams its answer in, deltas and thread agreeing (DEF-1, SHR-1)", async (t) => {
   const sim = await startSim(t);

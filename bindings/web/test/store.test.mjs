@@ -5,20 +5,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ChatStore, MemoryStorage, Shell, ThreadCursor, share } from "../dist/index.js";
-import { openDefault, startSim } from "./support/sim.mjs";
+import { ChatStore, ThreadCursor, share } from "../dist/index.js";
+import { openDefault, shellFor, startSim } from "./support/sim.mjs";
 
 const plain = (value) => JSON.parse(JSON.stringify(value));
 
 for (const dialect of ["runtime", "ai-sdk"]) {
   test(`the store's thread is the engine's at every step (${dialect} dialect)`, async (t) => {
     const sim = await startSim(t, "--dialect", dialect);
-    const shell = new Shell({
-      platformBaseUrl: sim.url,
-      token: sim.token,
-      userUid: sim.person,
-      storage: new MemoryStorage(),
-    });
+    const shell = shellFor(sim);
     t.after(() => shell.close());
     // The shell's own store, and a second one following the same shell.
     const stores = [shell.store, new ChatStore(shell)];
@@ -73,12 +68,7 @@ for (const dialect of ["runtime", "ai-sdk"]) {
 
 test("a thread read gives only the messages that changed since the cursor's last read", async (t) => {
   const sim = await startSim(t);
-  const shell = new Shell({
-    platformBaseUrl: sim.url,
-    token: sim.token,
-    userUid: sim.person,
-    storage: new MemoryStorage(),
-  });
+  const shell = shellFor(sim);
   t.after(() => shell.close());
   openDefault(shell, sim);
   await shell.waitReady(30_000);

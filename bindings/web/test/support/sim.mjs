@@ -7,6 +7,8 @@ import { existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
+import { MemoryStorage, Shell } from "../../dist/index.js";
+
 export const TOKEN = "web-shell-token";
 
 export function simBinary() {
@@ -20,6 +22,18 @@ export function simBinary() {
 }
 
 /** Starts the simulator with `args`; resolves with its demo values and `stop()`. */
+/** A shell on the simulator's platform, as its person, with storage in memory. */
+export function shellFor(sim, options = {}) {
+  return new Shell({
+    platformBaseUrl: sim.url,
+    token: sim.token,
+    userUid: sim.person,
+    seed: 1,
+    storage: new MemoryStorage(),
+    ...options,
+  });
+}
+
 export async function startSim(t, ...args) {
   const child = spawn(simBinary(), ["--port", "0", ...args], {
     env: { ...process.env, PLATFORM_SIM_TOKEN: TOKEN },
