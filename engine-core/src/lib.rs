@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod api;
+mod appended;
 mod backend;
 mod concerns;
 mod config;
@@ -30,6 +31,7 @@ pub mod trace;
 mod view;
 mod work;
 
+pub use appended::{AppendKind, AppendMerger, AppendedText, Merged};
 pub use config::{Config, ConfigError, HostConfig, json_error_text};
 pub use deadline::TimeoutReason;
 pub use engine::Engine;

@@ -11,7 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
 
 use engine_core::{
-    Engine, Event, Input, Intent, RequestId, ResponseHead, StreamDelta, Time, TransportFailure,
+    AppendKind, AppendMerger, AppendedText, Engine, Event, Input, Intent, Merged, RequestId,
+    ResponseHead, Time, TransportFailure,
 };
 
 create_exception!(
@@ -99,45 +100,6 @@ impl AnswerDelta {
     }
 }
 
-/// A text, reasoning or tool-input delta (on its way to become an [`AnswerDelta`], perhaps
-/// merged with the ones that follow it).
-struct Pending {
-    session_uid: String,
-    kind: &'static str,
-    index: usize,
-    text: String,
-}
-
-impl Pending {
-    /// The delta an event carries, or the event itself when it is not one.
-    #[allow(
-        clippy::result_large_err,
-        reason = "moved once on its way to Python; boxing would allocate for every event"
-    )]
-    fn from_event(event: Event) -> Result<Pending, Event> {
-        let Event::Answer { session_uid, delta } = event else {
-            return Err(event);
-        };
-        let (kind, index, text) = match delta {
-            StreamDelta::TextDelta { index, delta } => ("text", index, delta),
-            StreamDelta::ReasoningDelta { index, delta } => ("reasoning", index, delta),
-            StreamDelta::ToolInputDelta { index, delta, .. } => ("tool_input", index, delta),
-            delta => return Err(Event::Answer { session_uid, delta }),
-        };
-        Ok(Pending {
-            session_uid,
-            kind,
-            index,
-            text,
-        })
-    }
-
-    /// `next` appends to the same part of the same answer.
-    fn continues(&self, next: &Pending) -> bool {
-        self.kind == next.kind && self.index == next.index && self.session_uid == next.session_uid
-    }
-}
-
 /// One engine (used from one thread: the host's event loop).
 #[pyclass(unsendable, module = "agent_engine._native")]
 pub struct NativeEngine {
@@ -186,16 +148,25 @@ impl NativeEngine {
 
     /// An event for Python: an answer delta as an [`AnswerDelta`], anything else as its JSON.
     fn event_value<'py>(&mut self, py: Python<'py>, event: Event) -> PyResult<Bound<'py, PyAny>> {
-        match Pending::from_event(event) {
+        match AppendedText::from_event(event) {
             Ok(delta) => self.delta_value(py, delta),
             Err(other) => self.json_value(py, &other),
         }
     }
 
     /// A text, reasoning or tool-input delta as an [`AnswerDelta`].
-    fn delta_value<'py>(&mut self, py: Python<'py>, d: Pending) -> PyResult<Bound<'py, PyAny>> {
+    fn delta_value<'py>(
+        &mut self,
+        py: Python<'py>,
+        d: AppendedText,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let kind = match d.kind {
+            AppendKind::Text => "text",
+            AppendKind::Reasoning => "reasoning",
+            _ => "tool_input",
+        };
         let delta = AnswerDelta {
-            kind: d.kind,
+            kind,
             index: d.index,
             session_uid: self.session_str(py, d.session_uid),
             text: PyString::new(py, &d.text).unbind(),
@@ -217,41 +188,34 @@ impl NativeEngine {
     }
 
     /// Every event waiting, appended to `out`, with the deltas that follow one another in the
-    /// same part of the same answer merged into one (`pending` carries the last one across
+    /// same part of the same answer merged into one (`merger` carries the last one across
     /// calls, so that a merge can span body pieces).
     fn drain_merged<'py>(
         &mut self,
         py: Python<'py>,
-        pending: &mut Option<Pending>,
+        merger: &mut AppendMerger,
         out: &mut Vec<Bound<'py, PyAny>>,
     ) -> PyResult<()> {
         while let Some(event) = self.engine.poll_event() {
-            match (Pending::from_event(event), pending.as_mut()) {
-                (Ok(next), Some(p)) if p.continues(&next) => p.text.push_str(&next.text),
-                (Ok(next), _) => {
-                    self.flush(py, pending, out)?;
-                    *pending = Some(next);
-                }
-                (Err(other), _) => {
-                    self.flush(py, pending, out)?;
-                    out.push(self.json_value(py, &other)?);
-                }
-            }
+            merger.push(event, |m| {
+                out.push(self.merged_value(py, m)?);
+                Ok::<_, PyErr>(())
+            })?;
         }
         Ok(())
     }
 
-    /// The merged delta waiting, as an [`AnswerDelta`] at the end of `out`.
-    fn flush<'py>(
+    /// A merged delta as an [`AnswerDelta`], any other event as its JSON.
+    fn merged_value<'py>(
         &mut self,
         py: Python<'py>,
-        pending: &mut Option<Pending>,
-        out: &mut Vec<Bound<'py, PyAny>>,
-    ) -> PyResult<()> {
-        if let Some(p) = pending.take() {
-            out.push(self.delta_value(py, p)?);
+        merged: Merged,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match merged {
+            Merged::Text(text) => self.delta_value(py, text),
+            Merged::Other(other) => self.json_value(py, &other),
+            _ => Err(refused("The event", "of a kind this build does not know")),
         }
-        Ok(())
     }
 
     fn json_value<'py>(&self, py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyAny>> {
@@ -450,20 +414,23 @@ impl NativeEngine {
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         self.guard(|s| {
             let mut out = Vec::new();
-            let mut pending = None;
+            let mut merger = AppendMerger::default();
             if let Ok(piece) = pieces.cast::<PyBytes>() {
                 // One piece, the shell's case: no list of pieces to make.
                 s.chunk(id, piece.as_bytes(), now_us);
             } else {
                 for piece in &body_pieces(pieces)? {
                     s.chunk(id, piece.as_bytes(), now_us);
-                    s.drain_merged(py, &mut pending, &mut out)?;
+                    s.drain_merged(py, &mut merger, &mut out)?;
                 }
             }
             // After the last piece; with no piece, the events waiting from before (none are,
             // in a host that drains) come out all the same.
-            s.drain_merged(py, &mut pending, &mut out)?;
-            s.flush(py, &mut pending, &mut out)?;
+            s.drain_merged(py, &mut merger, &mut out)?;
+            merger.finish(|m| {
+                out.push(s.merged_value(py, m)?);
+                Ok::<_, PyErr>(())
+            })?;
             Ok(out)
         })
     }

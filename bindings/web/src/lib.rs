@@ -16,8 +16,8 @@
 //! comes as its JSON text.
 
 use engine_core::{
-    Engine, Event, HostConfig, Input, Intent, RequestId, ResponseHead, StreamDelta, Time,
-    TransportFailure,
+    AppendKind, AppendMerger, AppendedText, Engine, Event, HostConfig, Input, Intent, Merged,
+    RequestId, ResponseHead, StreamDelta, Time, TransportFailure,
 };
 use std::sync::Arc;
 
@@ -114,50 +114,6 @@ fn target_name(target: engine_core::Target) -> &'static str {
     }
 }
 
-/// A text, reasoning or tool-input delta on its way out, perhaps merged with the ones that
-/// follow it.
-struct Pending {
-    session_uid: String,
-    kind: u8,
-    index: usize,
-    text: String,
-}
-
-impl Pending {
-    /// The delta an event carries, or the event itself when it is not one.
-    #[allow(
-        clippy::result_large_err,
-        reason = "moved once on its way out; boxing would allocate for every event"
-    )]
-    fn from_event(event: Event) -> Result<Pending, Event> {
-        let Event::Answer { session_uid, delta } = event else {
-            return Err(event);
-        };
-        let (kind, index, text) = match delta {
-            StreamDelta::TextDelta { index, delta } => (0, index, delta),
-            StreamDelta::ReasoningDelta { index, delta } => (1, index, delta),
-            StreamDelta::ToolInputDelta {
-                index,
-                delta,
-                input_is_text,
-                ..
-            } => (if input_is_text { 3 } else { 2 }, index, delta),
-            delta => return Err(Event::Answer { session_uid, delta }),
-        };
-        Ok(Pending {
-            session_uid,
-            kind,
-            index,
-            text,
-        })
-    }
-
-    /// `next` appends to the same part of the same answer.
-    fn continues(&self, next: &Pending) -> bool {
-        self.kind == next.kind && self.index == next.index && self.session_uid == next.session_uid
-    }
-}
-
 /// An event that is not a delta, as JSON text; a text or reasoning part's update (its end,
 /// which carries the whole text) as an object whose text crosses as a string, not as JSON to
 /// escape here and scan there.
@@ -213,43 +169,44 @@ impl WasmEngine {
         }
     }
 
-    fn delta_value(&mut self, d: Pending) -> JsValue {
+    fn delta_value(&mut self, d: AppendedText) -> JsValue {
+        let kind = match d.kind {
+            AppendKind::Text => 0,
+            AppendKind::Reasoning => 1,
+            AppendKind::ToolInputText => 3,
+            _ => 2,
+        };
         let session = self.session_value(d.session_uid);
         let index = u32::try_from(d.index).unwrap_or(u32::MAX);
-        answer_delta(d.kind, index, &session, &d.text)
+        answer_delta(kind, index, &session, &d.text)
+    }
+
+    fn merged_value(&mut self, merged: Merged) -> Result<JsValue, JsValue> {
+        match merged {
+            Merged::Text(text) => Ok(self.delta_value(text)),
+            Merged::Other(other) => other_value(other),
+            _ => Err(refusal("An event of a kind this build does not know.", None)),
+        }
     }
 
     fn event_value(&mut self, event: Event) -> Result<JsValue, JsValue> {
-        match Pending::from_event(event) {
-            Ok(delta) => Ok(self.delta_value(delta)),
+        match AppendedText::from_event(event) {
+            Ok(text) => Ok(self.delta_value(text)),
             Err(other) => other_value(other),
         }
     }
 
     /// Every event waiting, appended to `out`, with the deltas that follow one another in the
-    /// same part of the same answer merged into one (`pending` carries the last one across
+    /// same part of the same answer merged into one (`merger` carries the last one across
     /// pieces).
-    fn drain_merged(&mut self, pending: &mut Option<Pending>, out: &Array) -> Result<(), JsValue> {
+    fn drain_merged(&mut self, merger: &mut AppendMerger, out: &Array) -> Result<(), JsValue> {
         while let Some(event) = self.engine.poll_event() {
-            match (Pending::from_event(event), pending.as_mut()) {
-                (Ok(next), Some(p)) if p.continues(&next) => p.text.push_str(&next.text),
-                (Ok(next), _) => {
-                    self.flush(pending, out);
-                    *pending = Some(next);
-                }
-                (Err(other), _) => {
-                    self.flush(pending, out);
-                    out.push(&other_value(other)?);
-                }
-            }
+            merger.push(event, |m| {
+                out.push(&self.merged_value(m)?);
+                Ok::<_, JsValue>(())
+            })?;
         }
         Ok(())
-    }
-
-    fn flush(&mut self, pending: &mut Option<Pending>, out: &Array) {
-        if let Some(p) = pending.take() {
-            out.push(&self.delta_value(p));
-        }
     }
 }
 
@@ -325,7 +282,7 @@ impl WasmEngine {
         now_us: f64,
     ) -> Result<Array, JsValue> {
         let out = Array::new();
-        let mut pending = None;
+        let mut merger = AppendMerger::default();
         if let Some(piece) = pieces.dyn_ref::<Uint8Array>() {
             self.chunk(id, piece.to_vec(), now_us);
         } else {
@@ -346,11 +303,14 @@ impl WasmEngine {
             }
             for piece in &checked {
                 self.chunk(id, piece.to_vec(), now_us);
-                self.drain_merged(&mut pending, &out)?;
+                self.drain_merged(&mut merger, &out)?;
             }
         }
-        self.drain_merged(&mut pending, &out)?;
-        self.flush(&mut pending, &out);
+        self.drain_merged(&mut merger, &out)?;
+        merger.finish(|m| {
+            out.push(&self.merged_value(m)?);
+            Ok::<_, JsValue>(())
+        })?;
         Ok(out)
     }
 
