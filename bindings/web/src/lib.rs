@@ -185,7 +185,10 @@ impl WasmEngine {
         match merged {
             Merged::Text(text) => Ok(self.delta_value(text)),
             Merged::Other(other) => other_value(other),
-            _ => Err(refusal("An event of a kind this build does not know.", None)),
+            _ => Err(refusal(
+                "An event of a kind this build does not know.",
+                None,
+            )),
         }
     }
 
