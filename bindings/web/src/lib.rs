@@ -13,7 +13,8 @@
 //! the answer's text, reasoning and tool-input deltas come out as plain objects made by one
 //! call each (`{type: "delta", kind, index, sessionUid, text}`), the ones that follow one
 //! another in the same part merged; no JSON is written or read for them. Every other event
-//! comes as its JSON text.
+//! comes as its JSON text (the update that ends a text or reasoning part as an object, its text
+//! crossing as a string).
 
 use engine_core::{
     AppendKind, AppendMerger, AppendedText, Engine, Event, HostConfig, Input, Intent, Merged,
@@ -275,7 +276,8 @@ impl WasmEngine {
     /// text, reasoning and tool-input deltas as `{type: "delta", kind, index, sessionUid,
     /// text}` objects (`kind`: `text`, `reasoning`, `tool_input`, or `tool_input_text` when the
     /// tool's input is its raw text), those that follow one another in the same part of the
-    /// same answer merged; any other event as its JSON text. Every piece is checked before any is handed
+    /// same answer merged; any other event as its JSON text (the update that ends a text or
+    /// reasoning part as an object, its text crossing as a string). Every piece is checked before any is handed
     /// over: a refused call changes nothing. The intents still follow with `pollIntent`.
     #[wasm_bindgen(js_name = feedBodyChunks)]
     pub fn feed_body_chunks(

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { MemoryStorage, Shell } from "../dist/index.js";
+import { ChatStore, MemoryStorage, Shell } from "../dist/index.js";
 import { localRuntime } from "./support/runtime.mjs";
 
 /** mulberry32: the anchor harness's seeded generator. */
@@ -57,8 +57,9 @@ const BASE = "http://127.0.0.1:8787";
 
 const plain = (value) => JSON.parse(JSON.stringify(value));
 
-async function run(bytes, sizes) {
-  const shell = new Shell({
+/** A shell on a local runtime in memory that answers with `bytes` in slices `sizes()` long. */
+function localShell(bytes, sizes) {
+  return new Shell({
     platformBaseUrl: BASE,
     storage: new MemoryStorage(),
     fetch: localRuntime(bytes, { sizes }),
@@ -66,6 +67,19 @@ async function run(bytes, sizes) {
     seed: 7,
     startUnixMs: 1_767_225_600_000,
   });
+}
+
+/** One turn: ready, sent, answered; resolves with the last snapshot. */
+async function turn(shell) {
+  shell.input({ input: "source", value: { baseUrl: BASE, displayName: "Local" } });
+  shell.input({ input: "is_visible", value: true });
+  await shell.waitReady(10_000);
+  shell.command({ command: "send_message", text: "go" });
+  return shell.waitFor((s) => s.runStatus === "complete" || s.runStatus === "error", 20_000);
+}
+
+async function run(bytes, sizes) {
+  const shell = localShell(bytes, sizes);
   const failures = [];
   let steps = 0;
   shell.subscribe(() => {
@@ -76,11 +90,7 @@ async function run(bytes, sizes) {
       failures.push(e);
     }
   });
-  shell.input({ input: "source", value: { baseUrl: BASE, displayName: "Local" } });
-  shell.input({ input: "is_visible", value: true });
-  await shell.waitReady(10_000);
-  shell.command({ command: "send_message", text: "go" });
-  const done = await shell.waitFor((s) => s.runStatus === "complete" || s.runStatus === "error", 20_000);
+  const done = await turn(shell);
   const stats = { ...shell.store.stats };
   shell.close();
   assert.deepEqual(failures, []);
@@ -103,4 +113,34 @@ test("any slicing gives the same message, the store agreeing with the engine at 
     assert.ok(cut.stats.deltasApplied > 10 * cut.stats.threadReads, JSON.stringify(cut.stats));
     assert.equal(cut.stats.answersKept, 1, JSON.stringify(cut.stats));
   }
+});
+
+test("a store made by a listener in the middle of a step applies none of that step's deltas twice", async () => {
+  const bytes = answer(random(9));
+  const shell = localShell(bytes, () => 700);
+  let late;
+  const failures = [];
+  // Made on the first text delta: the constructor reads the thread with the whole step in it,
+  // and the listener set hands it the rest of that step's events.
+  let checked = 0;
+  shell.onEvent((event) => {
+    if (late !== undefined || event.type !== "delta" || event.kind !== "text") return;
+    late = new ChatStore(shell);
+    // Checked when the late store has taken each step (its listeners run at the step's end).
+    late.subscribe(() => {
+      try {
+        assert.deepEqual(plain(late.getSnapshot().thread), plain(shell.engine.thread()));
+        checked++;
+      } catch (e) {
+        failures.push(e);
+      }
+    });
+  });
+  await turn(shell);
+  assert.ok(late !== undefined, "the late store was made");
+  assert.deepEqual(plain(late.getSnapshot().thread), plain(shell.engine.thread()));
+  shell.close();
+  late.close();
+  assert.deepEqual(failures, []);
+  assert.ok(checked > 5, `${checked} steps checked`);
 });

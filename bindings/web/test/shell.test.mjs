@@ -190,7 +190,7 @@ test("the timer drives the wake: an idle Agent is checked again until it serves 
   assert.equal(ready.isAssistantRuntimeStarting, false);
 });
 
-test("a stored queue is read back through the storage port, held as away (OI-20, ADR 087)", async (t) => {
+test("a stored queue is read back through the storage port, held as away (SND-22, ADR 087)", async (t) => {
   const sim = await startSim(t);
   // Learn the default session's uid first, then start a shell whose storage holds a row.
   const first = shellFor(sim);

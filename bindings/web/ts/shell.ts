@@ -287,6 +287,7 @@ export class Shell {
     this.#visibility?.();
     this.#tabs?.close();
     for (const listener of [...this.#listeners]) guarded(listener);
+    this.store.close();
     this.engine.close();
   }
 

@@ -206,12 +206,19 @@ export class ChatStore {
     }
     let thread = state.thread;
     const shown = state.currentSessionId;
-    const answers = pending.filter((p) => p.session === shown);
+    let answers = pending.filter((p) => p.session === shown);
     // Answers of another session are a background run's, unless the session on screen
     // changed in this step (a re-keyed session): then the thread is read.
     const dropped = answers.length < pending.length && now.state !== seen.state;
     let reload = now.thread !== seen.thread || dropped;
     if (!reload && now.streaming !== seen.streaming && answers.length === 0) reload = true;
+    // Answer events with no move of `streaming` since the store last looked were already in
+    // what it read (a store made in the middle of a step, by a listener of that step's events):
+    // they are not applied again; the thread is read.
+    if (answers.length > 0 && now.streaming === seen.streaming) {
+      answers = [];
+      reload = true;
+    }
     // The step's deltas are applied first, also when the thread is read after them: the read
     // then need not give again an answer that ended as the deltas built it.
     let mirrored = false;

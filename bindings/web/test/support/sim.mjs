@@ -21,7 +21,6 @@ export function simBinary() {
   return built;
 }
 
-/** Starts the simulator with `args`; resolves with its demo values and `stop()`. */
 /** A shell on the simulator's platform, as its person, with storage in memory. */
 export function shellFor(sim, options = {}) {
   return new Shell({
@@ -34,6 +33,7 @@ export function shellFor(sim, options = {}) {
   });
 }
 
+/** Starts the simulator with `args`; resolves with its demo values and `stop()`. */
 export async function startSim(t, ...args) {
   const child = spawn(simBinary(), ["--port", "0", ...args], {
     env: { ...process.env, PLATFORM_SIM_TOKEN: TOKEN },
