@@ -482,6 +482,13 @@ export class Shell {
       for (const secret of secrets) message = message.split(secret).join("[redacted]");
       return message;
     };
+    // The request failed below HTTP (no answer, or its body broke off): told once, while live.
+    const fail = (kind: "no_answer" | "broken", e: unknown): void => {
+      if (!live()) return;
+      const message = scrub(e);
+      this.#requests.delete(id);
+      this.#step(() => this.engine.handleFailure(id, kind, message, this.#now()));
+    };
     let response: Response;
     try {
       const headers = new Headers(intent.headers);
@@ -499,11 +506,7 @@ export class Shell {
         response = await this.#fetch(this.#address(intent), init);
       }
     } catch (e) {
-      if (live()) {
-        const message = scrub(e);
-        this.#requests.delete(id);
-        this.#step(() => this.engine.handleFailure(id, "no_answer", message, this.#now()));
-      }
+      fail("no_answer", e);
       return;
     }
     if (!live()) {
@@ -530,11 +533,7 @@ export class Shell {
       try {
         piece = await reader.read();
       } catch (e) {
-        if (live()) {
-          const message = scrub(e);
-          this.#requests.delete(id);
-          this.#step(() => this.engine.handleFailure(id, "broken", message, this.#now()));
-        }
+        fail("broken", e);
         return;
       }
       if (piece.done || !live()) break;
