@@ -182,6 +182,16 @@ async fn turn(
                     screen.end_answer();
                     return TurnEnd::Failed(format!("[{code}] {}", one_line(&reason)));
                 }
+                // The turn failed. Snapshots are coalesced (a fast failure's working and
+                // failed snapshots may reach here as one, with no working one seen), events
+                // are not: the failure is taken from its event. Its answer's pieces came first.
+                Ok(Event::RunFailed { failure, .. }) => {
+                    screen.answer_done();
+                    if screen.stdout_closed() {
+                        return TurnEnd::Closed;
+                    }
+                    return TurnEnd::Failed(format!("[{}] {}", failure.code, one_line(&failure.message)));
+                }
                 Ok(Event::Notify(n)) => {
                     screen.notice(&format!("[{}] {}", one_line(&n.title), one_line(&n.description.unwrap_or_default())));
                 }
