@@ -61,8 +61,8 @@ pub(crate) struct Parts<'a> {
 pub(crate) struct Derived<'a> {
     /// The person's model-provider catalog.
     pub catalog: Option<Arc<Catalog>>,
-    /// The thread the snapshot shows, borrowed.
-    pub thread: ThreadView<'a>,
+    /// The thread the snapshot shows, borrowed; `None` leaves the snapshot's `thread` empty.
+    pub thread: Option<ThreadView<'a>>,
     /// The selected session's Agent, by name.
     pub agent_name: Option<String>,
     /// `hasRequestedAvailableModels`.
@@ -270,7 +270,7 @@ pub(crate) fn platform_snapshot(parts: &Parts<'_>, derived: Derived<'_>) -> Snap
     let values = &picker.inner().values;
     // The thread: the history, then this engine's turns since, the streaming answer last;
     // `clearThread()` sets the history aside.
-    let thread = derived.thread.to_vec();
+    let thread = derived.thread.map(|t| t.to_vec()).unwrap_or_default();
     let run = run_status(parts);
     let queue = work.map(|w| &w.queue);
     let hold = queue.and_then(|q| q.hold.as_ref());

@@ -8,7 +8,8 @@
 //! Issue 12, point 1: a host that follows the changes sees exactly what full snapshots show.
 //!
 //! The follower never copies the world: it keeps the last [`Revisions`] it saw and reads only
-//! the parts whose counter moved (the snapshot for `state`, [`Engine::run_status`] for `run`,
+//! the parts whose counter moved ([`Engine::snapshot_without_thread`] for `state`,
+//! [`Engine::run_status`] for `run`,
 //! [`Engine::thread`] for `thread`), and it rebuilds the streaming answer from the
 //! `Event::Answer` deltas with a [`MessageMirror`]. After every step of random sessions (sends,
 //! streamed answers in random slices with text, reasoning and tool input, ends, breaks, stops,
@@ -108,7 +109,7 @@ impl Follower {
         let thread = engine.thread();
         Follower {
             seen: engine.revisions(),
-            state: engine.snapshot(),
+            state: engine.snapshot_without_thread(),
             run: engine.run_status(),
             finished: thread.history.iter().chain(thread.local).cloned().collect(),
             streaming: thread.streaming.cloned().map(MessageMirror::of),
@@ -132,7 +133,7 @@ impl Follower {
         self.events = h.events().len();
         let now = engine.revisions();
         if now.state != self.seen.state {
-            self.state = engine.snapshot();
+            self.state = engine.snapshot_without_thread();
         }
         if now.run != self.seen.run {
             self.run = engine.run_status();

@@ -196,6 +196,68 @@ fn run_status_follows_the_answer_step_by_step() {
     assert!(run_failures(&h).is_empty());
 }
 
+/// adr-notes 6 (run status: `thinkingSummary`), issue 28: the frames of one piece of the body
+/// are handed on joined (one `reasoningDelta` for a run of them), but the summary is still the
+/// last reasoning frame's text that was not blank, trimmed, as if each frame had come alone;
+/// a text frame after it in the same piece clears it, as it does alone.
+#[test]
+fn the_thinking_summary_is_the_last_reasoning_frame_of_a_piece() {
+    let frames = |chunks: &[Value]| -> Vec<u8> {
+        chunks
+            .iter()
+            .flat_map(|c| format!("data: {c}\n\n").into_bytes())
+            .collect()
+    };
+    let mut h = Harness::talking(S1);
+    h.send("Plan Q4");
+    let resolve = h.runtime_request(S1);
+    h.reply(resolve, 200, runtime_ready(S1));
+    let id = h.message_request(S1);
+    h.stream_head(id);
+    let mark = h.events().len();
+    h.chunk(
+        id,
+        &frames(&[
+            json!({"type": "reasoning-start", "id": "r-1"}),
+            json!({"type": "reasoning-delta", "id": "r-1", "delta": "Checking "}),
+            json!({"type": "reasoning-delta", "id": "r-1", "delta": " the ledger. "}),
+            json!({"type": "reasoning-delta", "id": "r-1", "delta": "  "}),
+            json!({"type": "reasoning-start", "id": "r-2"}),
+            json!({"type": "reasoning-delta", "id": "r-2", "delta": " \n"}),
+        ]),
+    );
+    assert_eq!(
+        h.snapshot().thinking_summary.as_deref(),
+        Some("the ledger.")
+    );
+    // One delta per part for the piece: the frames' texts joined.
+    let reasoning: Vec<String> = h.events()[mark..]
+        .iter()
+        .filter_map(|e| match e {
+            Event::Answer {
+                delta: engine_core::stream::StreamDelta::ReasoningDelta { delta, .. },
+                ..
+            } => Some(delta.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasoning, ["Checking  the ledger.   ", " \n"]);
+    h.chunk(
+        id,
+        &frames(&[
+            json!({"type": "reasoning-delta", "id": "r-2", "delta": "Then the totals."}),
+            json!({"type": "text-start", "id": "t"}),
+            json!({"type": "text-delta", "id": "t", "delta": "Done."}),
+        ]),
+    );
+    let s = h.snapshot();
+    assert_eq!(s.thinking_summary, None);
+    assert_eq!(
+        status(&s),
+        (RunStatus::Responding, Some("Writing a response..."))
+    );
+}
+
 /// RU-7, RU-12: with the AI SDK's tool frames, the line appears with `tool-input-available`
 /// (not `tool-input-start`); `tool-input-error` and `tool-output-error` change no status; only
 /// an output (`tool-output-available`) turns it back to "Thinking...".

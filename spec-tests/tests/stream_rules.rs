@@ -14,7 +14,7 @@ use crate::stream_support;
 use engine_core::message::MessageStatus;
 use engine_core::{StreamDelta, StreamOutcome};
 use serde_json::{Value, json};
-use stream_support::{body, events, parts, run};
+use stream_support::{Run, body, events, parts, run, run_frame_by_frame};
 
 /// The message's parts after `chunks` and `[DONE]`.
 fn parts_after(chunks: &[Value]) -> Value {
@@ -481,38 +481,51 @@ fn deltas_serialize() {
 /// §5 tool input, issue 12: a streaming input's growth is reported as the appended text
 /// (`ToolInputDelta`), never as a copy of the whole part; the first delta after the part's
 /// start, every later one, and a text-encoded input alike. A change of more than the input (an
-/// output arriving) is a whole `PartUpdated` again.
+/// output arriving) is a whole `PartUpdated` again. Issue 28: the growth one call of `feed`
+/// reads for one part is one delta; fed a frame at a time, each frame's is its own.
 #[test]
 fn tool_input_growth_is_reported_as_the_appended_text() {
-    let run = run(&body(&[
+    let body = body(&[
         json!({"type": "tool-input-start", "toolCallId": "c", "toolName": "f"}),
         json!({"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": "{\"q\":"}),
         json!({"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": "\"Ber"}),
         json!({"type": "tool-input-start", "toolCallId": "t", "toolName": "g", "inputEncoding": "text"}),
         json!({"type": "tool-input-delta", "toolCallId": "t", "inputTextDelta": "ab"}),
         json!({"type": "tool-output-available", "toolCallId": "c", "output": 1}),
-    ]));
-    let tool_deltas: Vec<Value> = run
-        .deltas
-        .iter()
-        .filter_map(|d| match d {
-            StreamDelta::ToolInputDelta { .. } | StreamDelta::PartUpdated { .. } => {
-                Some(serde_json::to_value(d).unwrap())
-            }
-            _ => None,
-        })
-        .collect();
-    assert_eq!(tool_deltas.len(), 4, "{tool_deltas:?}");
+    ]);
+    let tool_deltas = |run: &Run| -> Vec<Value> {
+        run.deltas
+            .iter()
+            .filter_map(|d| match d {
+                StreamDelta::ToolInputDelta { .. } | StreamDelta::PartUpdated { .. } => {
+                    Some(serde_json::to_value(d).unwrap())
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let framed = tool_deltas(&run_frame_by_frame(&body));
+    assert_eq!(framed.len(), 4, "{framed:?}");
     assert_eq!(
-        tool_deltas[..3],
+        framed[..3],
         [
             json!({"type": "toolInputDelta", "index": 0, "delta": "{\"q\":", "inputIsText": false}),
             json!({"type": "toolInputDelta", "index": 0, "delta": "\"Ber", "inputIsText": false}),
             json!({"type": "toolInputDelta", "index": 1, "delta": "ab", "inputIsText": true}),
         ]
     );
-    assert_eq!(tool_deltas[3]["type"], "partUpdated");
-    assert_eq!(tool_deltas[3]["part"]["state"], "output-available");
+    assert_eq!(framed[3]["type"], "partUpdated");
+    assert_eq!(framed[3]["part"]["state"], "output-available");
+    let run = run(&body);
+    let whole = tool_deltas(&run);
+    assert_eq!(
+        whole,
+        [
+            json!({"type": "toolInputDelta", "index": 0, "delta": "{\"q\":\"Ber", "inputIsText": false}),
+            json!({"type": "toolInputDelta", "index": 1, "delta": "ab", "inputIsText": true}),
+            framed[3].clone(),
+        ]
+    );
     let parts = parts(run.stream.message());
     assert_eq!(parts[0]["input"], json!({"q": "Ber"}));
     assert_eq!(parts[1]["input"], json!("ab"));

@@ -449,9 +449,7 @@ impl WasmEngine {
     /// moved, the thread being read by its own counters.
     #[wasm_bindgen(js_name = snapshotWithoutThread)]
     pub fn snapshot_without_thread(&self) -> Result<String, JsValue> {
-        let mut snapshot = self.engine.snapshot();
-        snapshot.thread = Vec::new();
-        json(&snapshot, "The snapshot")
+        json(&self.engine.snapshot_without_thread(), "The snapshot")
     }
 
     /// The thread as it changed for one reader: one entry per message, `null` for a finished

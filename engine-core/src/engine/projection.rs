@@ -31,12 +31,31 @@ impl Engine {
 
     /// The shared states, computed once (SHR-1).
     pub fn snapshot(&self) -> Snapshot {
+        self.snapshot_of(Some(self.thread()))
+    }
+
+    /// The snapshot with an empty `thread`, for a host that reads the thread by its own
+    /// revision through [`Engine::thread`]: no message is copied (the streaming answer is,
+    /// in [`Engine::snapshot`]). Every other field is [`Engine::snapshot`]'s.
+    ///
+    /// ```
+    /// # use engine_core::{Config, Engine, Time};
+    /// let engine = Engine::new(Config::new("http://127.0.0.1:9").unwrap(), Time::from_micros(0));
+    /// let mut full = engine.snapshot();
+    /// full.thread.clear();
+    /// assert_eq!(engine.snapshot_without_thread(), full);
+    /// ```
+    pub fn snapshot_without_thread(&self) -> Snapshot {
+        self.snapshot_of(None)
+    }
+
+    fn snapshot_of(&self, thread: Option<crate::revision::ThreadView<'_>>) -> Snapshot {
         let parts = self.view();
         let uid = selection::selected(self.selection.state()).map(|s| s.0);
         let agent_name = uid.and_then(|u| self.agent_name_of(u));
         let derived = Derived {
             catalog: self.person_catalog(),
-            thread: self.thread(),
+            thread,
             agent_name: agent_name.clone(),
             requested_models: self.catalog_demand().is_some(),
             last_used: self.session_model_last_used(),

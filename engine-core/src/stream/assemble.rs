@@ -9,6 +9,7 @@
 
 mod tools;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -28,6 +29,26 @@ use crate::message::{DataPart, Message, Part, PartState, ReasoningPart, TextPart
 enum TextKind {
     Text,
     Reasoning,
+}
+
+impl TextKind {
+    fn append(self) -> Append {
+        match self {
+            TextKind::Text => Append::Text,
+            TextKind::Reasoning => Append::Reasoning,
+        }
+    }
+}
+
+/// What appended text is appended to (see [`Assembler::appended`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Append {
+    Text,
+    Reasoning,
+    /// A tool call's streaming input; `text`: the input is the raw text itself.
+    ToolInput {
+        text: bool,
+    },
 }
 
 /// A tool call whose input is streaming.
@@ -78,6 +99,11 @@ pub struct Assembler {
     error_source: Option<String>,
     outcome: StreamOutcome,
     protocol_errors: u64,
+    /// See [`Assembler::last_reasoning`].
+    last_reasoning: String,
+    /// The deltas from this index of `out` on were made by the caller's current call and may
+    /// be joined (see [`Assembler::joins_from`]).
+    joins_from: usize,
 }
 
 impl Assembler {
@@ -101,6 +127,8 @@ impl Assembler {
             error_source: None,
             outcome: StreamOutcome::Open,
             protocol_errors: 0,
+            last_reasoning: String::new(),
+            joins_from: usize::MAX,
         }
     }
 
@@ -206,7 +234,10 @@ impl Assembler {
                 delta,
                 provider_metadata,
                 split,
-            } => self.text_delta(TextKind::Text, &id, (delta, split), provider_metadata, out),
+            } => {
+                let delta = (Cow::Owned(delta), split);
+                self.text_delta(TextKind::Text, &id, delta, provider_metadata, out);
+            }
             Chunk::TextEnd {
                 id,
                 provider_metadata,
@@ -221,13 +252,10 @@ impl Assembler {
                 delta,
                 provider_metadata,
                 split,
-            } => self.text_delta(
-                TextKind::Reasoning,
-                &id,
-                (delta, split),
-                provider_metadata,
-                out,
-            ),
+            } => {
+                let delta = (Cow::Owned(delta), split);
+                self.text_delta(TextKind::Reasoning, &id, delta, provider_metadata, out);
+            }
             Chunk::ReasoningEnd {
                 id,
                 provider_metadata,
@@ -317,11 +345,10 @@ impl Assembler {
         let none = SplitSurrogates::default();
         match chunk {
             DeltaChunk::Text { id, delta } => {
-                self.text_delta(TextKind::Text, &id, (delta.into_owned(), none), None, out);
+                self.text_delta(TextKind::Text, &id, (delta, none), None, out);
             }
             DeltaChunk::Reasoning { id, delta } => {
-                let delta = (delta.into_owned(), none);
-                self.text_delta(TextKind::Reasoning, &id, delta, None, out);
+                self.text_delta(TextKind::Reasoning, &id, (delta, none), None, out);
             }
             DeltaChunk::ToolInput {
                 tool_call_id,
@@ -467,23 +494,91 @@ impl Assembler {
     }
 
     /// `delta` joined to the pending half of the part `id` (see [`surrogates::join`]).
-    fn joined(
+    fn joined<'a>(
         &mut self,
         kind: TextKind,
         id: &str,
-        delta: String,
+        delta: Cow<'a, str>,
         split: SplitSurrogates,
-    ) -> String {
+    ) -> Cow<'a, str> {
         let halves = self.pending_halves(kind);
         if halves.is_empty() && split == SplitSurrogates::default() {
             return delta;
         }
         let mut pending = halves.remove(id);
-        let text = surrogates::join(&mut pending, delta, split);
+        let text = surrogates::join(&mut pending, delta.into_owned(), split);
         if let Some(high) = pending {
             halves.insert(id.to_owned(), high);
         }
-        text
+        Cow::Owned(text)
+    }
+
+    /// Hands on `text`, appended to the part at `index`: joined to the last delta of `out`
+    /// when that one appends to the same part the same way, else as a new delta. The deltas a
+    /// piece of the body gives for one part go out as one, and a delta's text is not made a
+    /// string of its own each. The last reasoning text that is not blank is kept, trimmed
+    /// ([`Assembler::last_reasoning`]).
+    pub(super) fn appended(
+        &mut self,
+        out: &mut Vec<StreamDelta>,
+        how: Append,
+        index: usize,
+        text: Cow<'_, str>,
+    ) {
+        if how == Append::Reasoning {
+            let trimmed = text.trim();
+            if !trimmed.is_empty() {
+                self.last_reasoning.clear();
+                self.last_reasoning.push_str(trimmed);
+            }
+        }
+        let mine = out.len() > self.joins_from;
+        let last = match (out.last_mut().filter(|_| mine), how) {
+            (Some(StreamDelta::TextDelta { index: i, delta }), Append::Text)
+            | (Some(StreamDelta::ReasoningDelta { index: i, delta }), Append::Reasoning)
+                if *i == index =>
+            {
+                Some(delta)
+            }
+            (
+                Some(StreamDelta::ToolInputDelta {
+                    index: i,
+                    delta,
+                    input_is_text,
+                }),
+                Append::ToolInput { text: t },
+            ) if *i == index && *input_is_text == t => Some(delta),
+            _ => None,
+        };
+        match last {
+            Some(delta) => delta.push_str(&text),
+            None => {
+                let delta = text.into_owned();
+                out.push(match how {
+                    Append::Text => StreamDelta::TextDelta { index, delta },
+                    Append::Reasoning => StreamDelta::ReasoningDelta { index, delta },
+                    Append::ToolInput { text } => StreamDelta::ToolInputDelta {
+                        index,
+                        delta,
+                        input_is_text: text,
+                    },
+                });
+            }
+        }
+    }
+
+    /// Appended text may be joined to the deltas of `out` from `len` on (the caller has not
+    /// read them yet: they are its current call's), none before. Without this call nothing
+    /// is joined: each append is a delta of its own.
+    pub(crate) fn joins_from(&mut self, len: usize) {
+        self.joins_from = len;
+    }
+
+    /// The trimmed text of the last reasoning delta that was not blank: what the run shows
+    /// as its thinking summary (a delta handed on may join several, see
+    /// [`Assembler::appended`]); empty before any.
+    pub(crate) fn last_reasoning(&self) -> &str {
+        &self.last_reasoning
     }
 
     /// A half the part `id` still waits on becomes U+FFFD: the part is ending, or its id opens
@@ -495,10 +590,7 @@ impl Assembler {
         };
         if let Some((index, fields)) = self.open_text_part(kind, id) {
             fields.text.push_str(&text);
-            out.push(match kind {
-                TextKind::Text => StreamDelta::TextDelta { index, delta: text },
-                TextKind::Reasoning => StreamDelta::ReasoningDelta { index, delta: text },
-            });
+            self.appended(out, kind.append(), index, Cow::Owned(text));
         }
     }
 
@@ -569,7 +661,7 @@ impl Assembler {
         &mut self,
         kind: TextKind,
         id: &str,
-        (delta, split): (String, SplitSurrogates),
+        (delta, split): (Cow<'_, str>, SplitSurrogates),
         provider_metadata: Option<Json>,
         out: &mut Vec<StreamDelta>,
     ) {
@@ -577,7 +669,7 @@ impl Assembler {
         let Some((index, fields)) = self.open_text_part(kind, id) else {
             // Lenient: a delta for an id with no open part opens one.
             self.protocol_errors += 1;
-            let part = Self::new_text_part(kind, id, delta, provider_metadata);
+            let part = Self::new_text_part(kind, id, delta.into_owned(), provider_metadata);
             let index = self.push_part(part, out);
             self.open_parts(kind).insert(id.to_owned(), index);
             return;
@@ -588,10 +680,7 @@ impl Assembler {
             self.updated(index, out);
             return;
         }
-        out.push(match kind {
-            TextKind::Text => StreamDelta::TextDelta { index, delta },
-            TextKind::Reasoning => StreamDelta::ReasoningDelta { index, delta },
-        });
+        self.appended(out, kind.append(), index, delta);
     }
 
     fn end_text(

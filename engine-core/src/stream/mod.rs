@@ -109,12 +109,15 @@ impl AnswerStream {
         }
     }
 
-    /// Decodes the next slice of the body (any slicing), pushing what changed to `out`.
+    /// Decodes the next slice of the body (any slicing), pushing what changed to `out`. Text
+    /// appended to one part by frames that follow one another in the slice comes as one
+    /// delta (their texts joined), never joined to a delta `out` held before the call.
     /// Ignored after [`AnswerStream::end`].
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<StreamDelta>) {
         if self.ended {
             return;
         }
+        self.receiver.assembler.joins_from(out.len());
         let receiver = &mut self.receiver;
         self.decoder.feed(bytes, |event| receiver.event(event, out));
         let stats = &mut self.receiver.stats;
@@ -129,6 +132,7 @@ impl AnswerStream {
             return;
         }
         self.receiver.stats.discarded_at_end = self.decoder.finish();
+        self.receiver.assembler.joins_from(out.len());
         self.receiver.assembler.end(out);
     }
 
@@ -155,6 +159,13 @@ impl AnswerStream {
     /// text; later events are ignored.
     pub fn broken(&self) -> bool {
         self.receiver.assembler.broken()
+    }
+
+    /// The trimmed text of the last reasoning delta that was not blank (empty before any):
+    /// the run's thinking summary. The deltas one piece of the body gives for one part are
+    /// handed on joined, so this is what tells where the last one began.
+    pub(crate) fn last_reasoning(&self) -> &str {
+        self.receiver.assembler.last_reasoning()
     }
 
     /// The first error text an `error` chunk gave, if any.

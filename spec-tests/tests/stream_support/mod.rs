@@ -82,6 +82,60 @@ pub fn run_cut(body: &[u8], cuts: &[usize], cap: usize) -> Run {
     Run { stream, deltas }
 }
 
+/// Feeds `body` one SSE event at a time (cut after every blank line), then ends it: every
+/// frame's deltas come from a call of their own, so none is joined to another frame's.
+pub fn run_frame_by_frame(body: &[u8]) -> Run {
+    let cuts: Vec<usize> = body
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w == b"\n\n")
+        .map(|(i, _)| i + 2)
+        .collect();
+    run_cut(body, &cuts, CAP)
+}
+
+/// `deltas` with the appends that follow one another to the same part joined into one, as one
+/// call of `feed` hands them on: the same answer, whatever the slicing.
+pub fn joined(deltas: &[StreamDelta]) -> Vec<StreamDelta> {
+    let mut out: Vec<StreamDelta> = Vec::with_capacity(deltas.len());
+    for delta in deltas {
+        let joins = match (out.last_mut(), delta) {
+            (
+                Some(StreamDelta::TextDelta { index, delta: text }),
+                StreamDelta::TextDelta {
+                    index: i,
+                    delta: more,
+                },
+            )
+            | (
+                Some(StreamDelta::ReasoningDelta { index, delta: text }),
+                StreamDelta::ReasoningDelta {
+                    index: i,
+                    delta: more,
+                },
+            ) if index == i => Some((text, more)),
+            (
+                Some(StreamDelta::ToolInputDelta {
+                    index,
+                    delta: text,
+                    input_is_text,
+                }),
+                StreamDelta::ToolInputDelta {
+                    index: i,
+                    delta: more,
+                    input_is_text: t,
+                },
+            ) if index == i && input_is_text == t => Some((text, more)),
+            _ => None,
+        };
+        match joins {
+            Some((text, more)) => text.push_str(more),
+            None => out.push(delta.clone()),
+        }
+    }
+    out
+}
+
 /// Feeds `body` whole, then ends it.
 pub fn run(body: &[u8]) -> Run {
     run_cut(body, &[], CAP)

@@ -6,11 +6,23 @@ use super::*;
 impl Run {
     /// Hands stream deltas to the host and follows them in the run status.
     pub(super) fn relay(&mut self, context: &mut WorkCtx<'_>, deltas: Vec<StreamDelta>) {
-        if !deltas.is_empty() {
-            self.answer_revision = self.answer_revision.wrapping_add(1);
+        if deltas.is_empty() {
+            return;
         }
+        self.answer_revision = self.answer_revision.wrapping_add(1);
+        // A reasoning delta may join several frames: the summary is the last frame's text
+        // that was not blank, which the stream keeps.
+        let summary = deltas
+            .iter()
+            .any(|d| matches!(d, StreamDelta::ReasoningDelta { .. }))
+            .then(|| {
+                self.answer
+                    .as_deref()
+                    .map(|a| a.last_reasoning().to_owned())
+            })
+            .flatten();
         for delta in deltas {
-            self.follow(&delta);
+            self.follow(&delta, summary.as_deref());
             context.emit(Event::Answer {
                 session_uid: self.session_uid.clone(),
                 delta,
@@ -19,14 +31,17 @@ impl Run {
     }
 
     /// adr-notes 6 and 8: the run status follows the answer chunk by chunk. Only a change of
-    /// status or detail writes anything.
-    pub(super) fn follow(&mut self, delta: &StreamDelta) {
+    /// status or detail writes anything. `last_reasoning`: the trimmed text of the last
+    /// reasoning frame that was not blank, the thinking summary a reasoning delta that is not
+    /// blank leaves (the delta may join several frames; the status is read after them all).
+    pub(super) fn follow(&mut self, delta: &StreamDelta, last_reasoning: Option<&str>) {
         match delta {
             StreamDelta::ReasoningDelta { delta, .. } => {
                 self.update(RunStatus::Thinking, THINKING_TEXT);
                 self.shows_output();
-                let summary = delta.trim();
-                if !summary.is_empty() && self.thinking_summary.as_deref() != Some(summary) {
+                let trimmed = delta.trim();
+                let summary = last_reasoning.unwrap_or(trimmed);
+                if !trimmed.is_empty() && self.thinking_summary.as_deref() != Some(summary) {
                     self.summarize(Some(summary.to_owned()));
                 }
             }

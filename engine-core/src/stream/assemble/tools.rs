@@ -239,11 +239,10 @@ impl Assembler {
             },
         }
         if grows_only {
-            out.push(StreamDelta::ToolInputDelta {
-                index,
-                delta: delta.to_owned(),
-                input_is_text: partial.encoding == InputEncoding::Text,
-            });
+            let how = super::Append::ToolInput {
+                text: partial.encoding == InputEncoding::Text,
+            };
+            self.appended(out, how, index, std::borrow::Cow::Borrowed(delta));
             return;
         }
         part.state = ToolState::InputStreaming;
