@@ -58,7 +58,12 @@ impl Json {
             Form::Parsed(value @ (Value::Array(_) | Value::Object(_)))
                 if within_depth(value, MAX_DEPTH) =>
             {
-                self.0 = Form::Text(value.to_string().into_boxed_str());
+                // Written straight into a buffer (`to_string` goes through `fmt`'s adapter).
+                // A `Value` always writes (its keys are strings); were it refused, it would
+                // stay parsed.
+                if let Ok(text) = serde_json::to_string(value) {
+                    self.0 = Form::Text(text.into_boxed_str());
+                }
             }
             Form::Parsed(Value::String(text)) => text.shrink_to_fit(),
             _ => {}

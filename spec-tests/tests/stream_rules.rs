@@ -67,6 +67,32 @@ fn text_ids_reopen_and_metadata() {
     );
 }
 
+/// §5 steps: `reset-step` forgets the open ids even of parts it keeps (before the last
+/// `step-start`): a later delta for one opens a new part, in the same piece of the body as the
+/// delta before it or not (issue 28: the part found last is not reused).
+#[test]
+fn reset_step_forgets_the_ids_of_parts_it_keeps() {
+    let frames = [
+        json!({"type": "start-step"}),
+        json!({"type": "text-start", "id": "u"}),
+        json!({"type": "text-delta", "id": "u", "delta": "kept"}),
+        json!({"type": "start-step"}),
+        json!({"type": "reset-step"}),
+        json!({"type": "text-delta", "id": "u", "delta": "new"}),
+    ];
+    let expected = json!([
+        {"type": "step-start"},
+        {"type": "text", "text": "kept", "state": "streaming"},
+        {"type": "step-start"},
+        {"type": "text", "text": "new", "state": "streaming"}
+    ]);
+    let whole = run(&body(&frames));
+    assert_eq!(parts(whole.stream.message()), expected);
+    assert_eq!(whole.stream.stats().protocol_errors, 1);
+    let framed = run_frame_by_frame(&body(&frames));
+    assert_eq!(parts(framed.stream.message()), expected);
+}
+
 /// §5 steps: `finish-step` leaves open parts open (7.0.173); `reset-step` removes the parts
 /// after the last `step-start` and forgets the open ids (a later delta for one is a protocol
 /// error that opens a new part).

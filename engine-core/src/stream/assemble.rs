@@ -73,6 +73,10 @@ pub struct Assembler {
     open_text: HashMap<String, usize>,
     /// Open reasoning parts by chunk id.
     open_reasoning: HashMap<String, usize>,
+    /// The open part found last, as (kind, index, chunk id): the deltas of a part follow one
+    /// another, so most are found without hashing their id. Forgotten whenever the open parts
+    /// may change ([`Assembler::open_parts`]).
+    last_open: Option<(TextKind, usize, String)>,
     /// The high surrogate half that ended an open text part's last delta, by chunk id.
     pending_text: HashMap<String, u16>,
     /// The same for reasoning parts.
@@ -114,6 +118,7 @@ impl Assembler {
             started: false,
             open_text: HashMap::new(),
             open_reasoning: HashMap::new(),
+            last_open: None,
             pending_text: HashMap::new(),
             pending_reasoning: HashMap::new(),
             partial_tools: HashMap::new(),
@@ -479,7 +484,9 @@ impl Assembler {
         }
     }
 
+    /// The open parts of `kind`, to change: the part found last is forgotten.
     fn open_parts(&mut self, kind: TextKind) -> &mut HashMap<String, usize> {
+        self.last_open = None;
         match kind {
             TextKind::Text => &mut self.open_text,
             TextKind::Reasoning => &mut self.open_reasoning,
@@ -652,7 +659,21 @@ impl Assembler {
 
     /// The open part of `kind` for `id`: its index and fields.
     fn open_text_part(&mut self, kind: TextKind, id: &str) -> Option<(usize, TextFields<'_>)> {
-        let index = *self.open_parts(kind).get(id)?;
+        let index = match &mut self.last_open {
+            Some((k, index, last)) if *k == kind && last == id => *index,
+            _ => {
+                let open = match kind {
+                    TextKind::Text => &self.open_text,
+                    TextKind::Reasoning => &self.open_reasoning,
+                };
+                let index = *open.get(id)?;
+                let mut last = self.last_open.take().map(|(_, _, s)| s).unwrap_or_default();
+                last.clear();
+                last.push_str(id);
+                self.last_open = Some((kind, index, last));
+                index
+            }
+        };
         let fields = text_fields(self.message.parts.get_mut(index)?, kind)?;
         Some((index, fields))
     }
@@ -713,6 +734,7 @@ impl Assembler {
     /// forgets open text, reasoning and partial tool calls.
     fn reset_step(&mut self, out: &mut Vec<StreamDelta>) {
         self.flush_pending(out);
+        self.last_open = None;
         self.open_text.clear();
         self.open_reasoning.clear();
         self.partial_tools.clear();
