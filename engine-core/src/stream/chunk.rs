@@ -429,7 +429,7 @@ pub enum DeltaChunk<'a> {
 }
 
 /// The plain shape of a delta chunk: no other field, each string well formed.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(deny_unknown_fields)]
 struct PlainDelta<'a> {
@@ -457,11 +457,12 @@ struct PlainDelta<'a> {
 /// every payload.
 pub fn parse_delta(payload: &str) -> Option<(Option<String>, DeltaChunk<'_>)> {
     // Read by hand when it is the common shape; serde decides everything else.
-    let plain = match plain::scan(payload) {
-        plain::Scan::Plain(plain) => plain,
+    let mut plain = PlainDelta::default();
+    match plain::scan(payload, &mut plain) {
+        plain::Scan::Plain => {}
         plain::Scan::Not => return None,
-        plain::Scan::Unsure => serde_json::from_str::<PlainDelta<'_>>(payload).ok()?,
-    };
+        plain::Scan::Unsure => plain = serde_json::from_str::<PlainDelta<'_>>(payload).ok()?,
+    }
     // A field of another chunk type is left to the general path.
     let chunk = match (
         &*plain.chunk_type,

@@ -31,9 +31,9 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 
 /// What [`scan`] made of a payload.
 #[cfg_attr(test, derive(Debug, PartialEq))]
-pub(super) enum Scan<'a> {
-    /// The plain shape, read.
-    Plain(PlainDelta<'a>),
+pub(super) enum Scan {
+    /// The plain shape, read into the caller's value.
+    Plain,
     /// Not a delta chunk of the plain shape, whatever serde would say: a key the shape does not
     /// have, a key given twice, or a `type` that is not a delta's (serde refuses the first two,
     /// and the hot path takes none of the third).
@@ -45,10 +45,13 @@ pub(super) enum Scan<'a> {
 /// The chunk types the plain shape is read for.
 const DELTA_TYPES: [&str; 3] = ["text-delta", "reasoning-delta", "tool-input-delta"];
 
-/// Reads the payload as a [`PlainDelta`] (see the module's text).
-pub(super) fn scan(payload: &str) -> Scan<'_> {
-    match read(payload) {
-        Ok(plain) => Scan::Plain(plain),
+/// Reads the payload as a [`PlainDelta`] (see the module's text) into `plain`, which the
+/// caller gives empty ([`PlainDelta::default`]) and keeps in place: the value is large, and
+/// moving it out of here cost more than reading a short frame. What `plain` holds after
+/// anything but [`Scan::Plain`] means nothing.
+pub(super) fn scan<'a>(payload: &'a str, plain: &mut PlainDelta<'a>) -> Scan {
+    match read(payload, plain) {
+        Ok(()) => Scan::Plain,
         Err(Stop::Not) => Scan::Not,
         Err(Stop::Unsure) => Scan::Unsure,
     }
@@ -60,7 +63,7 @@ enum Stop {
     Unsure,
 }
 
-fn read(payload: &str) -> Result<PlainDelta<'_>, Stop> {
+fn read<'a>(payload: &'a str, plain: &mut PlainDelta<'a>) -> Result<(), Stop> {
     use Stop::Unsure;
     let b = payload.as_bytes();
     let mut i = skip_ws(b, 0);
@@ -70,15 +73,6 @@ fn read(payload: &str) -> Result<PlainDelta<'_>, Stop> {
         return Err(Stop::Not);
     }
     let mut chunk_type = None;
-    let mut plain = PlainDelta {
-        chunk_type: Cow::Borrowed(""),
-        id: None,
-        delta: None,
-        text_delta: None,
-        tool_call_id: None,
-        input_text_delta: None,
-        agent_id: None,
-    };
     let mut agent_id = None;
     i = skip_ws(b, i + 1);
     loop {
@@ -118,7 +112,7 @@ fn read(payload: &str) -> Result<PlainDelta<'_>, Stop> {
     }
     plain.chunk_type = chunk_type.ok_or(Unsure)?;
     plain.agent_id = agent_id.map(|id: Cow<'_, str>| Value::String(id.into_owned()));
-    Ok(plain)
+    Ok(())
 }
 /// A key's literal opening at `open`, as its bytes, and the index after its closing quote.
 /// A key with an escape is left to serde (`None`), whatever it spells.
@@ -237,6 +231,23 @@ mod tests {
 
     use super::*;
 
+    /// What the scan made of `payload`, with the value it read.
+    #[derive(Debug, PartialEq)]
+    enum Read<'a> {
+        Plain(PlainDelta<'a>),
+        Not,
+        Unsure,
+    }
+
+    fn scan_of(payload: &str) -> Read<'_> {
+        let mut plain = PlainDelta::default();
+        match scan(payload, &mut plain) {
+            Scan::Plain => Read::Plain(plain),
+            Scan::Not => Read::Not,
+            Scan::Unsure => Read::Unsure,
+        }
+    }
+
     fn serde(payload: &str) -> Option<PlainDelta<'_>> {
         serde_json::from_str(payload).ok()
     }
@@ -255,7 +266,7 @@ mod tests {
             r#"{"type":"tool-input-delta","toolCallId":"c","inputTextDelta":"{\"a\":"}"#,
             r#"{"agent_id":" ag ","type":"text-delta","id":"t","delta":""}"#,
         ] {
-            let Scan::Plain(fast) = scan(payload) else {
+            let Read::Plain(fast) = scan_of(payload) else {
                 panic!("{payload}")
             };
             assert_eq!(Some(fast), serde(payload), "{payload}");
@@ -282,7 +293,7 @@ mod tests {
             r#"{}"#,
             r#"{"type":"text-delta","id":"t","delta":"a""#,
         ] {
-            assert_eq!(scan(payload), Scan::Unsure, "{payload}");
+            assert_eq!(scan_of(payload), Read::Unsure, "{payload}");
         }
     }
 
@@ -299,7 +310,7 @@ mod tests {
             r#"{"type":"text-delta","id":"t","delta":"a","providerMetadata":{}}"#,
             r#"{"type":"text-delta","id":"t","delta":"a","delta":"b"}"#,
         ] {
-            assert_eq!(scan(payload), Scan::Not, "{payload}");
+            assert_eq!(scan_of(payload), Read::Not, "{payload}");
             assert_eq!(serde_delta(payload), None, "{payload}");
         }
         // Not an object: the general path takes no chunk from it, so neither does the hot one
@@ -311,7 +322,7 @@ mod tests {
             "\"x\"",
             "",
         ] {
-            assert_eq!(scan(payload), Scan::Not, "{payload}");
+            assert_eq!(scan_of(payload), Read::Not, "{payload}");
         }
     }
 
@@ -372,10 +383,10 @@ mod tests {
         /// reading gives the hot path nothing for either.
         #[test]
         fn a_subset_of_serde(payload in payload()) {
-            match scan(&payload) {
-                Scan::Plain(fast) => prop_assert_eq!(Some(fast), serde(&payload)),
-                Scan::Not => prop_assert_eq!(serde_delta(&payload), None),
-                Scan::Unsure => {}
+            match scan_of(&payload) {
+                Read::Plain(fast) => prop_assert_eq!(Some(fast), serde(&payload)),
+                Read::Not => prop_assert_eq!(serde_delta(&payload), None),
+                Read::Unsure => {}
             }
         }
 
@@ -389,8 +400,8 @@ mod tests {
                 _ => serde_json::json!({"type": "tool-input-delta", "toolCallId": id, "inputTextDelta": delta}),
             }
             .to_string();
-            let expected = serde(&payload).map(Scan::Plain);
-            prop_assert_eq!(Some(scan(&payload)), expected);
+            let expected = serde(&payload).map(Read::Plain);
+            prop_assert_eq!(Some(scan_of(&payload)), expected);
         }
     }
 }
