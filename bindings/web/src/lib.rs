@@ -11,14 +11,14 @@
 //!
 //! The hot path is [`WasmEngine::feed_body_chunks`]: the pieces of a streamed body go in, and
 //! the answer's text, reasoning and tool-input deltas come out as plain objects made by one
-//! call each (`{type: "delta", kind, index, sessionUid, text}`), the ones that follow one
-//! another in the same part merged; no JSON is written or read for them. Every other event
+//! call each (`{type: "delta", kind, index, sessionUid, text}`), the ones a piece gives for one
+//! part joined by the engine; no JSON is written or read for them. Every other event
 //! comes as its JSON text (the update that ends a text or reasoning part as an object, its text
 //! crossing as a string).
 
 use engine_core::{
-    AppendKind, AppendMerger, AppendedText, Engine, Event, HostConfig, Input, Intent, Merged,
-    RequestId, ResponseHead, StreamDelta, Time, TransportFailure,
+    AppendKind, AppendedText, Engine, Event, HostConfig, Input, Intent, RequestId, ResponseHead,
+    StreamDelta, Time, TransportFailure,
 };
 use std::sync::Arc;
 
@@ -182,35 +182,11 @@ impl WasmEngine {
         answer_delta(kind, index, &session, &d.text)
     }
 
-    fn merged_value(&mut self, merged: Merged) -> Result<JsValue, JsValue> {
-        match merged {
-            Merged::Text(text) => Ok(self.delta_value(text)),
-            Merged::Other(other) => other_value(other),
-            _ => Err(refusal(
-                "An event of a kind this build does not know.",
-                None,
-            )),
-        }
-    }
-
     fn event_value(&mut self, event: Event) -> Result<JsValue, JsValue> {
         match AppendedText::from_event(event) {
             Ok(text) => Ok(self.delta_value(text)),
             Err(other) => other_value(other),
         }
-    }
-
-    /// Every event waiting, appended to `out`, with the deltas that follow one another in the
-    /// same part of the same answer merged into one (`merger` carries the last one across
-    /// pieces).
-    fn drain_merged(&mut self, merger: &mut AppendMerger, out: &Array) -> Result<(), JsValue> {
-        while let Some(event) = self.engine.poll_event() {
-            merger.push(event, |m| {
-                out.push(&self.merged_value(m)?);
-                Ok::<_, JsValue>(())
-            })?;
-        }
-        Ok(())
     }
 }
 
@@ -272,13 +248,14 @@ impl WasmEngine {
     }
 
     /// Pieces of the body of the answer to request `id` (one `Uint8Array`, or an array of
-    /// them), each handed to the engine in order, then every event they gave, in one call:
-    /// text, reasoning and tool-input deltas as `{type: "delta", kind, index, sessionUid,
-    /// text}` objects (`kind`: `text`, `reasoning`, `tool_input`, or `tool_input_text` when the
-    /// tool's input is its raw text), those that follow one another in the same part of the
-    /// same answer merged; any other event as its JSON text (the update that ends a text or
-    /// reasoning part as an object, its text crossing as a string). Every piece is checked before any is handed
-    /// over: a refused call changes nothing. The intents still follow with `pollIntent`.
+    /// them, handed to the engine joined as one piece), then every event they gave, in one
+    /// call: text, reasoning and tool-input deltas as `{type: "delta", kind, index,
+    /// sessionUid, text}` objects (`kind`: `text`, `reasoning`, `tool_input`, or
+    /// `tool_input_text` when the tool's input is its raw text), those that follow one another
+    /// in the same part joined by the engine (one delta per part and run of frames); any other
+    /// event as its JSON text (the update that ends a text or reasoning part as an object, its
+    /// text crossing as a string). Every piece is checked before any is handed over: a refused
+    /// call changes nothing. The intents still follow with `pollIntent`.
     #[wasm_bindgen(js_name = feedBodyChunks)]
     pub fn feed_body_chunks(
         &mut self,
@@ -286,37 +263,29 @@ impl WasmEngine {
         pieces: &JsValue,
         now_us: f64,
     ) -> Result<Array, JsValue> {
-        let out = Array::new();
-        let mut merger = AppendMerger::default();
-        if let Some(piece) = pieces.dyn_ref::<Uint8Array>() {
-            self.chunk(id, piece.to_vec(), now_us);
-        } else {
-            let Some(list) = pieces.dyn_ref::<Array>() else {
-                return Err(refusal(
-                    "A body piece must be a Uint8Array or an array of them.",
-                    None,
-                ));
-            };
-            let mut checked = Vec::with_capacity(list.length() as usize);
-            for piece in list.iter() {
-                match piece.dyn_into::<Uint8Array>() {
-                    Ok(piece) => checked.push(piece),
-                    Err(_) => {
+        let bytes = match pieces.dyn_ref::<Uint8Array>() {
+            Some(piece) => piece.to_vec(),
+            None => {
+                let Some(list) = pieces.dyn_ref::<Array>() else {
+                    return Err(refusal(
+                        "A body piece must be a Uint8Array or an array of them.",
+                        None,
+                    ));
+                };
+                // One piece of them all, joined before any is handed over: the engine reads a
+                // body in any slicing alike, and joins the deltas of one piece.
+                let mut bytes = Vec::new();
+                for piece in list.iter() {
+                    let Some(piece) = piece.dyn_ref::<Uint8Array>() else {
                         return Err(refusal("A body piece must be a Uint8Array.", None));
-                    }
+                    };
+                    bytes.extend_from_slice(&piece.to_vec());
                 }
+                bytes
             }
-            for piece in &checked {
-                self.chunk(id, piece.to_vec(), now_us);
-                self.drain_merged(&mut merger, &out)?;
-            }
-        }
-        self.drain_merged(&mut merger, &out)?;
-        merger.finish(|m| {
-            out.push(&self.merged_value(m)?);
-            Ok::<_, JsValue>(())
-        })?;
-        Ok(out)
+        };
+        self.chunk(id, bytes, now_us);
+        self.drain_events()
     }
 
     /// The body of the answer to request `id` is complete.
@@ -424,7 +393,7 @@ impl WasmEngine {
         }
     }
 
-    /// Every event waiting, in order, in one call (deltas not merged).
+    /// Every event waiting, in order, in one call, as `feedBodyChunks` gives them.
     #[wasm_bindgen(js_name = drainEvents)]
     pub fn drain_events(&mut self) -> Result<Array, JsValue> {
         let out = Array::new();
