@@ -185,8 +185,14 @@ async fn turn(
                 // The turn failed. Snapshots are coalesced (a fast failure's working and
                 // failed snapshots may reach here as one, with no working one seen), events
                 // are not: the failure is taken from its event. Its answer's pieces came first.
-                Ok(Event::RunFailed { failure, .. }) => {
-                    screen.answer_done();
+                Ok(Event::RunFailed { failure, sent, .. }) => {
+                    // An answer that was under way ends its line; a message that never went
+                    // out had none (as its `MessageNotSent`, which follows, would say).
+                    if sent {
+                        screen.answer_done();
+                    } else {
+                        screen.end_answer();
+                    }
                     if screen.stdout_closed() {
                         return TurnEnd::Closed;
                     }

@@ -11,8 +11,8 @@
 //!
 //! The hot path is [`WasmEngine::feed_body_chunks`]: the pieces of a streamed body go in, and
 //! the answer's text, reasoning and tool-input deltas come out as plain objects made by one
-//! call each (`{type: "delta", kind, index, sessionUid, text}`), the ones a piece gives for one
-//! part joined by the engine; no JSON is written or read for them. Every other event
+//! call each (`{type: "delta", kind, index, sessionUid, text}`), the ones a piece appends to
+//! one part joined by the engine; no JSON is written or read for them. Every other event
 //! comes as its JSON text (the update that ends a text or reasoning part as an object, its text
 //! crossing as a string).
 
@@ -248,14 +248,14 @@ impl WasmEngine {
     }
 
     /// Pieces of the body of the answer to request `id` (one `Uint8Array`, or an array of
-    /// them, handed to the engine joined as one piece), then every event they gave, in one
-    /// call: text, reasoning and tool-input deltas as `{type: "delta", kind, index,
+    /// them), each handed to the engine in order as it came, then every event they gave, in
+    /// one call: text, reasoning and tool-input deltas as `{type: "delta", kind, index,
     /// sessionUid, text}` objects (`kind`: `text`, `reasoning`, `tool_input`, or
-    /// `tool_input_text` when the tool's input is its raw text), those that follow one another
-    /// in the same part joined by the engine (one delta per part and run of frames); any other
-    /// event as its JSON text (the update that ends a text or reasoning part as an object, its
-    /// text crossing as a string). Every piece is checked before any is handed over: a refused
-    /// call changes nothing. The intents still follow with `pollIntent`.
+    /// `tool_input_text` when the tool's input is its raw text), the engine having joined those
+    /// that one piece appends to one part frame after frame; any other event as its JSON text
+    /// (the update that ends a text or reasoning part as an object, its text crossing as a
+    /// string). Every piece is checked before any is handed over: a refused call changes
+    /// nothing. The intents still follow with `pollIntent`.
     #[wasm_bindgen(js_name = feedBodyChunks)]
     pub fn feed_body_chunks(
         &mut self,
@@ -263,28 +263,27 @@ impl WasmEngine {
         pieces: &JsValue,
         now_us: f64,
     ) -> Result<Array, JsValue> {
-        let bytes = match pieces.dyn_ref::<Uint8Array>() {
-            Some(piece) => piece.to_vec(),
-            None => {
-                let Some(list) = pieces.dyn_ref::<Array>() else {
-                    return Err(refusal(
-                        "A body piece must be a Uint8Array or an array of them.",
-                        None,
-                    ));
-                };
-                // One piece of them all, joined before any is handed over: the engine reads a
-                // body in any slicing alike, and joins the deltas of one piece.
-                let mut bytes = Vec::new();
-                for piece in list.iter() {
-                    let Some(piece) = piece.dyn_ref::<Uint8Array>() else {
-                        return Err(refusal("A body piece must be a Uint8Array.", None));
-                    };
-                    bytes.extend_from_slice(&piece.to_vec());
-                }
-                bytes
-            }
+        if let Some(piece) = pieces.dyn_ref::<Uint8Array>() {
+            self.chunk(id, piece.to_vec(), now_us);
+            return self.drain_events();
+        }
+        let Some(list) = pieces.dyn_ref::<Array>() else {
+            return Err(refusal(
+                "A body piece must be a Uint8Array or an array of them.",
+                None,
+            ));
         };
-        self.chunk(id, bytes, now_us);
+        let mut checked = Vec::with_capacity(list.length() as usize);
+        for piece in list.iter() {
+            match piece.dyn_into::<Uint8Array>() {
+                Ok(piece) => checked.push(piece),
+                Err(_) => return Err(refusal("A body piece must be a Uint8Array.", None)),
+            }
+        }
+        // Each piece as it came: the engine's limits and its joining of deltas go by piece.
+        for piece in &checked {
+            self.chunk(id, piece.to_vec(), now_us);
+        }
         self.drain_events()
     }
 
@@ -393,7 +392,7 @@ impl WasmEngine {
         }
     }
 
-    /// Every event waiting, in order, in one call, as `feedBodyChunks` gives them.
+    /// Every event waiting, in order, in one call (the objects and texts of `feedBodyChunks`).
     #[wasm_bindgen(js_name = drainEvents)]
     pub fn drain_events(&mut self) -> Result<Array, JsValue> {
         let out = Array::new();

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ChatStore, MemoryStorage, Shell } from "../dist/index.js";
+import { ChatStore, Engine, MemoryStorage, Shell } from "../dist/index.js";
 import { localRuntime } from "./support/runtime.mjs";
 
 /** mulberry32: the anchor harness's seeded generator. */
@@ -143,4 +143,73 @@ test("a store made by a listener in the middle of a step applies none of that st
   late.close();
   assert.deepEqual(failures, []);
   assert.ok(checked > 5, `${checked} steps checked`);
+});
+
+/** An engine driven by hand (no shell) against a local runtime that is ready at once, until
+ *  its turn's message request is out: `{ engine, post, tick }`. */
+function localTurn(config) {
+  let now = 1_000;
+  const tick = () => (now += 1_000);
+  const engine = new Engine({ platformBaseUrl: "http://127.0.0.1:9", ...config }, tick());
+  const ready = new TextEncoder().encode(JSON.stringify({ ok: true, mode: "local" }));
+  engine.handleInput({ input: "source", value: { baseUrl: "http://127.0.0.1:8787", displayName: "L" } }, tick());
+  engine.handleInput({ input: "is_visible", value: true }, tick());
+  let sent = false;
+  for (let round = 0; round < 200; round++) {
+    const intents = [];
+    for (let intent; (intent = engine.pollIntent()) !== undefined; ) intents.push(intent);
+    while (engine.pollEvent() !== undefined);
+    for (const intent of intents) {
+      if (intent.kind === "http") {
+        if (intent.method === "POST" && new URL(intent.url).pathname === "/api/chat") {
+          return { engine, post: intent.id, tick };
+        }
+        engine.handleResponse(intent.id, { status: 200, contentType: "application/json" }, tick());
+        engine.feedBodyChunks(intent.id, ready, tick());
+        engine.handleBodyEnd(intent.id, tick());
+      } else if (intent.op === "load") {
+        engine.handleInput({ input: "stored_sessions_loaded", value: { key: intent.key, sessions: null } }, tick());
+      } else if (intent.op === "load_queue") {
+        engine.handleInput({ input: "stored_queue_loaded", value: { key: intent.key, rows: null } }, tick());
+      } else if (intent.op === "load_selection") {
+        engine.handleInput({ input: "stored_selection_loaded", value: { key: intent.key, session_uid: null } }, tick());
+      }
+    }
+    if (!sent && engine.snapshot().sendReadiness.state === "ready") {
+      engine.command({ command: "send_message", text: "go" }, tick());
+      sent = true;
+    } else if (intents.length === 0) {
+      const at = engine.pollTimeout();
+      assert.notEqual(at, undefined, "the turn is stuck");
+      now = Math.max(now, at);
+      engine.handleTimeout(now);
+    }
+  }
+  assert.fail("no message request");
+}
+
+const frames = (...chunks) => new TextEncoder().encode(chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join(""));
+
+// SND-7 (the answer's size cap), issue 28: `feedBodyChunks` hands each piece of an array to the
+// engine as it came, so the cap counts pieces as they came: the pieces that fit are kept (the
+// failed answer keeps what fit), and the deltas one piece appends to a part come as one.
+test("feedBodyChunks: an array's pieces go in as they came, the cap keeps what fit", () => {
+  const { engine, post, tick } = localTurn({ maxAnswerBytes: 200 });
+  assert.deepEqual(engine.feedBodyChunks(post, [], tick()), [], "no piece, no event");
+  engine.handleResponse(post, { status: 200, contentType: "text/event-stream", agentSessionUid: "local-1" }, tick());
+  const fits = frames(
+    { type: "text-start", id: "t" },
+    { type: "text-delta", id: "t", delta: "hel" },
+    { type: "text-delta", id: "t", delta: "lo" },
+  );
+  assert.ok(fits.length <= 200);
+  const over = frames({ type: "text-delta", id: "t", delta: "x".repeat(200) });
+  const events = engine.feedBodyChunks(post, [fits, over], tick());
+  const deltas = events.filter((e) => e.type === "delta").map((e) => e.text);
+  assert.deepEqual(deltas, ["hello"], "one delta for the piece's two frames, none from the piece over the cap");
+  const s = engine.snapshot();
+  assert.equal(s.runFailure?.code, "stream_too_large");
+  const answer = s.thread.at(-1);
+  assert.equal(answer.parts.find((p) => p.type === "text")?.text, "hello");
+  engine.close();
 });

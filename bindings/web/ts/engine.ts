@@ -127,9 +127,9 @@ export class Engine {
     call(() => this.#engine.handleBodyChunk(id, chunk, nowUs));
   }
 
-  /** Pieces of the body of the answer to request `id` (one, or several, read as one piece),
-   *  then every event they gave, in one call: the hot path of a streamed answer. Text,
-   *  reasoning and tool-input deltas that follow one another in the same part of a piece come
+  /** Pieces of the body of the answer to request `id` (one, or several, each as it came),
+   *  then every event they gave, in one call: the hot path of a streamed answer. The text,
+   *  reasoning and tool-input deltas one piece appends to one part, frame after frame, come
    *  as one `AnswerDelta`. The intents still follow with `pollIntent`. */
   feedBodyChunks(id: number, pieces: Uint8Array | Uint8Array[], nowUs: number): Event[] {
     return toEvents(call(() => this.#engine.feedBodyChunks(id, pieces, nowUs)));

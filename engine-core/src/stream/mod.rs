@@ -161,8 +161,8 @@ impl AnswerStream {
         self.receiver.assembler.broken()
     }
 
-    /// The trimmed text of the last reasoning delta that was not blank (empty before any):
-    /// the run's thinking summary. The deltas one piece of the body gives for one part are
+    /// The trimmed text of the last reasoning frame's append that was not blank (empty before
+    /// any): the run's thinking summary. The deltas one piece of the body gives for one part are
     /// handed on joined, so this is what tells where the last one began.
     pub(crate) fn last_reasoning(&self) -> &str {
         self.receiver.assembler.last_reasoning()

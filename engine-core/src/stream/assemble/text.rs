@@ -139,9 +139,10 @@ impl Assembler {
         self.joins_from = len;
     }
 
-    /// The trimmed text of the last reasoning delta that was not blank: what the run shows
-    /// as its thinking summary (a delta handed on may join several, see
-    /// [`Assembler::appended`]); empty before any.
+    /// The trimmed text of the last reasoning frame's append that was not blank (a frame's
+    /// delta, or the U+FFFD a waiting surrogate half became): what the run shows as its
+    /// thinking summary (a delta handed on may join several, see [`Assembler::appended`]);
+    /// empty before any.
     pub(crate) fn last_reasoning(&self) -> &str {
         &self.last_reasoning
     }
