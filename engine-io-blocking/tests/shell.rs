@@ -994,7 +994,8 @@ fn held_answer(gate: Arc<tokio::sync::Notify>, rest: String) -> impl Fn() -> Rep
     }
 }
 
-/// Waits for the answer's text delta `text` on the event channel.
+/// Waits for the answer's text delta ending in `text` on the event channel: the frame `text`,
+/// alone or joined to the frames before it in the same piece.
 fn wait_delta(events: &mpsc::Receiver<Event>, text: &str) {
     let deadline = Instant::now() + WAIT;
     loop {
@@ -1003,7 +1004,7 @@ fn wait_delta(events: &mpsc::Receiver<Event>, text: &str) {
             Ok(Event::Answer {
                 delta: engine_core::StreamDelta::TextDelta { delta, .. },
                 ..
-            }) if delta == text => return,
+            }) if delta.ends_with(text) => return,
             Ok(_) => {}
             Err(e) => panic!("no text delta {text:?}: {e}"),
         }

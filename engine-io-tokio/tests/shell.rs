@@ -739,7 +739,8 @@ impl Held {
     }
 }
 
-/// Waits for the answer's text delta `text` on the event channel (events are never held).
+/// Waits for the answer's text delta ending in `text` on the event channel (events are never
+/// held): the frame `text`, alone or joined to the frames before it in the same piece.
 async fn wait_delta(events: &mut tokio::sync::broadcast::Receiver<Event>, text: &str) {
     let found = tokio::time::timeout(WAIT, async {
         loop {
@@ -747,7 +748,7 @@ async fn wait_delta(events: &mut tokio::sync::broadcast::Receiver<Event>, text: 
                 delta: StreamDelta::TextDelta { delta, .. },
                 ..
             } = events.recv().await.unwrap()
-                && delta == text
+                && delta.ends_with(text)
             {
                 return;
             }
