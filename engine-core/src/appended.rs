@@ -1,7 +1,9 @@
 //! Text appended to a part of an answer, with the appends that follow it merged: what a binding
-//! hands its host for the text, reasoning and tool-input deltas of a streamed answer (one value
-//! per run of deltas to one part, not one per delta). Appending the merged text is appending
-//! each delta's, in order.
+//! hands its host for the text, reasoning and tool-input deltas of a streamed answer. The
+//! engine already hands on one delta per part for the frames of one piece of the body
+//! (`AnswerStream::feed`); [`AppendMerger`] merges across the pieces a host hands in one call
+//! (the Python binding's `feed_body_chunks`). Appending the merged text is appending each
+//! delta's, in order.
 
 use crate::event::Event;
 use crate::stream::StreamDelta;
