@@ -5,6 +5,8 @@ use serde_json::Value;
 
 use crate::model::Secret;
 
+mod wire;
+
 /// The signed-in person (the spec's `auth`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -167,7 +169,10 @@ impl From<&crate::api::SessionRecord> for SessionSummary {
 
 /// Everything the host tells the engine: level inputs (set a value; an unchanged value is not a
 /// new event) and commands (the spec's actions).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Written as `{"input": <name>, "value": <payload>}` (the trace format's form), and read from
+/// it by hand (see `input/wire.rs`: what serde's derive reads, without its buffering).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "input", content = "value", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Input {
@@ -223,7 +228,9 @@ pub enum Input {
 }
 
 /// The spec's actions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Written as `{"command": <name>, <field>: ...}`, and read from it by hand (as [`Input`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Command {
