@@ -9,10 +9,12 @@
 //!
 //! What serde's derive accepts, this accepts, with the same meaning: the keys in any order,
 //! unknown keys ignored, a missing `Option` payload or field read as `None`, the same texts for
-//! an unknown name (`unknown variant`) and a missing key (`missing field`). Two differences,
-//! both in what is refused: the array forms serde also reads (`["person", {...}]`) are not
-//! read, and a key given twice keeps its last value instead of being refused. A payload's
-//! error names its key (`value: invalid type: ...`).
+//! an unknown name (`unknown variant`) and a missing key (`missing field`). The differences:
+//! the array forms serde also reads (`["person", {...}]`) are refused; a key given twice, which
+//! the derive refused (`duplicate field`), is read with its last value, at any depth of the
+//! payload (the payload is read from a `Value`); a payload's error names its key (`value:
+//! invalid type: ...`); and every refusal is placed at the end of the object, not where the
+//! derive stopped.
 
 use std::fmt;
 
@@ -79,7 +81,10 @@ const COMMANDS: &[&str] = &[
 ];
 
 /// Reads `T` from a payload given under `key`; a missing one reads as serde's derive reads a
-/// missing field (`None` for an `Option`, else `missing field`).
+/// missing field (`None` for an `Option`, else `missing field`). A missing payload is tried as
+/// `null`: right for every payload and field type of the two enums, but a type that reads
+/// `null` (a bare `Value`, `()`) would read as given where the derive said `missing field`, and
+/// a `#[serde(default)]` field would need its default here.
 fn read<T: DeserializeOwned, E: de::Error>(
     key: &'static str,
     value: Option<Value>,

@@ -11,8 +11,9 @@ fn read_input(text: &str) -> Result<Input, serde_json::Error> {
     serde_json::from_str(text)
 }
 
-/// The name a command is written with; a new variant fails to compile here until it has a
-/// sample below.
+/// The name a command is written with. A new variant fails to compile here; it then needs a
+/// name in `COMMANDS` and an arm in `wire.rs`, and a sample in `commands()` (with every
+/// optional field set in one sample at least), which nothing here can force.
 fn command_name(command: &Command) -> &'static str {
     match command {
         Command::RetryDefaultSession => "retry_default_session",
@@ -92,7 +93,7 @@ fn commands() -> Vec<Command> {
         },
         Command::OpenLatestOrStartAgentSessionById {
             agent_id: "agent-1".into(),
-            label: None,
+            label: some("Ledger"),
         },
         Command::CreateAgentSession,
         Command::ArchiveAgentSession {
@@ -125,7 +126,9 @@ fn commands() -> Vec<Command> {
         Command::SetSelectedReasoningEffortValue {
             value: some("high"),
         },
-        Command::SetSelectedProviderValue { value: None },
+        Command::SetSelectedProviderValue {
+            value: some("openai"),
+        },
         Command::SetSelectedModelValue {
             value: some("gpt-x"),
         },
@@ -133,7 +136,7 @@ fn commands() -> Vec<Command> {
             choice: ModelChoice {
                 provider: "openai".into(),
                 model: "gpt-x".into(),
-                thinking: None,
+                thinking: some("high"),
             },
         },
         Command::CancelSessionModelSelection,
@@ -146,7 +149,7 @@ fn commands() -> Vec<Command> {
         },
         Command::SearchAgentSessions {
             query: "ledger".into(),
-            limit: None,
+            limit: Some(20),
         },
         Command::RefreshLatestSessions,
         Command::ClearArchivedSessions,
@@ -202,7 +205,7 @@ fn inputs() -> Vec<Input> {
         },
         Input::StoredSelectionLoaded {
             key: "sel".into(),
-            session_uid: None,
+            session_uid: some("s-4"),
         },
         Input::Source(LocalSource::new("http://127.0.0.1:8787", "Ledger Helper").ok()),
         Input::Source(None),
@@ -212,7 +215,9 @@ fn inputs() -> Vec<Input> {
 }
 
 /// What the derived `Serialize` writes is read back as the same value, for every input and
-/// command; the name lists of the `unknown variant` texts hold exactly the names written.
+/// command; the name lists of the `unknown variant` texts hold exactly the names written. Each
+/// optional field is set in a sample (a misspelled key would read as `None` and pass
+/// otherwise; the absent ones are `a_missing_optional_payload_or_field_reads_as_none`).
 #[test]
 fn every_input_and_command_reads_back_as_written() {
     let mut input_names = Vec::new();
